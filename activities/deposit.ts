@@ -1,0 +1,34 @@
+import { heartbeat, sleep } from '@temporalio/activity';
+import { tokenBalance } from '../src/chain/erc20.ts';
+import type { RoutePlan } from '../workflows/types.ts';
+import type { ActivityDeps } from './deps.ts';
+import { recordLedger } from './projection.ts';
+
+export interface DepositOutcome {
+  funded: boolean;
+  /** Token balance of the deposit address when the wait ended, source-token units. */
+  balance: string;
+}
+
+export function depositActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * Waits until the route's deposit address holds the expected amount, or its deadline passes.
+     * Read-only and heartbeating, so it is safe to retry and resumes after a worker restart.
+     */
+    async awaitDeposit(plan: RoutePlan): Promise<DepositOutcome> {
+      const expected = BigInt(plan.amount);
+      const deadline = Date.parse(plan.depositDeadline);
+      for (;;) {
+        const balance = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress);
+        if (balance >= expected) {
+          await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: balance.toString() });
+          return { funded: true, balance: balance.toString() };
+        }
+        if (Date.now() >= deadline) return { funded: false, balance: balance.toString() };
+        heartbeat({ balance: balance.toString() });
+        await sleep(Math.min(deps.pollIntervalMs, Math.max(0, deadline - Date.now())));
+      }
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { bridgeActivities } from './bridge.ts';
+import type { ActivityDeps } from './deps.ts';
+import { depositActivities } from './deposit.ts';
+import { poolActivities } from './pool.ts';
+import { projectionActivities, recordLedger } from './projection.ts';
+
+export type { ActivityDeps } from './deps.ts';
+
+/** All activities of the transfer workflow, bound to their dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...projectionActivities(deps),
+    ...depositActivities(deps),
+    ...bridgeActivities(deps),
+    ...poolActivities(deps),
+    /** Books what the route kept after paying out: its exit balance minus the bridge-out input. */
+    async recordServiceFee(input: { routeId: string; chainId: number; token: string; unshielded: string; bridgedOut: string }): Promise<void> {
+      const fee = BigInt(input.unshielded) - BigInt(input.bridgedOut);
+      await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
+    },
+  };
+}
+
+export type TransferActivities = ReturnType<typeof createActivities>;

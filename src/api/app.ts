@@ -1,0 +1,80 @@
+import { Hono, type Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { z } from 'zod';
+import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
+import { QuoteError, type QuoteService } from '../quote/quoteService.ts';
+import { ROUTE_ID_PATTERN, type TransferService } from '../transfers/transferService.ts';
+import type { Logger } from '../logger.ts';
+import { createTransferSchema, describeZodError, tokensQuerySchema, transferRequestSchema } from './schemas.ts';
+
+export interface ApiDeps {
+  quotes: QuoteService;
+  transfers: TransferService;
+  logger: Logger;
+}
+
+/** A failure the client caused; answered as 400 with its message. */
+class BadRequest extends Error {}
+
+const ok = (c: Context, data: unknown) => c.json({ success: true, data });
+const fail = (c: Context, status: 400 | 404 | 500, error: string) => c.json({ success: false, error }, status);
+
+async function jsonBody(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new BadRequest('request body must be valid JSON');
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadRequest('request body must be a JSON object');
+  const result = schema.safeParse(input);
+  if (!result.success) throw new BadRequest(describeZodError(result.error));
+  return result.data;
+}
+
+export function createApi(deps: ApiDeps): Hono {
+  const app = new Hono();
+
+  app.post('/api/private-route/quote', async (c) => {
+    const request = parse(transferRequestSchema, await jsonBody(c));
+    const { quote } = await deps.quotes.quote(request);
+    return ok(c, quote);
+  });
+
+  app.post('/api/private-route', async (c) => {
+    const request = parse(createTransferSchema, await jsonBody(c));
+    const created = await deps.transfers.create(request);
+    deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
+    return ok(c, created);
+  });
+
+  app.get('/api/private-route/:routeId', async (c) => {
+    const routeId = c.req.param('routeId');
+    const transfer = ROUTE_ID_PATTERN.test(routeId) ? await deps.transfers.get(routeId) : null;
+    if (!transfer) return fail(c, 404, `unknown routeId "${routeId.slice(0, 80)}"`);
+    return ok(c, transfer);
+  });
+
+  app.get('/api/bridge/chains', async (c) => ok(c, await deps.quotes.chains()));
+
+  app.get('/api/bridge/tokens', async (c) => {
+    const query = tokensQuerySchema.safeParse(c.req.query());
+    if (!query.success) throw new BadRequest(describeZodError(query.error));
+    return ok(c, await deps.quotes.tokens(query.data.chainId, query.data.search));
+  });
+
+  app.notFound((c) => fail(c, 404, `no such endpoint: ${c.req.method} ${c.req.path}`));
+
+  app.onError((error, c) => {
+    if (error instanceof BadRequest || error instanceof QuoteError) return fail(c, 400, error.message);
+    if (error instanceof BridgeRouteError) return fail(c, 400, error.message);
+    if (error instanceof HTTPException && error.status < 500) return fail(c, 400, error.message || 'bad request');
+    deps.logger.error('request failed', { method: c.req.method, path: c.req.path, error: error.message, name: error.name });
+    if (error instanceof BridgeUnavailableError) return fail(c, 500, 'the bridge provider is unavailable; try again shortly');
+    return fail(c, 500, 'internal error');
+  });
+
+  return app;
+}

@@ -1,0 +1,43 @@
+import { isAddress, zeroAddress } from 'viem';
+import { z } from 'zod';
+
+const chainId = (field: string) =>
+  z.number({ error: `${field} must be a number` }).int(`${field} must be an integer`).positive(`${field} must be positive`).max(2 ** 53 - 1, `${field} is too large`);
+
+const symbol = (field: string) =>
+  z.string({ error: `${field} must be a string` }).trim().min(1, `${field} must not be empty`).max(32, `${field} is too long`);
+
+export const transferRequestSchema = z.object({
+  sourceChainId: chainId('sourceChainId'),
+  destChainId: chainId('destChainId'),
+  amount: z
+    .string({ error: 'amount must be a string with a decimal number of source tokens, e.g. "12.5"' })
+    .max(80, 'amount is too long'),
+  tokenSymbol: symbol('tokenSymbol').optional(),
+  destTokenSymbol: symbol('destTokenSymbol').optional(),
+});
+
+export const createTransferSchema = transferRequestSchema.extend({
+  userDestinationAddress: z
+    .string({ error: 'userDestinationAddress must be a string' })
+    .refine((value) => isAddress(value, { strict: false }), 'userDestinationAddress must be a 0x-prefixed 20-byte hex address (checksum, if mixed case, must be valid)')
+    .refine((value) => value.toLowerCase() !== zeroAddress, 'userDestinationAddress must not be the zero address')
+    .transform((value) => value as `0x${string}`),
+});
+
+export const tokensQuerySchema = z.object({
+  chainId: z
+    .string({ error: 'chainId query parameter is required' })
+    .regex(/^[1-9]\d{0,15}$/, 'chainId must be a positive integer')
+    .transform(Number),
+  search: z.string().max(64, 'search is too long').optional(),
+});
+
+/** "field: problem" for the first issue, the way every 400 names what is wrong. */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid request';
+  const path = issue.path.join('.');
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
+  return issue.message.startsWith(path) || !path ? issue.message : `${path}: ${issue.message}`;
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/**
+ * Service configuration, read from the environment once at start. Invalid configuration stops the
+ * process with a message naming the variable. Secrets (mnemonic, private keys, API keys) are
+ * never logged: `describeConfig` prints only their presence.
+ */
+
+const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key');
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const rpcUrls = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON like {"42161":"https://..."}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string().regex(/^\d+$/), z.url()));
+
+export const configSchema = z.object({
+  BRIDGE_PROVIDER: z.enum(['relay', 'cctp'], { message: 'must be "relay" (deposit-address mode) or "cctp" (burn-and-mint mode)' }).default('relay'),
+  PORT: port.default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().min(1),
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('private-route'),
+  RELAY_API_URL: z.url().default('https://api.relay.link'),
+  RELAY_API_KEY: z.string().optional(),
+  HUB_CHAIN_ID: positiveInt,
+  HUB_TOKEN_SYMBOL: z.string().default('USDC'),
+  CHAIN_RPC_URLS: rpcUrls,
+  SIGNER_MNEMONIC: z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words'),
+  GAS_ACCOUNT_PRIVATE_KEY: hexKey,
+  PRIVACY_POOL_ADDRESS: address,
+  POOL_OPERATOR_PRIVATE_KEY: hexKey,
+  /** Expected time between shield and unshield (Railgun's proof of innocence takes about an hour). */
+  POOL_ETA_SECONDS: z.coerce.number().int().nonnegative().default(3600),
+  FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
+  FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
+  DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (result.data.BRIDGE_PROVIDER === 'cctp') {
+    throw new ConfigError('BRIDGE_PROVIDER=cctp (burn-and-mint mode) is not available in this build yet; use "relay"');
+  }
+  return result.data;
+}
+
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_OPERATOR_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL']);
+
+/** The configuration with every secret replaced by "(set)", safe to print. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, SECRET_KEYS.has(k) && v !== undefined ? '(set)' : v]));
+}
+
+export function rpcUrlFor(config: Config, chainId: number): string {
+  const url = config.CHAIN_RPC_URLS[String(chainId)];
+  if (!url) throw new ConfigError(`no RPC URL configured for chain ${chainId} (CHAIN_RPC_URLS)`);
+  return url;
+}

@@ -1,0 +1,29 @@
+import { fileURLToPath } from 'node:url';
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from './schema.ts';
+
+export type Database = PostgresJsDatabase<typeof schema>;
+
+export interface DatabaseHandle {
+  db: Database;
+  close(): Promise<void>;
+}
+
+export function connectDatabase(url: string, opts: { max?: number } = {}): DatabaseHandle {
+  const sql = postgres(url, { max: opts.max ?? 10, onnotice: () => {} });
+  return { db: drizzle(sql, { schema }), close: () => sql.end({ timeout: 5 }) };
+}
+
+const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+/** Applies the drizzle-kit migrations in `drizzle/`; safe to run on every start. */
+export async function migrateDatabase(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await migrate(drizzle(sql), { migrationsFolder });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

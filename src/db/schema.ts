@@ -1,0 +1,114 @@
+import { boolean, index, integer, jsonb, pgSequence, pgTable, primaryKey, doublePrecision, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/** Source of per-route account derivation indexes; never reused, so no two routes share an account. */
+export const routeAccountIndex = pgSequence('route_account_index_seq', { startWith: 1 });
+
+/**
+ * The projection the API serves. Temporal owns orchestration state; this table is written only by
+ * the create call and by the workflow's projection activity (in status order, guarded by `statusSeq`).
+ * Amounts are decimal strings of smallest units (numeric precision beyond bigint is possible for 18-decimal tokens).
+ */
+export const transfers = pgTable(
+  'transfers',
+  {
+    routeId: text('route_id').primaryKey(),
+    /** Derivation index of the route's deposit, hub and exit accounts. */
+    accountIndex: integer('account_index').notNull().unique(),
+    status: text('status').notNull(),
+    /** Sequence number of the last projected status; an older write never overwrites a newer one. */
+    statusSeq: integer('status_seq').notNull().default(0),
+    error: text('error'),
+
+    sourceChainId: integer('source_chain_id').notNull(),
+    destChainId: integer('dest_chain_id').notNull(),
+    hubChainId: integer('hub_chain_id').notNull(),
+    symbol: text('symbol').notNull(),
+    destSymbol: text('dest_symbol').notNull(),
+    sourceToken: text('source_token').notNull(),
+    sourceDecimals: integer('source_decimals').notNull(),
+    destToken: text('dest_token').notNull(),
+    destDecimals: integer('dest_decimals').notNull(),
+    hubToken: text('hub_token').notNull(),
+    hubDecimals: integer('hub_decimals').notNull(),
+
+    amount: text('amount').notNull(),
+    quotedOutputAmount: text('quoted_output_amount').notNull(),
+    feeAmount: text('fee_amount').notNull(),
+    bridgeFeeAmount: text('bridge_fee_amount').notNull(),
+    privacyFeeAmount: text('privacy_fee_amount').notNull(),
+    amountInUsd: doublePrecision('amount_in_usd'),
+    quotedOutputUsd: doublePrecision('quoted_output_usd'),
+    feeUsd: doublePrecision('fee_usd'),
+    bridgeFeeUsd: doublePrecision('bridge_fee_usd'),
+    privacyFeeUsd: doublePrecision('privacy_fee_usd'),
+    etaSeconds: integer('eta_seconds').notNull(),
+    route: jsonb('route').$type<string[]>().notNull(),
+
+    depositAddress: text('deposit_address').notNull(),
+    hubAccount: text('hub_account').notNull(),
+    hubIsSmartAccount: boolean('hub_is_smart_account').notNull(),
+    exitAccount: text('exit_account').notNull(),
+    userDestinationAddress: text('user_destination_address').notNull(),
+
+    depositDeadline: timestamp('deposit_deadline', { withTimezone: true }).notNull(),
+    payoutTxHash: text('payout_tx_hash'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [index('transfers_status_idx').on(t.status)],
+);
+
+/**
+ * Write-ahead record of every on-chain send, keyed by (route, step). The signed transaction is stored
+ * before it is broadcast, so a retried activity re-broadcasts the same transaction (same nonce, same hash)
+ * instead of signing a second payment.
+ */
+export const txIntents = pgTable(
+  'tx_intents',
+  {
+    routeId: text('route_id').notNull(),
+    step: text('step').notNull(),
+    chainId: integer('chain_id').notNull(),
+    fromAddress: text('from_address').notNull(),
+    nonce: integer('nonce').notNull(),
+    txHash: text('tx_hash').notNull(),
+    rawTx: text('raw_tx').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.step] })],
+);
+
+/** The bridge orders a route placed, one per leg, so a retry reuses the order instead of opening another. */
+export const bridgeOrders = pgTable(
+  'bridge_orders',
+  {
+    routeId: text('route_id').notNull(),
+    leg: text('leg').notNull(),
+    requestId: text('request_id').notNull(),
+    depositAddress: text('deposit_address').notNull(),
+    amountIn: text('amount_in').notNull(),
+    amountOut: text('amount_out').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.leg] })],
+);
+
+/**
+ * Per-route accounting: one row per money movement kind (received, bridged_in, shielded, unshielded,
+ * paid, service_fee). Inserts are idempotent on (route, kind).
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: serial('id').primaryKey(),
+    routeId: text('route_id').notNull(),
+    kind: text('kind').notNull(),
+    chainId: integer('chain_id').notNull(),
+    token: text('token').notNull(),
+    amount: text('amount').notNull(),
+    txHash: text('tx_hash'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('ledger_route_kind_uq').on(t.routeId, t.kind)],
+);

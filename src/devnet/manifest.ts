@@ -1,0 +1,32 @@
+import type { Address, Hex } from 'viem';
+
+/**
+ * What the local stack deployed, written to `<dataDir>/devnet.json` so that the CLI
+ * (`routectl devnet info|fund`) and the emulators can find chains, tokens and keys.
+ * Only devnet keys (anvil's well-known test mnemonic) ever appear here.
+ */
+export type ChainRole = 'source' | 'hub' | 'destination';
+
+export interface DevnetToken {
+  symbol: string;
+  name: string;
+  decimals: number;
+  address: Address;
+}
+
+export interface DevnetChain {
+  role: ChainRole;
+  chainId: number;
+  name: string;
+  displayName: string;
+  rpcUrl: string;
+  tokens: DevnetToken[];
+}
+
+export interface DevnetManifest {
+  chains: DevnetChain[];
+  /** Hub-chain devnet privacy pool contract. */
+  privacyPool: { chainId: number; address: Address; shieldFeeBps: number; unshieldFeeBps: number };
+  /** Funded account used by `routectl devnet fund` (holds every test token on every chain). */
+  faucetPrivateKey: Hex;
+}

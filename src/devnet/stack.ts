@@ -1,0 +1,185 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { english, generateMnemonic } from 'viem/accounts';
+import { createApi } from '../api/app.ts';
+import { startApiServer } from '../api/server.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { migrateDatabase } from '../db/client.ts';
+import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { createServiceContext, type ServiceContext } from '../runtime.ts';
+import { startTransferWorker } from '../temporal/worker.ts';
+import { createTransferService } from '../transfers/transferService.ts';
+import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
+import type { DevnetManifest } from './manifest.ts';
+import { startLocalPostgres } from './postgres.ts';
+import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+
+/** Fixed local prices of the emulated bridge (cross-asset legs use them). */
+export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
+
+export interface LocalStackOptions {
+  dataDir: string;
+  ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number };
+  /** Extra configuration (same names as the environment); wins over the devnet defaults. */
+  env?: Record<string, string | undefined>;
+  /** Fresh chains and Temporal state on every start (tests). */
+  ephemeral?: boolean;
+  workflowBundle?: WorkflowBundleWithSourceMap;
+  pollIntervalMs?: number;
+  logger?: Logger;
+}
+
+export interface LocalStack {
+  config: Config;
+  apiUrl: string;
+  temporal: { address: string; namespace: string; uiUrl: string; client: Client };
+  relay: RelayEmulator;
+  manifest: DevnetManifest;
+  service: ServiceContext;
+  stop(): Promise<void>;
+}
+
+/** What `routectl` reads to find a running local stack. */
+export interface StackInfo {
+  apiUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  relayUrl: string;
+  databaseUrl: string;
+  manifest: DevnetManifest;
+}
+
+export const STACK_INFO_FILE = 'stack.json';
+
+export function readStackInfo(dataDir: string): StackInfo {
+  const file = path.join(dataDir, STACK_INFO_FILE);
+  if (!existsSync(file)) throw new Error(`no local stack found (${file} is missing); start it with "npm start"`);
+  return JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
+}
+
+/**
+ * Starts the whole service on one machine: Temporal dev server, Postgres, three anvil chains with test
+ * tokens and the devnet privacy pool, the Relay emulator, the worker and the API. Stops in reverse order.
+ */
+export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  const logger = opts.logger ?? createLogger();
+  const log = (line: string) => logger.info(line);
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const fn of stops.reverse()) await fn().catch((error: unknown) => logger.error('stop failed', { error: String(error) }));
+  };
+
+  try {
+    await mkdir(opts.dataDir, { recursive: true });
+    const temporalConfig = readTemporalDevConfig();
+    const [temporalServer, postgres, chains] = await Promise.all([
+      startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, log }),
+      startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, log }),
+      startDevnetChains({
+        ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
+        stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
+        log,
+      }),
+    ]);
+    stops.push(temporalServer.stop, postgres.stop, chains.stop);
+    await migrateDatabase(postgres.url);
+
+    const { manifest } = chains;
+    const relay = await startRelayEmulator({
+      manifest,
+      port: opts.ports.relay,
+      solverPrivateKey: DEVNET_ACCOUNTS.relaySolver,
+      usdPrices: DEVNET_USD_PRICES,
+      statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'relay-emulator.json'),
+      log: (entry) => logger.debug('relay emulator', entry as Record<string, unknown>),
+    });
+    stops.push(relay.stop);
+
+    const hub = manifest.chains.find((c) => c.role === 'hub');
+    if (!hub) throw new Error('devnet manifest has no hub chain');
+    const config = loadConfig({
+      PORT: String(opts.ports.api),
+      TEMPORAL_ADDRESS: temporalServer.address,
+      TEMPORAL_NAMESPACE: temporalServer.namespace,
+      RELAY_API_URL: relay.url,
+      HUB_CHAIN_ID: String(hub.chainId),
+      CHAIN_RPC_URLS: JSON.stringify(Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.rpcUrl]))),
+      SIGNER_MNEMONIC: await devnetSignerMnemonic(opts.dataDir, opts.ephemeral),
+      GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
+      PRIVACY_POOL_ADDRESS: manifest.privacyPool.address,
+      POOL_OPERATOR_PRIVATE_KEY: DEVNET_ACCOUNTS.poolOperator,
+      // The devnet pool has no proof-of-innocence wait.
+      POOL_ETA_SECONDS: '5',
+      ...definedOnly(opts.env ?? {}),
+      DATABASE_URL: postgres.url,
+    });
+
+    const service = createServiceContext(config, { pollIntervalMs: opts.pollIntervalMs });
+    stops.push(service.close);
+
+    const worker = await startTransferWorker({
+      address: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      deps: service.activityDeps,
+      workflowBundle: opts.workflowBundle,
+    });
+    stops.push(worker.stop);
+
+    const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+    stops.push(() => connection.close());
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const transfers = createTransferService({
+      db: service.db,
+      temporal: client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      quotes: service.quotes,
+      keyring: service.keyring,
+      depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
+    });
+    const api = await startApiServer(createApi({ quotes: service.quotes, transfers, logger }), { port: config.PORT, hostname: config.HOST });
+    stops.push(api.stop);
+
+    const info: StackInfo = {
+      apiUrl: api.url,
+      temporalAddress: config.TEMPORAL_ADDRESS,
+      temporalNamespace: config.TEMPORAL_NAMESPACE,
+      temporalUiUrl: temporalServer.uiUrl,
+      relayUrl: relay.url,
+      databaseUrl: postgres.url,
+      manifest,
+    };
+    await writeFile(path.join(opts.dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
+
+    return {
+      config,
+      apiUrl: api.url,
+      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client },
+      relay,
+      manifest,
+      service,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The local stack's signer secret: generated once and kept in the data folder so restarts find their routes' funds. */
+async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promise<string> {
+  const file = path.join(dataDir, 'signer-mnemonic');
+  if (!ephemeral && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const mnemonic = generateMnemonic(english);
+  if (!ephemeral) await writeFile(file, `${mnemonic}\n`, { mode: 0o600 });
+  return mnemonic;
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}

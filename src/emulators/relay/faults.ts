@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/**
+ * Injected failures for tests and demos. An order is 'bridge-in' when it fills on the hub
+ * chain and 'bridge-out' when it starts on the hub.
+ *
+ * - fail:   POST /quote/v2 answers HTTP 500 for that operation
+ * - refund: on deposit, the solver pays amountIn back to refundTo instead of filling
+ * - delay:  on deposit, the fill waits delayMs
+ *
+ * Each triggered fault consumes one of its `count`; without a count it stays until cleared.
+ */
+
+export const faultOperations = ['bridge-in', 'bridge-out'] as const;
+export type FaultOperation = (typeof faultOperations)[number];
+export type FaultMode = 'fail' | 'refund' | 'delay';
+
+export const faultSpecSchema = z
+  .strictObject({
+    operation: z.enum(faultOperations),
+    mode: z.enum(['fail', 'refund', 'delay']),
+    count: z.number().int().positive().optional(),
+    delayMs: z.number().int().nonnegative().optional(),
+  })
+  .refine((f) => f.mode !== 'delay' || f.delayMs !== undefined, { message: "delayMs is required for mode 'delay'" });
+
+export type FaultSpec = z.infer<typeof faultSpecSchema>;
+
+export interface FaultController {
+  /** Adds a fault, replacing any existing one with the same operation and mode. */
+  set(spec: FaultSpec): void;
+  /** Clears the faults of one operation, or all. */
+  clear(operation?: FaultOperation): void;
+  /** Active faults; `count` is what remains. */
+  list(): FaultSpec[];
+}
+
+export interface FaultRegistry extends FaultController {
+  /** The fault for this operation and mode if one is active, consuming one count. */
+  take(operation: FaultOperation | null, mode: FaultMode): FaultSpec | null;
+}
+
+export function createFaultRegistry(log: (obj: object) => void = () => {}): FaultRegistry {
+  let faults: FaultSpec[] = [];
+
+  return {
+    set(spec) {
+      const valid = faultSpecSchema.parse(spec);
+      faults = [...faults.filter((f) => f.operation !== valid.operation || f.mode !== valid.mode), valid];
+      log({ event: 'fault.set', ...valid });
+    },
+    clear(operation) {
+      faults = operation ? faults.filter((f) => f.operation !== operation) : [];
+      log({ event: 'fault.clear', operation: operation ?? 'all' });
+    },
+    list() {
+      return faults.map((f) => ({ ...f }));
+    },
+    take(operation, mode) {
+      if (!operation) return null;
+      const fault = faults.find((f) => f.operation === operation && f.mode === mode);
+      if (!fault) return null;
+      if (fault.count !== undefined) {
+        const remaining = fault.count - 1;
+        faults = remaining > 0
+          ? faults.map((f) => (f === fault ? { ...f, count: remaining } : f))
+          : faults.filter((f) => f !== fault);
+      }
+      log({ event: 'fault.triggered', operation, mode });
+      return { ...fault };
+    },
+  };
+}

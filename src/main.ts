@@ -1,0 +1,73 @@
+/**
+ * `npm start`: the whole service on a local stack (Temporal dev server, Postgres, three anvil chains,
+ * the Relay emulator, the devnet privacy pool, the worker and the API). Ctrl-C stops it; starting again
+ * resumes the transfers that were in flight (state lives in .data/).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from './config.ts';
+import { startLocalStack } from './devnet/stack.ts';
+import { readTemporalDevConfig } from './devnet/temporalServer.ts';
+import { createLogger } from './logger.ts';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info' });
+
+async function main() {
+  const started = Date.now();
+  const temporal = readTemporalDevConfig();
+  const stack = await startLocalStack({
+    dataDir: path.resolve(repoRoot, process.env.DATA_DIR ?? '.data'),
+    ports: {
+      api: Number(process.env.PORT ?? 3000),
+      temporal: temporal.port,
+      temporalUi: temporal.uiPort,
+      postgres: Number(process.env.EMBEDDED_POSTGRES_PORT ?? 5433),
+      relay: Number(process.env.RELAY_EMULATOR_PORT ?? 8590),
+      source: 8545,
+      hub: 8546,
+      destination: 8547,
+    },
+    env: process.env,
+    logger,
+  });
+
+  const chains = stack.manifest.chains.map((c) => `  ${c.displayName.padEnd(20)} chainId ${c.chainId}  ${c.rpcUrl}  ${c.tokens.map((t) => `${t.symbol} ${t.address}`).join('  ')}`);
+  process.stdout.write(
+    [
+      '',
+      `private-route local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `  API                  ${stack.apiUrl}`,
+      `  Temporal Web UI      ${stack.temporal.uiUrl}/namespaces/${stack.temporal.namespace}/workflows`,
+      `  Temporal gRPC        ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,
+      `  Relay emulator       ${stack.relay.url}`,
+      `  Database             ${stack.config.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}`,
+      `  Privacy pool         ${stack.manifest.privacyPool.address} on chain ${stack.manifest.privacyPool.chainId}`,
+      ...chains,
+      '',
+      'Try: curl -s localhost:' + stack.config.PORT + '/api/bridge/chains   ·   npx routectl devnet info   ·   Ctrl-C to stop',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping local stack', { signal });
+    await stack.stop();
+    logger.info('local stack stopped');
+    process.exit(0);
+  };
+  // embedded-postgres installs exit hooks that call process.exit on a signal; the stack stops Postgres itself, in order.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) logger.error(error.message);
+  else logger.error('local stack failed to start', { error: error instanceof Error ? error.stack : String(error) });
+  process.exit(1);
+});

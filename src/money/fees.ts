@@ -1,0 +1,45 @@
+import { ceilDiv, parseDecimal } from './amount.ts';
+
+export interface FeePolicy {
+  /** Percentage of the amount, in basis points (150 = 1.5 %). */
+  feeBps: bigint;
+  /** Minimum fee in USD as a decimal string ("1"). */
+  feeMinUsd: string;
+}
+
+/**
+ * Converts a USD amount into smallest units of a token priced at `tokenUsdPrice` (USD per whole token),
+ * rounding up so that a minimum is never undercut.
+ */
+export function usdToTokenUnits(usd: string, tokenUsdPrice: string, decimals: number): bigint {
+  const value = parseDecimal(usd);
+  const price = parseDecimal(tokenUsdPrice);
+  if (price.units === 0n) throw new RangeError('token price is zero');
+  // units = usd / price * 10^decimals = (value.units / value.scale) / (price.units / price.scale) * 10^decimals
+  return ceilDiv(value.units * price.scale * 10n ** BigInt(decimals), value.scale * price.units);
+}
+
+/**
+ * The service fee in destination-token units, charged on the destination side:
+ * max(feeBps of the gross destination output, the USD minimum converted at the destination token's price).
+ * The percentage rounds up: the service never charges less than its rate.
+ */
+export function serviceFee(grossOutput: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number): bigint {
+  const percentage = ceilDiv(grossOutput * policy.feeBps, 10_000n);
+  const minimum = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals);
+  return percentage > minimum ? percentage : minimum;
+}
+
+/** Fee the privacy pool takes on shield or unshield (floor, as the pool contract computes it). */
+export function poolFee(amount: bigint, feeBps: number): bigint {
+  return (amount * BigInt(feeBps)) / 10_000n;
+}
+
+/** USD value of `units` at `tokenUsdPrice`, as a number for display (never used for amount math). */
+export function unitsToUsd(units: bigint, decimals: number, tokenUsdPrice: string | null): number | null {
+  if (tokenUsdPrice === null) return null;
+  const price = parseDecimal(tokenUsdPrice);
+  // cents precision, computed exactly then converted once
+  const cents = (units * price.units * 100n) / (price.scale * 10n ** BigInt(decimals));
+  return Number(cents) / 100;
+}

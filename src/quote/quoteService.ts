@@ -1,0 +1,218 @@
+import type { Address } from 'viem';
+import { AmountError, parseAmount } from '../money/amount.ts';
+import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
+import type { PrivacyPool } from '../providers/privacy-pool/types.ts';
+import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
+
+export interface TransferRequest {
+  sourceChainId: number;
+  destChainId: number;
+  amount: string;
+  tokenSymbol?: string;
+  destTokenSymbol?: string;
+}
+
+/** The request cannot be quoted as asked; the message says why. Maps to HTTP 400. */
+export class QuoteError extends Error {
+  override name = 'QuoteError';
+}
+
+export interface Quote {
+  symbol: string;
+  destSymbol: string;
+  sourceChainId: number;
+  destChainId: number;
+  hubChainId: number;
+  amount: string;
+  quotedOutputAmount: string;
+  feeAmount: string;
+  bridgeFeeAmount: string;
+  privacyFeeAmount: string;
+  amountInUsd: number | null;
+  quotedOutputUsd: number | null;
+  feeUsd: number | null;
+  bridgeFeeUsd: number | null;
+  privacyFeeUsd: number | null;
+  etaSeconds: number;
+  route: string[];
+}
+
+/** A quote plus what the service needs to execute it (resolved tokens), kept off the wire. */
+export interface ResolvedQuote {
+  quote: Quote;
+  sourceToken: BridgeToken;
+  hubToken: BridgeToken;
+  destToken: BridgeToken;
+}
+
+export interface QuoteServiceDeps {
+  bridge: DepositAddressBridge;
+  pool: PrivacyPool;
+  hubChainId: number;
+  hubTokenSymbol: string;
+  feePolicy: FeePolicy;
+  /** Expected wait between shield and unshield, part of etaSeconds. */
+  poolEtaSeconds: number;
+  /** Placeholder account for preview quotes (no deposit address is allocated for those). */
+  previewAccount: Address;
+  catalogTtlMs?: number;
+}
+
+export interface QuoteService {
+  quote(request: TransferRequest): Promise<ResolvedQuote>;
+  chains(): Promise<BridgeChain[]>;
+  tokens(chainId: number, search?: string): Promise<BridgeToken[]>;
+}
+
+/**
+ * Prices a transfer along its real path, with exact bigint math at every hop:
+ *   amount (source) -bridge in-> hub asset -shield fee-> note -unshield fee-> exit balance -bridge out-> gross output
+ *   service fee = max(FEE_BPS of gross output, FEE_MIN_USD in destination units)
+ *   quotedOutputAmount = gross output - service fee
+ * The bridge-out leg is later executed as EXACT_OUTPUT for quotedOutputAmount, so the service fee is also
+ * the headroom that absorbs price movement between quote and payout.
+ */
+export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
+  const ttl = deps.catalogTtlMs ?? 60_000;
+  const chainCache = cached(ttl, () => deps.bridge.listChains());
+  const tokenCache = new Map<number, () => Promise<BridgeToken[]>>();
+  const allTokens = (chainId: number) => {
+    let get = tokenCache.get(chainId);
+    if (!get) tokenCache.set(chainId, (get = cached(ttl, () => deps.bridge.listTokens(chainId))));
+    return get();
+  };
+
+  async function chainById(chainId: number, field: string): Promise<BridgeChain> {
+    const chain = (await chainCache()).find((c) => c.chainId === chainId);
+    if (!chain) throw new QuoteError(`${field} ${chainId} is not a supported chain (see GET /api/bridge/chains)`);
+    return chain;
+  }
+
+  async function tokenBySymbol(chain: BridgeChain, symbol: string, field: string): Promise<BridgeToken> {
+    const token = (await allTokens(chain.chainId)).find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());
+    if (!token) throw new QuoteError(`${field} "${symbol}" is not supported on chain ${chain.chainId} (${chain.displayName})`);
+    return token;
+  }
+
+  return {
+    chains: () => chainCache(),
+
+    async tokens(chainId, search) {
+      await chainById(chainId, 'chainId');
+      const tokens = await allTokens(chainId);
+      const term = search?.trim().toLowerCase();
+      return term ? tokens.filter((t) => t.symbol.toLowerCase().includes(term) || t.name.toLowerCase().includes(term)) : tokens;
+    },
+
+    async quote(request) {
+      const symbol = request.tokenSymbol ?? 'USDC';
+      const destSymbol = request.destTokenSymbol ?? symbol;
+      const [sourceChain, destChain, hubChain] = await Promise.all([
+        chainById(request.sourceChainId, 'sourceChainId'),
+        chainById(request.destChainId, 'destChainId'),
+        chainById(deps.hubChainId, 'hub chain'),
+      ]);
+      const [sourceToken, destToken, hubToken] = await Promise.all([
+        tokenBySymbol(sourceChain, symbol, 'tokenSymbol'),
+        tokenBySymbol(destChain, destSymbol, 'destTokenSymbol'),
+        tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
+      ]);
+      if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
+        throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`);
+      }
+
+      let amount: bigint;
+      try {
+        amount = parseAmount(request.amount, sourceToken.decimals);
+      } catch (error) {
+        if (error instanceof AmountError) throw new QuoteError(error.message);
+        throw error;
+      }
+
+      const preview = { user: deps.previewAccount, recipient: deps.previewAccount, refundTo: deps.previewAccount, useDepositAddress: false };
+      const [bridgeIn, fees] = await Promise.all([
+        deps.bridge.quote({
+          ...preview,
+          originChainId: sourceChain.chainId,
+          destinationChainId: hubChain.chainId,
+          originCurrency: sourceToken.address,
+          destinationCurrency: hubToken.address,
+          amount,
+          tradeType: 'EXACT_INPUT',
+        }),
+        deps.pool.fees(),
+      ]);
+      const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.shieldFeeBps);
+      const exitBalance = noteValue - poolFee(noteValue, fees.unshieldFeeBps);
+      if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`);
+
+      const bridgeOut = await deps.bridge.quote({
+        ...preview,
+        originChainId: hubChain.chainId,
+        destinationChainId: destChain.chainId,
+        originCurrency: hubToken.address,
+        destinationCurrency: destToken.address,
+        amount: exitBalance,
+        tradeType: 'EXACT_INPUT',
+      });
+
+      const [sourcePrice, destPrice] = await Promise.all([
+        deps.bridge.tokenUsdPrice(sourceChain.chainId, sourceToken.address),
+        deps.bridge.tokenUsdPrice(destChain.chainId, destToken.address),
+      ]);
+      if (destPrice === null) throw new QuoteError(`no USD price for ${destSymbol} on chain ${destChain.chainId}; the minimum fee cannot be computed`);
+
+      const fee = serviceFee(bridgeOut.amountOut, deps.feePolicy, destPrice, destToken.decimals);
+      const output = bridgeOut.amountOut - fee;
+      if (output <= 0n) {
+        throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
+      }
+
+      return {
+        sourceToken,
+        hubToken,
+        destToken,
+        quote: {
+          symbol: sourceToken.symbol,
+          destSymbol: destToken.symbol,
+          sourceChainId: sourceChain.chainId,
+          destChainId: destChain.chainId,
+          hubChainId: hubChain.chainId,
+          amount: amount.toString(),
+          quotedOutputAmount: output.toString(),
+          feeAmount: fee.toString(),
+          bridgeFeeAmount: '0',
+          privacyFeeAmount: '0',
+          amountInUsd: unitsToUsd(amount, sourceToken.decimals, sourcePrice),
+          quotedOutputUsd: unitsToUsd(output, destToken.decimals, destPrice),
+          feeUsd: unitsToUsd(fee, destToken.decimals, destPrice),
+          bridgeFeeUsd: 0,
+          privacyFeeUsd: 0,
+          etaSeconds: bridgeIn.timeEstimateSeconds + deps.poolEtaSeconds + bridgeOut.timeEstimateSeconds,
+          route: [
+            `${sourceToken.symbol} on ${sourceChain.displayName}`,
+            `${hubToken.symbol} on ${hubChain.displayName}`,
+            `Privacy pool on ${hubChain.displayName}`,
+            `${destToken.symbol} on ${destChain.displayName}`,
+          ],
+        },
+      };
+    },
+  };
+}
+
+/** Memoizes an async loader for `ttlMs`; a failed load is not cached. */
+function cached<T>(ttlMs: number, load: () => Promise<T>): () => Promise<T> {
+  let value: { promise: Promise<T>; at: number } | null = null;
+  return () => {
+    if (!value || Date.now() - value.at > ttlMs) {
+      const promise = load();
+      value = { promise, at: Date.now() };
+      promise.catch(() => {
+        if (value?.promise === promise) value = null;
+      });
+    }
+    return value.promise;
+  };
+}
+

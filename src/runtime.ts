@@ -1,0 +1,49 @@
+import { privateKeyToAccount } from 'viem/accounts';
+import { createRouteKeyring } from './accounts/routeAccounts.ts';
+import { createChainClients } from './chain/clients.ts';
+import { createTxSender } from './chain/txSender.ts';
+import type { Config } from './config.ts';
+import { connectDatabase } from './db/client.ts';
+import { createDevnetPrivacyPool } from './providers/privacy-pool/devnet.ts';
+import { createRelayBridge } from './providers/relay/adapter.ts';
+import { createQuoteService } from './quote/quoteService.ts';
+import type { ActivityDeps } from '../activities/deps.ts';
+
+/** The service's long-lived parts, assembled once from configuration and shared by the API and the worker. */
+export function createServiceContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
+  const database = connectDatabase(config.DATABASE_URL);
+  const chains = createChainClients(config.CHAIN_RPC_URLS);
+  const sender = createTxSender(database.db, chains);
+  const bridge = createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY });
+  const keyring = createRouteKeyring(config.SIGNER_MNEMONIC);
+  const pool = createDevnetPrivacyPool({
+    chainId: config.HUB_CHAIN_ID,
+    address: config.PRIVACY_POOL_ADDRESS as `0x${string}`,
+    operator: privateKeyToAccount(config.POOL_OPERATOR_PRIVATE_KEY as `0x${string}`),
+    clients: chains,
+    sender,
+  });
+  const quotes = createQuoteService({
+    bridge,
+    pool,
+    hubChainId: config.HUB_CHAIN_ID,
+    hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
+    feePolicy: { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD },
+    poolEtaSeconds: config.POOL_ETA_SECONDS,
+    // Account index 0 is never allocated to a route (the sequence starts at 1).
+    previewAccount: keyring.routeAccounts(0).deposit.address,
+  });
+  const activityDeps: ActivityDeps = {
+    db: database.db,
+    chains,
+    sender,
+    bridge,
+    pool,
+    keyring,
+    gasAccount: privateKeyToAccount(config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`),
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+  };
+  return { config, db: database.db, quotes, keyring, activityDeps, close: () => database.close() };
+}
+
+export type ServiceContext = ReturnType<typeof createServiceContext>;

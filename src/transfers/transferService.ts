@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { eq, sql } from 'drizzle-orm';
+import type { RouteKeyring } from '../accounts/routeAccounts.ts';
+import type { Database } from '../db/client.ts';
+import { routeAccountIndex, transfers } from '../db/schema.ts';
+import type { QuoteService, Quote, TransferRequest } from '../quote/quoteService.ts';
+import { WORKFLOW_TYPE, type Address, type RoutePlan, type TransferStatus } from '../../workflows/types.ts';
+import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
+
+export interface CreateTransferRequest extends TransferRequest {
+  userDestinationAddress: Address;
+}
+
+export interface CreatedTransfer extends Quote {
+  routeId: string;
+  depositAddress: string;
+  hubAccount: string;
+  hubIsSmartAccount: boolean;
+  status: TransferStatus;
+}
+
+/** The persisted transfer as GET returns it. Internal accounts (exit account, derivation index) stay private. */
+export interface TransferView extends CreatedTransfer {
+  error: string | null;
+  userDestinationAddress: string;
+  depositDeadline: string;
+  payoutTxHash: string | null;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+export interface TransferServiceDeps {
+  db: Database;
+  temporal: Client;
+  taskQueue: string;
+  quotes: QuoteService;
+  keyring: RouteKeyring;
+  depositTimeoutSeconds: number;
+}
+
+/** Unguessable route id: 128 random bits. */
+export function newRouteId(): string {
+  return `rt_${randomBytes(16).toString('hex')}`;
+}
+
+export const ROUTE_ID_PATTERN = /^rt_[0-9a-f]{32}$/;
+
+export function createTransferService(deps: TransferServiceDeps) {
+  return {
+    /**
+     * Quotes afresh, allocates the route's accounts, persists the transfer, then starts its workflow
+     * (id = routeId). If the workflow cannot be started the transfer is marked FAILED before answering,
+     * so no client is ever handed a deposit address that nothing watches.
+     */
+    async create(request: CreateTransferRequest): Promise<CreatedTransfer> {
+      const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request);
+      const [{ index } = { index: 0 }] = await deps.db.execute<{ index: number }>(sql`select nextval(${routeAccountIndex.seqName}) :: int as index`);
+      const accounts = deps.keyring.routeAccounts(index);
+      const routeId = newRouteId();
+      const depositDeadline = new Date(Date.now() + deps.depositTimeoutSeconds * 1000);
+
+      await deps.db.insert(transfers).values({
+        routeId,
+        accountIndex: index,
+        status: 'AWAITING_DEPOSIT',
+        ...quote,
+        sourceToken: sourceToken.address,
+        sourceDecimals: sourceToken.decimals,
+        destToken: destToken.address,
+        destDecimals: destToken.decimals,
+        hubToken: hubToken.address,
+        hubDecimals: hubToken.decimals,
+        depositAddress: accounts.deposit.address,
+        hubAccount: accounts.hub.address,
+        hubIsSmartAccount: false,
+        exitAccount: accounts.exit.address,
+        userDestinationAddress: request.userDestinationAddress,
+        depositDeadline,
+      });
+
+      const plan: RoutePlan = {
+        routeId,
+        accountIndex: index,
+        sourceChainId: quote.sourceChainId,
+        hubChainId: quote.hubChainId,
+        destChainId: quote.destChainId,
+        sourceToken: sourceToken.address,
+        hubToken: hubToken.address,
+        destToken: destToken.address,
+        amount: quote.amount,
+        quotedOutputAmount: quote.quotedOutputAmount,
+        depositAddress: accounts.deposit.address,
+        hubAccount: accounts.hub.address,
+        exitAccount: accounts.exit.address,
+        recipient: request.userDestinationAddress,
+        depositDeadline: depositDeadline.toISOString(),
+      };
+      try {
+        await deps.temporal.workflow.start(WORKFLOW_TYPE, {
+          workflowId: routeId,
+          taskQueue: deps.taskQueue,
+          args: [plan],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          searchAttributes: { [SEARCH_ATTRIBUTES.status]: ['AWAITING_DEPOSIT'] },
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+          await deps.db
+            .update(transfers)
+            .set({ status: 'FAILED', error: 'the transfer could not be started; do not deposit', statusSeq: 1_000_000, updatedAt: sql`now()` })
+            .where(eq(transfers.routeId, routeId));
+          throw error;
+        }
+      }
+
+      return {
+        ...quote,
+        routeId,
+        depositAddress: accounts.deposit.address,
+        hubAccount: accounts.hub.address,
+        hubIsSmartAccount: false,
+        status: 'AWAITING_DEPOSIT',
+      };
+    },
+
+    async get(routeId: string): Promise<TransferView | null> {
+      const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+      if (!row) return null;
+      return {
+        routeId: row.routeId,
+        status: row.status as TransferStatus,
+        error: row.error,
+        symbol: row.symbol,
+        destSymbol: row.destSymbol,
+        sourceChainId: row.sourceChainId,
+        destChainId: row.destChainId,
+        hubChainId: row.hubChainId,
+        amount: row.amount,
+        quotedOutputAmount: row.quotedOutputAmount,
+        feeAmount: row.feeAmount,
+        bridgeFeeAmount: row.bridgeFeeAmount,
+        privacyFeeAmount: row.privacyFeeAmount,
+        amountInUsd: row.amountInUsd,
+        quotedOutputUsd: row.quotedOutputUsd,
+        feeUsd: row.feeUsd,
+        bridgeFeeUsd: row.bridgeFeeUsd,
+        privacyFeeUsd: row.privacyFeeUsd,
+        etaSeconds: row.etaSeconds,
+        route: row.route,
+        depositAddress: row.depositAddress,
+        hubAccount: row.hubAccount,
+        hubIsSmartAccount: row.hubIsSmartAccount,
+        userDestinationAddress: row.userDestinationAddress,
+        depositDeadline: row.depositDeadline.toISOString(),
+        payoutTxHash: row.payoutTxHash,
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString(),
+        completedAt: row.completedAt?.toISOString() ?? null,
+      };
+    },
+  };
+}
+
+export type TransferService = ReturnType<typeof createTransferService>;

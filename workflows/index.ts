@@ -1,0 +1,1 @@
+export { transferWorkflow } from './transfer.ts';
