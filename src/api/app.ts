@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
 import { QuoteError, type QuoteService } from '../quote/quoteService.ts';
 import { ROUTE_ID_PATTERN, type TransferService } from '../transfers/transferService.ts';
@@ -30,7 +30,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadRequest('request body must be a JSON object');
   const result = schema.safeParse(input);
-  if (!result.success) throw new BadRequest(describeZodError(result.error));
+  if (!result.success) throw new BadRequest(describeZodError(result.error, input as Record<string, unknown>));
   return result.data;
 }
 
@@ -60,8 +60,9 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/api/bridge/chains', async (c) => ok(c, await deps.quotes.chains()));
 
   app.get('/api/bridge/tokens', async (c) => {
-    const query = tokensQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw new BadRequest(describeZodError(query.error));
+    const params = c.req.query();
+    const query = tokensQuerySchema.safeParse(params);
+    if (!query.success) throw new BadRequest(describeZodError(query.error, params));
     return ok(c, await deps.quotes.tokens(query.data.chainId, query.data.search));
   });
 

@@ -20,7 +20,7 @@ export const transferRequestSchema = z.object({
 export const createTransferSchema = transferRequestSchema.extend({
   userDestinationAddress: z
     .string({ error: 'userDestinationAddress must be a string' })
-    .refine((value) => isAddress(value, { strict: false }), 'userDestinationAddress must be a 0x-prefixed 20-byte hex address (checksum, if mixed case, must be valid)')
+    .refine((value) => isAddress(value, { strict: true }), 'userDestinationAddress must be a 0x-prefixed 20-byte hex address (with a valid checksum when mixed-case)')
     .refine((value) => value.toLowerCase() !== zeroAddress, 'userDestinationAddress must not be the zero address')
     .transform((value) => value as `0x${string}`),
 });
@@ -34,10 +34,11 @@ export const tokensQuerySchema = z.object({
 });
 
 /** "field: problem" for the first issue, the way every 400 names what is wrong. */
-export function describeZodError(error: z.ZodError): string {
+export function describeZodError(error: z.ZodError, input: Record<string, unknown>): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid request';
   const path = issue.path.join('.');
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
+  const field = issue.path[0];
+  if (issue.code === 'invalid_type' && typeof field === 'string' && input[field] === undefined) return `${path} is required`;
   return issue.message.startsWith(path) || !path ? issue.message : `${path}: ${issue.message}`;
 }

@@ -1,18 +1,50 @@
 import { serve, type ServerType } from '@hono/node-server';
+import { Client, Connection } from '@temporalio/client';
 import type { Hono } from 'hono';
+import type { Logger } from '../logger.ts';
+import type { ServiceContext } from '../runtime.ts';
+import { createTransferService } from '../transfers/transferService.ts';
+import { createApi } from './app.ts';
 
 export interface RunningApi {
   url: string;
+  temporal: Client;
   stop(): Promise<void>;
 }
 
-export function startApiServer(app: Hono, opts: { port: number; hostname: string }): Promise<RunningApi> {
+/** Connects to Temporal and serves the REST API on the configured port. */
+export async function startApi(service: ServiceContext, logger: Logger): Promise<RunningApi> {
+  const { config } = service;
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const transfers = createTransferService({
+    db: service.db,
+    temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    quotes: service.quotes,
+    keyring: service.keyring,
+    depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
+  });
+  try {
+    const { url, close } = await listen(createApi({ quotes: service.quotes, transfers, logger }), config.PORT, config.HOST);
+    return {
+      url,
+      temporal,
+      async stop() {
+        await close();
+        await connection.close();
+      },
+    };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+function listen(app: Hono, port: number, hostname: string): Promise<{ url: string; close(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const server: ServerType = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname }, (info) => {
-      resolve({
-        url: `http://${opts.hostname}:${info.port}`,
-        stop: () => new Promise((done) => server.close(() => done())),
-      });
+    const server: ServerType = serve({ fetch: app.fetch, port, hostname }, (info) => {
+      resolve({ url: `http://${hostname}:${info.port}`, close: () => new Promise((done) => server.close(() => done())) });
     });
     server.once('error', reject);
   });

@@ -41,7 +41,9 @@ function connections() {
   };
 }
 
-const print = (value: unknown) => process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+const print = (value: unknown): void => {
+  process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+};
 
 async function show(routeId: string, json: boolean): Promise<void> {
   const conn = connections();
@@ -78,7 +80,10 @@ async function show(routeId: string, json: boolean): Promise<void> {
 
 function devnetInfo(json: boolean): void {
   const { manifest } = stackInfo();
-  if (json) return print(manifest.chains.map(({ role, chainId, name, rpcUrl, tokens }) => ({ role, chainId, name, rpcUrl, tokens })));
+  if (json) {
+    print(manifest.chains.map(({ role, chainId, name, rpcUrl, tokens }) => ({ role, chainId, name, rpcUrl, tokens })));
+    return;
+  }
   for (const chain of manifest.chains) {
     print(`${chain.displayName} (${chain.role})  chainId ${chain.chainId}  ${chain.rpcUrl}`);
     for (const token of chain.tokens) print(`  ${token.symbol.padEnd(6)} ${token.address}  ${token.decimals} decimals`);

@@ -1,18 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { english, generateMnemonic } from 'viem/accounts';
-import { createApi } from '../api/app.ts';
-import { startApiServer } from '../api/server.ts';
+import { startApi } from '../api/server.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startTransferWorker } from '../temporal/worker.ts';
-import { createTransferService } from '../transfers/transferService.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
@@ -131,18 +129,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     });
     stops.push(worker.stop);
 
-    const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-    stops.push(() => connection.close());
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-    const transfers = createTransferService({
-      db: service.db,
-      temporal: client,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      quotes: service.quotes,
-      keyring: service.keyring,
-      depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
-    });
-    const api = await startApiServer(createApi({ quotes: service.quotes, transfers, logger }), { port: config.PORT, hostname: config.HOST });
+    const api = await startApi(service, logger);
     stops.push(api.stop);
 
     const info: StackInfo = {
@@ -159,7 +146,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return {
       config,
       apiUrl: api.url,
-      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client },
+      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
       manifest,
       service,

@@ -1,0 +1,24 @@
+/** Production entry point of the REST API (the worker runs separately: src/worker.ts). */
+import { ConfigError, describeConfig, loadConfig } from './config.ts';
+import { migrateDatabase } from './db/client.ts';
+import { startApi } from './api/server.ts';
+import { createLogger } from './logger.ts';
+import { createServiceContext } from './runtime.ts';
+import { onShutdown } from './shutdown.ts';
+
+const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'api' } });
+
+try {
+  const config = loadConfig();
+  await migrateDatabase(config.DATABASE_URL);
+  const service = createServiceContext(config);
+  const api = await startApi(service, logger);
+  logger.info('api listening', { url: api.url, config: describeConfig(config) });
+  onShutdown(logger, async () => {
+    await api.stop();
+    await service.close();
+  });
+} catch (error) {
+  logger.error(error instanceof ConfigError ? error.message : 'api failed to start', { error: String(error) });
+  process.exit(1);
+}

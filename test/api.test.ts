@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { isAddress } from 'viem';
+import { startTestStack, type TestStack } from './support/testStack.ts';
+
+let stack: TestStack;
+let source: number;
+let hub: number;
+let destination: number;
+
+before(async () => {
+  stack = await startTestStack();
+  const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+  [source, hub, destination] = [byRole('source'), byRole('hub'), byRole('destination')];
+});
+after(async () => stack?.close());
+
+const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+
+function assertQuoteShape(data: Record<string, unknown>) {
+  for (const key of ['symbol', 'destSymbol', 'amount', 'quotedOutputAmount', 'feeAmount', 'bridgeFeeAmount', 'privacyFeeAmount']) assert.equal(typeof data[key], 'string', key);
+  for (const key of ['sourceChainId', 'destChainId', 'hubChainId', 'etaSeconds']) assert.equal(typeof data[key], 'number', key);
+  for (const key of ['amountInUsd', 'quotedOutputUsd', 'feeUsd', 'bridgeFeeUsd', 'privacyFeeUsd']) assert.ok(data[key] === null || typeof data[key] === 'number', key);
+  for (const key of ['amount', 'quotedOutputAmount', 'feeAmount']) assert.match(data[key] as string, /^[1-9]\d*$/, `${key} is an integer string of smallest units`);
+  assert.ok(Array.isArray(data.route) && data.route.length > 0 && data.route.every((hop) => typeof hop === 'string'));
+}
+
+async function expect400(path: string, body: unknown, pattern: RegExp) {
+  const response = await stack.api('POST', path, body);
+  assert.equal(response.status, 400, `${JSON.stringify(body)} → ${JSON.stringify(response.body)}`);
+  assert.equal(response.body.success, false);
+  assert.equal(response.body.data, undefined);
+  assert.match(response.body.error ?? '', pattern);
+}
+
+describe('discovery', () => {
+  test('GET /api/bridge/chains lists the bridge provider chains with the spec fields', async () => {
+    const { status, body } = await stack.api<Array<Record<string, unknown>>>('GET', '/api/bridge/chains');
+    assert.equal(status, 200);
+    assert.equal(body.success, true);
+    assert.deepEqual(body.data!.map((c) => c.chainId).sort(), [source, hub, destination].sort());
+    for (const chain of body.data!) {
+      assert.equal(typeof chain.chainId, 'number');
+      assert.equal(typeof chain.name, 'string');
+      assert.equal(typeof chain.displayName, 'string');
+      if ('vmType' in chain) assert.equal(chain.vmType, 'evm');
+    }
+  });
+
+  test('GET /api/bridge/tokens lists a chain tokens with the spec fields', async () => {
+    const { status, body } = await stack.api<Array<Record<string, unknown>>>('GET', `/api/bridge/tokens?chainId=${source}`);
+    assert.equal(status, 200);
+    const bySymbol = Object.fromEntries(body.data!.map((t) => [t.symbol, t]));
+    assert.deepEqual(Object.keys(bySymbol).sort(), ['USDC', 'WETH']);
+    assert.deepEqual(bySymbol.USDC, { chainId: source, address: stack.token('source', 'USDC'), symbol: 'USDC', name: 'USD Coin', decimals: 6 });
+    assert.equal(bySymbol.WETH!.decimals, 18);
+  });
+
+  test('search matches symbol or name, case-insensitively', async () => {
+    const symbols = async (search: string) =>
+      ((await stack.api<Array<{ symbol: string }>>('GET', `/api/bridge/tokens?chainId=${source}&search=${encodeURIComponent(search)}`)).body.data ?? []).map((t) => t.symbol);
+    assert.deepEqual(await symbols('usdc'), ['USDC']);
+    assert.deepEqual(await symbols('uSd'), ['USDC']);
+    assert.deepEqual(await symbols('WRAPPED'), ['WETH']);
+    assert.deepEqual(await symbols('nothing-like-this'), []);
+  });
+
+  test('tokens: a missing, malformed or unknown chainId is a 400', async () => {
+    for (const [query, pattern] of [
+      ['', /chainId/],
+      ['?chainId=abc', /chainId must be a positive integer/],
+      ['?chainId=-1', /chainId must be a positive integer/],
+      ['?chainId=999999', /999999 is not a supported chain/],
+    ] as const) {
+      const response = await stack.api('GET', `/api/bridge/tokens${query}`);
+      assert.equal(response.status, 400, query);
+      assert.equal(response.body.success, false);
+      assert.match(response.body.error!, pattern);
+    }
+  });
+});
+
+describe('POST /api/private-route/quote', () => {
+  test('quotes USDC to USDC with every field, fee = max(1.5 %, 1 USD) on the destination side', async () => {
+    const { status, body } = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '100' });
+    assert.equal(status, 200);
+    assert.equal(body.success, true);
+    const q = body.data!;
+    assertQuoteShape(q);
+    assert.equal(q.symbol, 'USDC');
+    assert.equal(q.destSymbol, 'USDC');
+    assert.equal(q.sourceChainId, source);
+    assert.equal(q.destChainId, destination);
+    assert.equal(q.hubChainId, hub);
+    assert.equal(q.amount, '100000000');
+    assert.equal(q.bridgeFeeAmount, '0');
+    assert.equal(q.privacyFeeAmount, '0');
+    const output = BigInt(q.quotedOutputAmount as string);
+    const fee = BigInt(q.feeAmount as string);
+    // 1.5 % of the gross output, rounded up, and at least 1 USD
+    assert.ok(fee * 10_000n >= (output + fee) * 150n);
+    assert.ok((fee - 1n) * 10_000n < (output + fee) * 150n);
+    assert.ok(fee >= 1_000_000n);
+    assert.ok(output < 100_000_000n - fee);
+    assert.equal(q.amountInUsd, 100);
+    assert.ok((q.etaSeconds as number) > 0);
+  });
+
+  test('quotes USDC to the 18-decimal token; destTokenSymbol defaults to tokenSymbol', async () => {
+    const weth = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '250.5', destTokenSymbol: 'WETH' });
+    assert.equal(weth.status, 200);
+    assertQuoteShape(weth.body.data!);
+    assert.equal(weth.body.data!.destSymbol, 'WETH');
+    assert.ok(BigInt(weth.body.data!.quotedOutputAmount as string) > 10n ** 16n, 'about 0.098 WETH in wei');
+    const same = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '0.5', tokenSymbol: 'WETH' });
+    assert.equal(same.status, 200);
+    assert.equal(same.body.data!.symbol, 'WETH');
+    assert.equal(same.body.data!.destSymbol, 'WETH');
+    assert.equal(same.body.data!.amount, '500000000000000000');
+  });
+
+  test('bad requests are 400s that say what is wrong', async () => {
+    const base = { sourceChainId: source, destChainId: destination, amount: '10' };
+    await expect400('/api/private-route/quote', '{not json', /valid JSON/);
+    await expect400('/api/private-route/quote', [], /JSON object/);
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: undefined }, /sourceChainId is required/);
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: String(source) }, /sourceChainId must be a number/);
+    await expect400('/api/private-route/quote', { ...base, destChainId: 1.5 }, /destChainId must be an integer/);
+    await expect400('/api/private-route/quote', { ...base, amount: 10 }, /amount must be a string/);
+    await expect400('/api/private-route/quote', { ...base, amount: '0' }, /amount must be greater than zero/);
+    await expect400('/api/private-route/quote', { ...base, amount: '-5' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: 'ten' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1e3' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: '10.1234567' }, /7 decimal places but the token has only 6/);
+    await expect400('/api/private-route/quote', { ...base, amount: '99999999999999999999' }, /amount is too large/);
+    await expect400('/api/private-route/quote', { ...base, amount: '5000000000' }, /no route/);
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: 424242 }, /sourceChainId 424242 is not a supported chain/);
+    await expect400('/api/private-route/quote', { ...base, tokenSymbol: 'DOGE' }, /tokenSymbol "DOGE" is not supported/);
+    await expect400('/api/private-route/quote', { ...base, destTokenSymbol: 'DOGE' }, /destTokenSymbol "DOGE" is not supported/);
+    await expect400('/api/private-route/quote', { ...base, destChainId: hub }, /hub chain/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1' }, /fees exceed the output/);
+  });
+
+  test('a bridge provider outage is a 500 with a safe message', async () => {
+    stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 1 });
+    const response = await stack.api('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '10' });
+    assert.equal(response.status, 500);
+    assert.deepEqual(response.body, { success: false, error: 'the bridge provider is unavailable; try again shortly' });
+  });
+});
+
+describe('POST /api/private-route and GET /api/private-route/:routeId', () => {
+  test('creates a transfer: quote fields plus routeId, depositAddress, hubAccount, hubIsSmartAccount, status', async () => {
+    const { status, body } = await stack.api<Record<string, unknown>>('POST', '/api/private-route', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '42',
+      userDestinationAddress: RECIPIENT,
+    });
+    assert.equal(status, 200);
+    const created = body.data!;
+    assertQuoteShape(created);
+    assert.match(created.routeId as string, /^rt_[0-9a-f]{32}$/);
+    assert.ok(isAddress(created.depositAddress as string));
+    assert.ok(isAddress(created.hubAccount as string));
+    assert.notEqual(created.depositAddress, created.hubAccount);
+    assert.equal(created.hubIsSmartAccount, false);
+    assert.equal(created.status, 'AWAITING_DEPOSIT');
+
+    const fetched = await stack.api<Record<string, unknown>>('GET', `/api/private-route/${created.routeId}`);
+    assert.equal(fetched.status, 200);
+    const transfer = fetched.body.data!;
+    assert.equal(transfer.status, 'AWAITING_DEPOSIT');
+    assert.equal(transfer.error, null);
+    for (const key of ['routeId', 'depositAddress', 'hubAccount', 'hubIsSmartAccount', 'amount', 'quotedOutputAmount', 'feeAmount', 'symbol', 'destSymbol', 'hubChainId', 'route']) {
+      assert.deepEqual(transfer[key], created[key], key);
+    }
+    assert.equal(transfer.userDestinationAddress, RECIPIENT);
+    assert.ok(!('exitAccount' in transfer) && !('accountIndex' in transfer), 'internal accounts stay private');
+
+    const handle = stack.temporal.client.workflow.getHandle(created.routeId as string);
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+  });
+
+  test('every transfer gets its own route id and accounts', async () => {
+    const create = () => stack.api<Record<string, string>>('POST', '/api/private-route', { sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT });
+    const [a, b] = await Promise.all([create(), create()]);
+    assert.notEqual(a.body.data!.routeId, b.body.data!.routeId);
+    assert.notEqual(a.body.data!.depositAddress, b.body.data!.depositAddress);
+    assert.notEqual(a.body.data!.hubAccount, b.body.data!.hubAccount);
+  });
+
+  test('create validates the destination address and the transfer request', async () => {
+    const base = { sourceChainId: source, destChainId: destination, amount: '10' };
+    await expect400('/api/private-route', base, /userDestinationAddress is required/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: 'alice.eth' }, /userDestinationAddress must be a 0x-prefixed 20-byte hex address/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x1234' }, /userDestinationAddress must be a 0x-prefixed/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x000000000000000000000000000000000000BeEF' }, /checksum/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x0000000000000000000000000000000000000000' }, /zero address/);
+    await expect400('/api/private-route', { ...base, amount: '0.0000001', userDestinationAddress: RECIPIENT }, /decimal places/);
+    await expect400('/api/private-route', { ...base, destChainId: 31337, userDestinationAddress: RECIPIENT }, /destChainId 31337 is not a supported chain/);
+  });
+
+  test('an unknown or malformed routeId is a 404', async () => {
+    for (const id of ['rt_00000000000000000000000000000000', 'nope', "1' or '1'='1"]) {
+      const response = await stack.api('GET', `/api/private-route/${encodeURIComponent(id)}`);
+      assert.equal(response.status, 404);
+      assert.equal(response.body.success, false);
+      assert.match(response.body.error!, /unknown routeId/);
+    }
+  });
+
+  test('an unknown endpoint answers in the envelope', async () => {
+    const response = await stack.api('GET', '/api/nothing-here');
+    assert.equal(response.status, 404);
+    assert.equal(response.body.success, false);
+    assert.equal(typeof response.body.error, 'string');
+  });
+});

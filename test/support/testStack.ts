@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { freePort } from '../../src/devnet/ports.ts';
+import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
+import { createLogger } from '../../src/logger.ts';
+import { bundleWorkflows } from '../../src/temporal/worker.ts';
+
+export interface TestStack extends LocalStack {
+  dataDir: string;
+  api<T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
+  chainClient(role: 'source' | 'hub' | 'destination'): PublicClient;
+  token(role: 'source' | 'hub' | 'destination', symbol: string): Address;
+  balanceOf(role: 'source' | 'hub' | 'destination', symbol: string, owner: Address): Promise<bigint>;
+  /** Sends `amount` of the faucet's `symbol` on the source chain to `to`, as a sender would. */
+  fund(to: Address, symbol: string, amount: bigint): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The real local stack (Temporal dev server, embedded Postgres, anvil chains, Relay emulator) on free ports, fresh state. */
+export async function startTestStack(opts: { env?: Record<string, string> } = {}): Promise<TestStack> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-test-'));
+  const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await Promise.all(Array.from({ length: 8 }, () => freePort()))) as [
+    number, number, number, number, number, number, number, number,
+  ];
+  const stack = await startLocalStack({
+    dataDir,
+    ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination },
+    ephemeral: true,
+    workflowBundle: await bundleWorkflows(),
+    pollIntervalMs: 200,
+    env: { DATABASE_URL: process.env.TEST_DATABASE_URL, ...opts.env },
+    logger: createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
+  });
+
+  const chain = (role: 'source' | 'hub' | 'destination') => {
+    const found = stack.manifest.chains.find((c) => c.role === role);
+    if (!found) throw new Error(`no ${role} chain`);
+    return found;
+  };
+  const clients = new Map<string, PublicClient>();
+  const chainClient = (role: 'source' | 'hub' | 'destination') => {
+    let client = clients.get(role);
+    if (!client) clients.set(role, (client = createPublicClient({ transport: http(chain(role).rpcUrl), pollingInterval: 100 }) as PublicClient));
+    return client;
+  };
+  const token = (role: 'source' | 'hub' | 'destination', symbol: string) => {
+    const found = chain(role).tokens.find((t) => t.symbol === symbol);
+    if (!found) throw new Error(`no ${symbol} on ${role}`);
+    return found.address;
+  };
+
+  return {
+    ...stack,
+    dataDir,
+    async api(method, route, body) {
+      const response = await fetch(`${stack.apiUrl}${route}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as never };
+    },
+    chainClient,
+    token,
+    balanceOf: (role, symbol, owner) => chainClient(role).readContract({ address: token(role, symbol), abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+    async fund(to, symbol, amount) {
+      const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(chain('source').rpcUrl) });
+      const hash = await wallet.writeContract({ chain: null, address: token('source', symbol), abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+      await chainClient('source').waitForTransactionReceipt({ hash });
+    },
+    async close() {
+      await stack.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ledgerEntries, txIntents } from '../src/db/schema.ts';
+import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
+
+const run = promisify(execFile);
+let stack: TestStack;
+
+before(async () => {
+  stack = await startTestStack();
+});
+after(async () => stack?.close());
+
+interface Transfer {
+  routeId: string;
+  status: string;
+  error: string | null;
+  depositAddress: Address;
+  hubAccount: Address;
+  amount: string;
+  quotedOutputAmount: string;
+  feeAmount: string;
+  payoutTxHash: string | null;
+}
+
+const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+const freshRecipient = () => privateKeyToAccount(generatePrivateKey()).address;
+
+async function create(amount: string, destTokenSymbol: string, recipient: Address): Promise<Transfer> {
+  const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
+    sourceChainId: chainId('source'),
+    destChainId: chainId('destination'),
+    amount,
+    destTokenSymbol,
+    userDestinationAddress: recipient,
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body.data!;
+}
+
+/** Polls GET like a client, recording every status it sees, until the transfer is terminal. */
+async function pollUntilDone(routeId: string): Promise<{ transfer: Transfer; seen: string[] }> {
+  const seen: string[] = [];
+  const transfer = await waitFor(
+    `${routeId} to finish`,
+    async () => {
+      const { body } = await stack.api<Transfer>('GET', `/api/private-route/${routeId}`);
+      const t = body.data!;
+      if (seen.at(-1) !== t.status) seen.push(t.status);
+      return t.status === 'COMPLETED' || t.status === 'FAILED' ? t : undefined;
+    },
+    90_000,
+    50,
+  );
+  return { transfer, seen };
+}
+
+const ORDER = ['AWAITING_DEPOSIT', 'BRIDGING_IN', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'];
+
+function assertInOrder(seen: string[]) {
+  const positions = seen.map((s) => ORDER.indexOf(s));
+  assert.ok(positions.every((p) => p >= 0), `unexpected status in ${seen.join(' → ')}`);
+  assert.deepEqual([...positions].sort((a, b) => a - b), positions, `statuses out of order: ${seen.join(' → ')}`);
+}
+
+describe('full transfers on the local stack', () => {
+  test('USDC → USDC: funded with `routectl devnet fund`, the recipient receives exactly quotedOutputAmount', async () => {
+    const recipient = freshRecipient();
+    const created = await create('125.5', 'USDC', recipient);
+
+    await run(process.execPath, ['bin/routectl.mjs', 'devnet', 'fund', created.routeId], { env: { ...process.env, DATA_DIR: stack.dataDir } });
+    const { transfer, seen } = await pollUntilDone(created.routeId);
+
+    assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+    assert.equal(transfer.error, null);
+    assertInOrder(seen);
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n, 'the deposit was bridged in full');
+    assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n, 'everything that arrived on the hub was shielded');
+
+    const receipt = await stack.chainClient('destination').getTransactionReceipt({ hash: transfer.payoutTxHash as `0x${string}` });
+    assert.equal(receipt.status, 'success');
+
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));
+    const kinds = Object.fromEntries(ledger.map((e) => [e.kind, BigInt(e.amount)]));
+    assert.equal(kinds.received, 125_500_000n);
+    assert.equal(kinds.paid, BigInt(created.quotedOutputAmount));
+    assert.equal(kinds.unshielded! - kinds.bridged_out!, kinds.service_fee, 'the service keeps what the exact-output leg did not need');
+    assert.ok(kinds.service_fee! > 0n);
+  });
+
+  test('USDC → WETH (18 decimals): exact output on the destination chain', async () => {
+    const recipient = freshRecipient();
+    const created = await create('300', 'WETH', recipient);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const { transfer, seen } = await pollUntilDone(created.routeId);
+
+    assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+    assertInOrder(seen);
+    assert.equal(await stack.balanceOf('destination', 'WETH', recipient), BigInt(created.quotedOutputAmount));
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), 0n);
+  });
+
+  test('concurrent transfers never spend each other funds', async () => {
+    const recipients = [freshRecipient(), freshRecipient(), freshRecipient()];
+    const created = await Promise.all(recipients.map((r, i) => create(String(20 + i * 7), i === 1 ? 'WETH' : 'USDC', r)));
+    for (const t of created) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+    const results = await Promise.all(created.map((t) => pollUntilDone(t.routeId)));
+    for (const [i, { transfer }] of results.entries()) {
+      assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+      assert.equal(await stack.balanceOf('destination', i === 1 ? 'WETH' : 'USDC', recipients[i]!), BigInt(created[i]!.quotedOutputAmount));
+    }
+  });
+
+  test('a transfer that is not funded stays AWAITING_DEPOSIT and moves no money', async () => {
+    const created = await create('10', 'USDC', freshRecipient());
+    await new Promise((r) => setTimeout(r, 1500));
+    const { body } = await stack.api<Transfer>('GET', `/api/private-route/${created.routeId}`);
+    assert.equal(body.data!.status, 'AWAITING_DEPOSIT');
+    const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, created.routeId));
+    assert.equal(intents.length, 0);
+  });
+
+  test('a retried send is the same transaction: the same (route, step) never pays twice', async () => {
+    const { sender } = stack.service.activityDeps;
+    const payer = privateKeyToAccount(stack.manifest.faucetPrivateKey);
+    const to = freshRecipient();
+    const request = {
+      routeId: 'rt_idempotency_probe',
+      step: 'probe',
+      chainId: chainId('source'),
+      account: payer,
+      to: stack.token('source', 'USDC'),
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 5_000_000n] }),
+    };
+    const results = await Promise.all([sender.send(request), sender.send(request), sender.send(request)]);
+    assert.equal(new Set(results.map((r) => r.txHash)).size, 1);
+    assert.equal((await sender.send(request)).txHash, results[0]!.txHash);
+    assert.equal(await stack.balanceOf('source', 'USDC', to), 5_000_000n);
+  });
+});
