@@ -55,6 +55,12 @@ CREATE TABLE "transfers" (
 	"hub_is_smart_account" boolean NOT NULL,
 	"exit_account" text NOT NULL,
 	"user_destination_address" text NOT NULL,
+	"refund_address" text,
+	"needs_attention" boolean DEFAULT false NOT NULL,
+	"parked_step" text,
+	"last_error" text,
+	"parked_since" timestamp with time zone,
+	"held_funds" jsonb,
 	"deposit_deadline" timestamp with time zone NOT NULL,
 	"payout_tx_hash" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -76,4 +82,5 @@ CREATE TABLE "tx_intents" (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "ledger_route_kind_uq" ON "ledger_entries" USING btree ("route_id","kind");--> statement-breakpoint
-CREATE INDEX "transfers_status_idx" ON "transfers" USING btree ("status");
+CREATE INDEX "transfers_status_idx" ON "transfers" USING btree ("status");--> statement-breakpoint
+CREATE INDEX "transfers_attention_idx" ON "transfers" USING btree ("needs_attention");

@@ -49,6 +49,16 @@ export const transfers = pgTable(
     hubIsSmartAccount: boolean('hub_is_smart_account').notNull(),
     exitAccount: text('exit_account').notNull(),
     userDestinationAddress: text('user_destination_address').notNull(),
+    /** Where undeliverable funds go back to (optional at create; without it they are held for an operator). */
+    refundAddress: text('refund_address'),
+
+    /** Parked: a step exhausted its retry budget after funds were received; an operator decides. */
+    needsAttention: boolean('needs_attention').notNull().default(false),
+    parkedStep: text('parked_step'),
+    lastError: text('last_error'),
+    parkedSince: timestamp('parked_since', { withTimezone: true }),
+    /** What the route holds and where, recorded when it failed or parked holding funds. */
+    heldFunds: jsonb('held_funds').$type<HeldFunds[]>(),
 
     depositDeadline: timestamp('deposit_deadline', { withTimezone: true }).notNull(),
     payoutTxHash: text('payout_tx_hash'),
@@ -56,8 +66,18 @@ export const transfers = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
-  (t) => [index('transfers_status_idx').on(t.status)],
+  (t) => [index('transfers_status_idx').on(t.status), index('transfers_attention_idx').on(t.needsAttention)],
 );
+
+/** Funds a route holds somewhere, for refunds and operator decisions. Amounts in smallest units. */
+export interface HeldFunds {
+  /** deposit | hub | pool | exit: which of the route's places holds them. */
+  place: string;
+  chainId: number;
+  token: string;
+  address: string;
+  amount: string;
+}
 
 /**
  * Write-ahead record of every on-chain send, keyed by (route, step). The signed transaction is stored
