@@ -27,11 +27,15 @@ export function bridgeActivities(deps: ActivityDeps) {
   async function placeAndFund(
     routeId: string,
     leg: BridgeLeg,
+    generation: number,
     from: LocalAccount,
     request: Omit<BridgeQuoteRequest, 'useDepositAddress' | 'user' | 'refundTo'>,
     maxAmountIn: bigint,
   ): Promise<BridgeOrderRef> {
-    const [recorded] = await deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, leg)));
+    // A refunded order is final; each new generation of a leg is a new order and a new funding transfer.
+    const orderKey = generation === 1 ? leg : `${leg}#${generation}`;
+    const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, orderKey)));
+    const [recorded] = await findOrder();
     let order = recorded;
     if (!order) {
       const quote = await deps.bridge
@@ -46,18 +50,18 @@ export function bridgeActivities(deps: ActivityDeps) {
       }
       const values = {
         routeId,
-        leg,
+        leg: orderKey,
         requestId: quote.requestId,
         depositAddress: quote.depositAddress,
         amountIn: quote.amountIn.toString(),
         amountOut: quote.amountOut.toString(),
       };
       await deps.db.insert(bridgeOrders).values(values).onConflictDoNothing();
-      [order] = await deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, leg)));
+      [order] = await findOrder();
       if (!order) throw new Error('bridge order was not recorded');
     }
 
-    const step = `bridge-${leg}:deposit`;
+    const step = `bridge-${orderKey}:deposit`;
     await ensureGas(deps, routeId, step, request.originChainId, from.address);
     const { txHash } = await deps.sender.send({
       routeId,
@@ -70,6 +74,7 @@ export function bridgeActivities(deps: ActivityDeps) {
     await recordLedger(deps, {
       routeId,
       kind: leg === 'in' ? 'bridged_in' : 'bridged_out',
+      key: generation === 1 ? undefined : String(generation),
       chainId: request.originChainId,
       token: request.originCurrency,
       amount: order.amountIn,
@@ -80,11 +85,12 @@ export function bridgeActivities(deps: ActivityDeps) {
 
   return {
     /** Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. */
-    async bridgeIn(plan: RoutePlan): Promise<BridgeOrderRef> {
+    async bridgeIn({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       return placeAndFund(
         plan.routeId,
         'in',
+        generation,
         deposit,
         {
           originChainId: plan.sourceChainId,
@@ -100,12 +106,13 @@ export function bridgeActivities(deps: ActivityDeps) {
     },
 
     /** Bridge out: exact output, so the recipient receives exactly quotedOutputAmount; paid from the exit account. */
-    async bridgeOut(plan: RoutePlan): Promise<BridgeOrderRef> {
+    async bridgeOut({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { exit } = deps.keyring.routeAccounts(plan.accountIndex);
       const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exit.address);
       return placeAndFund(
         plan.routeId,
         'out',
+        generation,
         exit,
         {
           originChainId: plan.hubChainId,

@@ -1,6 +1,8 @@
 import { bridgeActivities } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { depositActivities } from './deposit.ts';
+import { fundsActivities } from './funds.ts';
+import { strayActivities } from './strays.ts';
 import { poolActivities } from './pool.ts';
 import { projectionActivities, recordLedger } from './projection.ts';
 
@@ -13,6 +15,8 @@ export function createActivities(deps: ActivityDeps) {
     ...depositActivities(deps),
     ...bridgeActivities(deps),
     ...poolActivities(deps),
+    ...fundsActivities(deps),
+    ...strayActivities(deps),
     /** Books what the route kept after paying out: its exit balance minus the bridge-out input. */
     async recordServiceFee(input: { routeId: string; chainId: number; token: string; unshielded: string; bridgedOut: string }): Promise<void> {
       const fee = BigInt(input.unshielded) - BigInt(input.bridgedOut);

@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { ledgerEntries, transfers } from '../src/db/schema.ts';
-import type { TransferStatus } from '../workflows/types.ts';
+import type { HeldFunds, ParkedStep, TransferStatus } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 
 export interface StatusProjection {
@@ -10,11 +10,14 @@ export interface StatusProjection {
   status: TransferStatus;
   error?: string;
   payoutTxHash?: string;
+  heldFunds?: HeldFunds[];
 }
 
 export interface LedgerEntry {
   routeId: string;
-  kind: 'received' | 'bridged_in' | 'arrived_on_hub' | 'shielded' | 'unshielded' | 'bridged_out' | 'paid' | 'service_fee';
+  kind: 'received' | 'bridged_in' | 'arrived_on_hub' | 'shielded' | 'unshielded' | 'bridged_out' | 'paid' | 'service_fee' | 'refunded';
+  /** Distinguishes repeatable movements (refunds); defaults to the kind. */
+  key?: string;
   chainId: number;
   token: string;
   amount: string;
@@ -34,14 +37,33 @@ export function projectionActivities(deps: ActivityDeps) {
           updatedAt: sql`now()`,
           ...(input.error !== undefined && { error: input.error }),
           ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
+          ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
           ...(terminal && { completedAt: sql`now()` }),
         })
         .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)));
     },
+
+    /** Marks a transfer as parked (waiting for an operator) or clears the mark. */
+    async projectAttention(input: { routeId: string; parked: ParkedStep | null }): Promise<void> {
+      const { parked } = input;
+      await deps.db
+        .update(transfers)
+        .set({
+          needsAttention: parked !== null,
+          parkedStep: parked?.step ?? null,
+          lastError: parked?.error ?? null,
+          parkedSince: parked ? new Date(parked.since) : null,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(transfers.routeId, input.routeId));
+    },
   };
 }
 
-/** Records one money movement of a route; recording the same kind twice keeps the first. */
-export async function recordLedger(deps: ActivityDeps, entry: LedgerEntry): Promise<void> {
-  await deps.db.insert(ledgerEntries).values(entry).onConflictDoNothing();
+/** Records one money movement of a route; recording the same movement twice keeps the first. */
+export async function recordLedger(deps: ActivityDeps, { key, ...entry }: LedgerEntry): Promise<void> {
+  await deps.db
+    .insert(ledgerEntries)
+    .values({ ...entry, entryKey: key ? `${entry.kind}:${key}` : entry.kind })
+    .onConflictDoNothing();
 }

@@ -14,6 +14,7 @@ CREATE TABLE "ledger_entries" (
 	"id" serial PRIMARY KEY NOT NULL,
 	"route_id" text NOT NULL,
 	"kind" text NOT NULL,
+	"entry_key" text NOT NULL,
 	"chain_id" integer NOT NULL,
 	"token" text NOT NULL,
 	"amount" text NOT NULL,
@@ -81,6 +82,6 @@ CREATE TABLE "tx_intents" (
 	CONSTRAINT "tx_intents_route_id_step_pk" PRIMARY KEY("route_id","step")
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX "ledger_route_kind_uq" ON "ledger_entries" USING btree ("route_id","kind");--> statement-breakpoint
+CREATE UNIQUE INDEX "ledger_route_entry_uq" ON "ledger_entries" USING btree ("route_id","entry_key");--> statement-breakpoint
 CREATE INDEX "transfers_status_idx" ON "transfers" USING btree ("status");--> statement-breakpoint
 CREATE INDEX "transfers_attention_idx" ON "transfers" USING btree ("needs_attention");

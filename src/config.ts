@@ -45,6 +45,14 @@ export const configSchema = z.object({
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
+  /** Attempts of one step before the transfer parks for an operator (once it holds funds). */
+  STEP_MAX_ATTEMPTS: positiveInt.default(8),
+  /** Time one step may take, retries included, before the transfer parks. */
+  STEP_TIME_BUDGET_SECONDS: positiveInt.default(1800),
+  /** How often deposit addresses of routes past their deposit are checked for surplus, second and late deposits. */
+  STRAY_SCAN_INTERVAL_SECONDS: positiveInt.default(60),
+  /** Routes finished longer ago than this are no longer scanned for stray deposits. */
+  STRAY_SCAN_RETENTION_DAYS: positiveInt.default(30),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -4,17 +4,19 @@ import { createChainClients } from './chain/clients.ts';
 import { createTxSender } from './chain/txSender.ts';
 import type { Config } from './config.ts';
 import { connectDatabase } from './db/client.ts';
+import { instrumentBridge } from './observability/metrics.ts';
 import { createDevnetPrivacyPool } from './providers/privacy-pool/devnet.ts';
 import { createRelayBridge } from './providers/relay/adapter.ts';
 import { createQuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
+import type { TransferSettings } from '../workflows/types.ts';
 
 /** The service's long-lived parts, assembled once from configuration and shared by the API and the worker. */
 export function createServiceContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
   const database = connectDatabase(config.DATABASE_URL);
   const chains = createChainClients(config.CHAIN_RPC_URLS);
   const sender = createTxSender(database.db, chains);
-  const bridge = createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY });
+  const bridge = instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay');
   const keyring = createRouteKeyring(config.SIGNER_MNEMONIC);
   const pool = createDevnetPrivacyPool({
     chainId: config.HUB_CHAIN_ID,
@@ -47,3 +49,12 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
 }
 
 export type ServiceContext = ReturnType<typeof createServiceContext>;
+
+/** The per-transfer settings fixed at creation (carried in the workflow input, so a running transfer keeps its own). */
+export function transferSettings(config: Config): TransferSettings {
+  return {
+    stepMaxAttempts: config.STEP_MAX_ATTEMPTS,
+    stepTimeBudgetSeconds: config.STEP_TIME_BUDGET_SECONDS,
+    depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
+  };
+}

@@ -30,6 +30,8 @@ const fakeBridge: DepositAddressBridge = {
 };
 const fakePool: PrivacyPool = {
   chainId: 2,
+  address: `0x${'3'.repeat(40)}`,
+  note: async () => 0n,
   fees: async () => ({ shieldFeeBps: 25, unshieldFeeBps: 25 }),
   shield: async () => assert.fail('not used'),
   unshield: async () => assert.fail('not used'),

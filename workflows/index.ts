@@ -1,1 +1,2 @@
+export { refundWorkflow, strayDepositScannerWorkflow } from './refunds.ts';
 export { transferWorkflow } from './transfer.ts';

@@ -1,95 +1,232 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { ActivityFailure, ApplicationFailure, log, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { SEARCH_ATTRIBUTES, type RoutePlan, type TransferStatus } from './types.ts';
+import { failUpdate, retryUpdate, stateQuery } from './definitions.ts';
+import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
 
 const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 'DeliveryMismatch', 'TransactionRevertedError', 'NonceConsumedError'];
 
-const steps = proxyActivities<TransferActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
-});
-
-const waits = proxyActivities<TransferActivities>({
-  startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+/** Bookkeeping (projection, ledger reads) must never park a transfer: retried until it works. */
+const bookkeeping = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
+const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
+
+type Decision = { kind: 'retry' } | { kind: 'fail'; reason: string };
+
+/** The operator ended the route. */
+class OperatorFailure extends Error {}
 
 /**
  * One transfer, workflow id = routeId:
  * await deposit → bridge in → shield → unshield → bridge out (exact output) → confirm payout.
- * Deterministic orchestration only; every side effect is an activity.
+ * Once funds are received, a step that exhausts its retry budget parks the transfer (status kept,
+ * NeedsAttention = true) until an operator sends the `retry` or `fail` update. It never fails on its own
+ * while it holds funds. Deterministic orchestration only; every side effect is an activity.
  */
 export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus> {
+  const budget = {
+    scheduleToCloseTimeout: `${plan.settings.stepTimeBudgetSeconds} seconds`,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: plan.settings.stepMaxAttempts,
+      nonRetryableErrorTypes: NON_RETRYABLE,
+    },
+  };
+  const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes' });
+  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: '15 seconds' });
+  const deposits = proxyActivities<TransferActivities>({
+    startToCloseTimeout: '48 hours',
+    heartbeatTimeout: '15 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  });
+
+  let status: TransferStatus = 'AWAITING_DEPOSIT';
   let seq = 0;
-  const setStatus = async (status: TransferStatus, extra: { error?: string; payoutTxHash?: string } = {}) => {
+  let step: string | null = 'await-deposit';
+  let parked: ParkedStep | null = null;
+  let decision: Decision | null = null;
+  let fundsReceived = false;
+
+  setHandler(stateQuery, () => ({ status, step, parked }));
+  setHandler(
+    retryUpdate,
+    () => {
+      decision = { kind: 'retry' };
+      return `retrying ${parked?.step}`;
+    },
+    {
+      validator: () => {
+        if (!parked) throw new Error(`route is not parked (status ${status}); only a parked route can be retried`);
+      },
+    },
+  );
+  setHandler(
+    failUpdate,
+    ({ reason }) => {
+      decision = { kind: 'fail', reason: reason.trim() };
+      return 'failing';
+    },
+    {
+      validator: (input) => {
+        if (typeof input?.reason !== 'string' || !input.reason.trim()) throw new Error('a non-empty reason is required');
+        if (!parked && status !== 'AWAITING_DEPOSIT') {
+          throw new Error(`route is not parked (status ${status}, step ${step}); only a parked route or one still awaiting its deposit can be failed`);
+        }
+      },
+    },
+  );
+
+  const setStatus = async (next: TransferStatus, extra: { error?: string; payoutTxHash?: string; heldFunds?: HeldFunds[] } = {}) => {
+    status = next;
     seq += 1;
-    upsertSearchAttributes([{ key: statusKey, value: status }]);
-    await steps.projectStatus({ routeId: plan.routeId, seq, status, ...extra });
+    upsertSearchAttributes([{ key: statusKey, value: next }]);
+    await bookkeeping.projectStatus({ routeId: plan.routeId, seq, status: next, ...extra });
+  };
+
+  /** Waits for an operator decision, with the transfer visibly parked meanwhile. */
+  const park = async (parkedStep: string, error: string): Promise<Decision> => {
+    parked = { step: parkedStep, error, since: new Date().toISOString() };
+    log.warn('transfer parked', { routeId: plan.routeId, ...parked });
+    upsertSearchAttributes([{ key: attentionKey, value: true }]);
+    upsertMemo({ parked });
+    setCurrentDetails(`**Parked** at \`${parkedStep}\` since ${parked.since}\n\n${error}\n\nOperator: \`routectl retry ${plan.routeId}\` or \`routectl fail ${plan.routeId} --reason "…"\``);
+    await bookkeeping.projectAttention({ routeId: plan.routeId, parked });
+    await condition(() => decision !== null);
+    const taken = decision as unknown as Decision;
+    decision = null;
+    parked = null;
+    upsertSearchAttributes([{ key: attentionKey, value: false }]);
+    upsertMemo({ parked: null });
+    setCurrentDetails('');
+    await bookkeeping.projectAttention({ routeId: plan.routeId, parked: null });
+    log.info('operator decision', { routeId: plan.routeId, decision: taken.kind });
+    return taken;
+  };
+
+  /** Runs a step; once funds were received, a failure parks instead of failing, and `retry` runs it again. */
+  const runStep = async <T>(name: string, body: (attempt: number) => Promise<T>): Promise<T> => {
+    step = name;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await body(attempt);
+      } catch (error) {
+        if (!fundsReceived || isCancellation(error)) throw error;
+        const taken = await park(name, describeFailure(error));
+        if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
+      }
+    }
+  };
+
+  /** A bridge leg: place and fund the order, wait for the fill, confirm delivery on chain. */
+  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string }>) => {
+    let generation = 1;
+    return runStep(`bridge-${leg}`, async () => {
+      try {
+        const order = await place(generation);
+        const fill = await waits.awaitBridgeFill({ routeId: plan.routeId, leg, requestId: order.requestId });
+        return { order, delivery: await confirm(order, fill.txHashes) };
+      } catch (error) {
+        // A refunded or failed order is final: the next attempt opens a new order with the returned funds.
+        const type = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : null;
+        if (type === 'BridgeRefunded' || type === 'BridgeFailed') generation += 1;
+        throw error;
+      }
+    });
+  };
+
+  /** Deposit stage: the full amount by the deadline, or the documented underpayment policy. */
+  const awaitFullDeposit = async (): Promise<boolean> => {
+    let deadline = plan.depositDeadline;
+    for (;;) {
+      step = 'await-deposit';
+      const scope = new CancellationScope();
+      const wait = scope.run(() => deposits.awaitDeposit({ ...plan, depositDeadline: deadline }));
+      wait.catch(() => {});
+      const failed = condition(() => decision?.kind === 'fail').then(() => null);
+      const outcome = await Promise.race([wait, failed]);
+      if (outcome === null) {
+        scope.cancel();
+        throw new OperatorFailure((decision as unknown as { reason: string }).reason);
+      }
+      if (outcome.funded) return true;
+
+      const received = BigInt(outcome.balance);
+      if (received === 0n) {
+        await setStatus('FAILED', { error: `no deposit received by the deadline ${deadline}` });
+        return false;
+      }
+      fundsReceived = true;
+      const cause = `underpaid: received ${received} of ${plan.amount} by the deadline ${deadline}`;
+      if (plan.refundAddress) {
+        const refund = await runStep('refund-deposit', () => steps.refundDeposit({ routeId: plan.routeId, to: plan.refundAddress!, key: 'underpaid' }));
+        await setStatus('FAILED', { error: `${cause}; refunded ${refund.amount} to ${plan.refundAddress} (tx ${refund.txHash})` });
+        return false;
+      }
+      const taken = await park('await-deposit', `${cause}; no refundAddress, so the deposit is held. retry = wait again for the full amount; fail = end the route`);
+      if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
+      deadline = new Date(Date.now() + plan.settings.depositTimeoutSeconds * 1000).toISOString();
+    }
   };
 
   try {
     await setStatus('AWAITING_DEPOSIT');
-    const deposit = await waits.awaitDeposit(plan);
-    if (!deposit.funded) {
-      await setStatus('FAILED', { error: `no deposit of ${plan.amount} received at ${plan.depositAddress} before ${plan.depositDeadline}` });
-      return 'FAILED';
-    }
+    if (!(await awaitFullDeposit())) return 'FAILED';
+    fundsReceived = true;
 
     await setStatus('BRIDGING_IN');
-    const inbound = await steps.bridgeIn(plan);
-    const inFill = await waits.awaitBridgeFill({ routeId: plan.routeId, leg: 'in', requestId: inbound.requestId });
-    await steps.confirmDelivery({
-      routeId: plan.routeId,
-      leg: 'in',
-      chainId: plan.hubChainId,
-      token: plan.hubToken,
-      recipient: plan.hubAccount,
-      amount: inbound.amountOut,
-      txHashes: inFill.txHashes,
-    });
+    const inbound = await bridgeLeg(
+      'in',
+      (generation) => steps.bridgeIn({ plan, generation }),
+      (order, txHashes) =>
+        steps.confirmDelivery({ routeId: plan.routeId, leg: 'in', chainId: plan.hubChainId, token: plan.hubToken, recipient: plan.hubAccount, amount: order.amountOut, txHashes }),
+    );
     await setStatus('RECEIVED_ON_HUB');
 
-    await steps.shield({ plan, amount: inbound.amountOut });
+    await runStep('shield', () => steps.shield({ plan, amount: inbound.order.amountOut }));
     await setStatus('SHIELDED');
 
-    const unshielded = await steps.unshield(plan);
+    const unshielded = await runStep('unshield', () => steps.unshield(plan));
     await setStatus('UNSHIELD_SENT');
 
     await setStatus('BRIDGING_OUT');
-    const outbound = await steps.bridgeOut(plan);
-    const outFill = await waits.awaitBridgeFill({ routeId: plan.routeId, leg: 'out', requestId: outbound.requestId });
-    const payout = await steps.confirmDelivery({
-      routeId: plan.routeId,
-      leg: 'out',
-      chainId: plan.destChainId,
-      token: plan.destToken,
-      recipient: plan.recipient,
-      amount: plan.quotedOutputAmount,
-      txHashes: outFill.txHashes,
-    });
-    await steps.recordServiceFee({
-      routeId: plan.routeId,
-      chainId: plan.hubChainId,
-      token: plan.hubToken,
-      unshielded: unshielded.amount,
-      bridgedOut: outbound.amountIn,
-    });
-    await setStatus('COMPLETED', { payoutTxHash: payout.txHash });
+    const outbound = await bridgeLeg(
+      'out',
+      (generation) => steps.bridgeOut({ plan, generation }),
+      (_order, txHashes) =>
+        steps.confirmDelivery({ routeId: plan.routeId, leg: 'out', chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes }),
+    );
+    await bookkeeping.recordServiceFee({ routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, unshielded: unshielded.amount, bridgedOut: outbound.order.amountIn });
+    step = null;
+    await setStatus('COMPLETED', { payoutTxHash: outbound.delivery.txHash });
     return 'COMPLETED';
   } catch (error) {
-    const cause = describeFailure(error);
+    const cause = error instanceof OperatorFailure ? `failed by operator: ${error.message}` : describeFailure(error);
     log.error('transfer failed', { routeId: plan.routeId, cause });
-    await setStatus('FAILED', { error: cause });
+    const heldFunds = await bookkeeping.locateFunds(plan);
+    await setStatus('FAILED', { error: cause, heldFunds });
     return 'FAILED';
   }
 }
 
 function describeFailure(error: unknown): string {
-  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) return error.cause.message;
   if (error instanceof ActivityFailure && error.cause) return error.cause.message;
   return error instanceof Error ? error.message : String(error);
 }

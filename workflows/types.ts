@@ -38,6 +38,42 @@ export interface RoutePlan {
   recipient: Address;
   /** ISO-8601 instant after which a missing deposit fails the transfer. */
   depositDeadline: string;
+  /** Where undeliverable deposits are refunded; null = held for an operator. */
+  refundAddress: Address | null;
+  settings: TransferSettings;
+}
+
+export interface TransferSettings {
+  /** Attempts of one step before parking (once funds were received). */
+  stepMaxAttempts: number;
+  /** Time budget of one step, retries included, before parking. */
+  stepTimeBudgetSeconds: number;
+  /** A fresh deposit wait granted by an operator retry of an underpaid route. */
+  depositTimeoutSeconds: number;
+}
+
+/** Where a parked transfer stopped and why. */
+export interface ParkedStep {
+  step: string;
+  error: string;
+  /** ISO-8601. */
+  since: string;
+}
+
+/** What the `state` query answers. */
+export interface TransferState {
+  status: TransferStatus;
+  step: string | null;
+  parked: ParkedStep | null;
+}
+
+/** What a route holds and where (amounts in smallest units). */
+export interface HeldFunds {
+  place: 'deposit' | 'hub' | 'pool' | 'exit';
+  chainId: number;
+  token: Address;
+  address: Address;
+  amount: string;
 }
 
 export type BridgeLeg = 'in' | 'out';
@@ -53,3 +89,7 @@ export const WORKFLOW_TYPE = 'transferWorkflow';
 
 /** Custom search attributes, registered by temporal-dev.yaml. */
 export const SEARCH_ATTRIBUTES = { status: 'TransferStatus', needsAttention: 'NeedsAttention' } as const;
+
+export const REFUND_WORKFLOW_TYPE = 'refundWorkflow';
+export const STRAY_SCANNER_WORKFLOW_TYPE = 'strayDepositScannerWorkflow';
+export const STRAY_SCANNER_WORKFLOW_ID = 'stray-deposit-scanner';

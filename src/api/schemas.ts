@@ -17,12 +17,17 @@ export const transferRequestSchema = z.object({
   destTokenSymbol: symbol('destTokenSymbol').optional(),
 });
 
+const evmAddress = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .refine((value) => isAddress(value, { strict: true }), `${field} must be a 0x-prefixed 20-byte hex address (with a valid checksum when mixed-case)`)
+    .refine((value) => value.toLowerCase() !== zeroAddress, `${field} must not be the zero address`)
+    .transform((value) => value as `0x${string}`);
+
 export const createTransferSchema = transferRequestSchema.extend({
-  userDestinationAddress: z
-    .string({ error: 'userDestinationAddress must be a string' })
-    .refine((value) => isAddress(value, { strict: true }), 'userDestinationAddress must be a 0x-prefixed 20-byte hex address (with a valid checksum when mixed-case)')
-    .refine((value) => value.toLowerCase() !== zeroAddress, 'userDestinationAddress must not be the zero address')
-    .transform((value) => value as `0x${string}`),
+  userDestinationAddress: evmAddress('userDestinationAddress'),
+  /** Addition to the spec: where undeliverable deposits go back to, on the source chain. */
+  refundAddress: evmAddress('refundAddress').optional(),
 });
 
 export const tokensQuerySchema = z.object({

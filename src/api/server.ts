@@ -2,7 +2,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import type { Hono } from 'hono';
 import type { Logger } from '../logger.ts';
-import type { ServiceContext } from '../runtime.ts';
+import { observabilityRoutes, postgresCheck, temporalCheck } from '../observability/http.ts';
+import { metricsRegistry } from '../observability/metrics.ts';
+import { transferSettings, type ServiceContext } from '../runtime.ts';
 import { createTransferService } from '../transfers/transferService.ts';
 import { createApi } from './app.ts';
 
@@ -23,10 +25,13 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     quotes: service.quotes,
     keyring: service.keyring,
-    depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
+    settings: transferSettings(config),
   });
   try {
-    const { url, close } = await listen(createApi({ quotes: service.quotes, transfers, logger }), config.PORT, config.HOST);
+    const app = createApi({ quotes: service.quotes, transfers, logger });
+    // Beside the spec routes: /healthz, /readyz (Postgres and Temporal answer), /metrics.
+    app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, registry: metricsRegistry(service.db, logger), logger }));
+    const { url, close } = await listen(app, config.PORT, config.HOST);
     return {
       url,
       temporal,

@@ -115,8 +115,9 @@ export const bridgeOrders = pgTable(
 );
 
 /**
- * Per-route accounting: one row per money movement kind (received, bridged_in, shielded, unshielded,
- * paid, service_fee). Inserts are idempotent on (route, kind).
+ * Per-route accounting: one row per money movement (received, bridged_in, arrived_on_hub, shielded,
+ * unshielded, bridged_out, paid, service_fee, refunded). Inserts are idempotent on (route, entryKey);
+ * entryKey is the kind, or kind:key for movements that can happen more than once (refunds).
  */
 export const ledgerEntries = pgTable(
   'ledger_entries',
@@ -124,11 +125,12 @@ export const ledgerEntries = pgTable(
     id: serial('id').primaryKey(),
     routeId: text('route_id').notNull(),
     kind: text('kind').notNull(),
+    entryKey: text('entry_key').notNull(),
     chainId: integer('chain_id').notNull(),
     token: text('token').notNull(),
     amount: text('amount').notNull(),
     txHash: text('tx_hash'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('ledger_route_kind_uq').on(t.routeId, t.kind)],
+  (t) => [uniqueIndex('ledger_route_entry_uq').on(t.routeId, t.entryKey)],
 );

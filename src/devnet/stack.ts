@@ -5,11 +5,13 @@ import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { english, generateMnemonic } from 'viem/accounts';
 import { startApi } from '../api/server.ts';
+import { ensureStrayScanner } from '../temporal/strayScanner.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
+import { startWorkerHttp } from '../observability/workerHttp.ts';
 import { startTransferWorker } from '../temporal/worker.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
@@ -21,7 +23,12 @@ export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
 
 export interface LocalStackOptions {
   dataDir: string;
-  ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number };
+  ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number } & {
+    /** Worker's /healthz, /readyz, /metrics (default: a free port). */
+    workerHttp?: number;
+    /** The Temporal SDK's own Prometheus exporter (default: not exported). */
+    temporalMetrics?: number;
+  };
   /** Extra configuration (same names as the environment); wins over the devnet defaults. */
   env?: Record<string, string | undefined>;
   /** Fresh chains and Temporal state on every start (tests). */
@@ -34,6 +41,10 @@ export interface LocalStackOptions {
 export interface LocalStack {
   config: Config;
   apiUrl: string;
+  /** Worker's health, readiness and metrics endpoints. */
+  workerUrl: string;
+  /** The Temporal SDK's Prometheus endpoint, when exported. */
+  temporalMetricsUrl?: string;
   temporal: { address: string; namespace: string; uiUrl: string; client: Client };
   relay: RelayEmulator;
   manifest: DevnetManifest;
@@ -126,11 +137,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       deps: service.activityDeps,
       workflowBundle: opts.workflowBundle,
+      logger,
+      temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
     });
     stops.push(worker.stop);
+    const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
+    stops.push(workerHttp.stop);
 
     const api = await startApi(service, logger);
     stops.push(api.stop);
+    await ensureStrayScanner(api.temporal, config);
 
     const info: StackInfo = {
       apiUrl: api.url,
@@ -146,6 +162,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return {
       config,
       apiUrl: api.url,
+      workerUrl: workerHttp.url,
+      temporalMetricsUrl: worker.temporalMetricsUrl,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
       manifest,

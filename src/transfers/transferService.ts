@@ -5,11 +5,13 @@ import type { RouteKeyring } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transfers } from '../db/schema.ts';
 import type { QuoteService, Quote, TransferRequest } from '../quote/quoteService.ts';
-import { WORKFLOW_TYPE, type Address, type RoutePlan, type TransferStatus } from '../../workflows/types.ts';
+import { WORKFLOW_TYPE, type Address, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
 
 export interface CreateTransferRequest extends TransferRequest {
   userDestinationAddress: Address;
+  /** Optional: where undeliverable deposits are refunded on the source chain. */
+  refundAddress?: Address;
 }
 
 export interface CreatedTransfer extends Quote {
@@ -23,6 +25,9 @@ export interface CreatedTransfer extends Quote {
 /** The persisted transfer as GET returns it. Internal accounts (exit account, derivation index) stay private. */
 export interface TransferView extends CreatedTransfer {
   error: string | null;
+  /** True while the transfer waits for an operator (a step is parked, or funds are held for a decision). */
+  needsAttention: boolean;
+  refundAddress: string | null;
   userDestinationAddress: string;
   depositDeadline: string;
   payoutTxHash: string | null;
@@ -37,7 +42,7 @@ export interface TransferServiceDeps {
   taskQueue: string;
   quotes: QuoteService;
   keyring: RouteKeyring;
-  depositTimeoutSeconds: number;
+  settings: TransferSettings;
 }
 
 /** Unguessable route id: 128 random bits. */
@@ -59,7 +64,7 @@ export function createTransferService(deps: TransferServiceDeps) {
       const [{ index } = { index: 0 }] = await deps.db.execute<{ index: number }>(sql`select nextval(${routeAccountIndex.seqName}) :: int as index`);
       const accounts = deps.keyring.routeAccounts(index);
       const routeId = newRouteId();
-      const depositDeadline = new Date(Date.now() + deps.depositTimeoutSeconds * 1000);
+      const depositDeadline = new Date(Date.now() + deps.settings.depositTimeoutSeconds * 1000);
 
       await deps.db.insert(transfers).values({
         routeId,
@@ -77,6 +82,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         hubIsSmartAccount: false,
         exitAccount: accounts.exit.address,
         userDestinationAddress: request.userDestinationAddress,
+        refundAddress: request.refundAddress ?? null,
         depositDeadline,
       });
 
@@ -96,6 +102,8 @@ export function createTransferService(deps: TransferServiceDeps) {
         exitAccount: accounts.exit.address,
         recipient: request.userDestinationAddress,
         depositDeadline: depositDeadline.toISOString(),
+        refundAddress: request.refundAddress ?? null,
+        settings: deps.settings,
       };
       try {
         await deps.temporal.workflow.start(WORKFLOW_TYPE, {
@@ -132,6 +140,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         routeId: row.routeId,
         status: row.status as TransferStatus,
         error: row.error,
+        needsAttention: row.needsAttention,
         symbol: row.symbol,
         destSymbol: row.destSymbol,
         sourceChainId: row.sourceChainId,
@@ -153,6 +162,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         hubAccount: row.hubAccount,
         hubIsSmartAccount: row.hubIsSmartAccount,
         userDestinationAddress: row.userDestinationAddress,
+        refundAddress: row.refundAddress,
         depositDeadline: row.depositDeadline.toISOString(),
         payoutTxHash: row.payoutTxHash,
         createdAt: row.createdAt.toISOString(),

@@ -22,6 +22,12 @@ export function createDevnetPrivacyPool(opts: {
 
   return {
     chainId,
+    address,
+
+    async note(commitment) {
+      const [, value, spent] = await client().readContract({ address, abi: devnetPrivacyPoolAbi, functionName: 'notes', args: [commitment] });
+      return spent ? 0n : value;
+    },
 
     async fees() {
       const [shieldFeeBps, unshieldFeeBps] = await Promise.all([read<number>('shieldFeeBps'), read<number>('unshieldFeeBps')]);

@@ -7,6 +7,10 @@ import type { Address, Hex, LocalAccount } from 'viem';
  */
 export interface PrivacyPool {
   readonly chainId: number;
+  /** The pool contract, where shielded funds sit. */
+  readonly address: Address;
+  /** Unspent value of a route's note (0 when unknown or spent). */
+  note(commitment: Hex): Promise<bigint>;
   /** Fees in basis points, charged by the pool on the amount going in (shield) and coming out (unshield). */
   fees(): Promise<{ shieldFeeBps: number; unshieldFeeBps: number }>;
   shield(input: { routeId: string; owner: LocalAccount; token: Address; amount: bigint; commitment: Hex }): Promise<ShieldResult>;

@@ -1,0 +1,62 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { eq } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
+import { tokenBalance } from '../src/chain/erc20.ts';
+import { transfers } from '../src/db/schema.ts';
+import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
+import type { ActivityDeps } from './deps.ts';
+import { ensureGas } from './gas.ts';
+import { recordLedger } from './projection.ts';
+
+export function fundsActivities(deps: ActivityDeps) {
+  return {
+    /** Where the route's money is now: its deposit, hub and exit accounts and its pool note. Read-only. */
+    async locateFunds(plan: RoutePlan): Promise<HeldFunds[]> {
+      const [deposit, hub, exit, note] = await Promise.all([
+        tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress),
+        tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.hubAccount),
+        tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount),
+        deps.pool.note(deps.keyring.shieldCommitment(plan.routeId)),
+      ]);
+      const held: HeldFunds[] = [
+        { place: 'deposit', chainId: plan.sourceChainId, token: plan.sourceToken, address: plan.depositAddress, amount: deposit.toString() },
+        { place: 'hub', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: hub.toString() },
+        { place: 'pool', chainId: plan.hubChainId, token: plan.hubToken, address: deps.pool.address, amount: note.toString() },
+        { place: 'exit', chainId: plan.hubChainId, token: plan.hubToken, address: plan.exitAccount, amount: exit.toString() },
+      ];
+      return held.filter((h) => h.amount !== '0');
+    },
+
+    /**
+     * Sends everything the route's deposit account holds of its source token to `to`. Keyed by
+     * (route, `refund:<key>`): a retry settles the same transaction, never a second refund.
+     */
+    async refundDeposit(input: { routeId: string; to: Address; key: string }): Promise<{ amount: string; txHash: Hex }> {
+      const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+      if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
+      const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
+      const token = route.sourceToken as Address;
+      const step = `refund:${input.key}`;
+      if (!(await deps.sender.intent(input.routeId, step))) {
+        const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+        if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
+        await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
+        const current = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+        await deps.sender.send({
+          routeId: input.routeId,
+          step,
+          chainId: route.sourceChainId,
+          account: deposit,
+          to: token,
+          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [input.to, current] }),
+        });
+      }
+      const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
+      const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
+      if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
+      const amount = refund.args.value.toString();
+      await recordLedger(deps, { routeId: input.routeId, kind: 'refunded', key: input.key, chainId: route.sourceChainId, token, amount, txHash });
+      return { amount, txHash };
+    },
+  };
+}
