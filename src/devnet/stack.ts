@@ -8,6 +8,8 @@ import { startApi } from '../api/server.ts';
 import { ensureStrayScanner } from '../temporal/strayScanner.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
+import { createFaultRegistry } from '../emulators/faults.ts';
+import { startHubRpcProxy } from '../emulators/pool-rpc/index.ts';
 import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
@@ -17,6 +19,7 @@ import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -52,25 +55,6 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** What `routectl` reads to find a running local stack. */
-export interface StackInfo {
-  apiUrl: string;
-  temporalAddress: string;
-  temporalNamespace: string;
-  temporalUiUrl: string;
-  relayUrl: string;
-  databaseUrl: string;
-  manifest: DevnetManifest;
-}
-
-export const STACK_INFO_FILE = 'stack.json';
-
-export function readStackInfo(dataDir: string): StackInfo {
-  const file = path.join(dataDir, STACK_INFO_FILE);
-  if (!existsSync(file)) throw new Error(`no local stack found (${file} is missing); start it with "npm start"`);
-  return JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
-}
-
 /**
  * Starts the whole service on one machine: Temporal dev server, Postgres, three anvil chains with test
  * tokens and the devnet privacy pool, the Relay emulator, the worker and the API. Stops in reverse order.
@@ -99,8 +83,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     await migrateDatabase(postgres.url);
 
     const { manifest } = chains;
+    // One fault registry for the stack: the Relay emulator's /_emulator/faults controls all four operations.
+    const faults = createFaultRegistry((entry) => logger.info('fault injection', entry as Record<string, unknown>));
     const relay = await startRelayEmulator({
       manifest,
+      faults,
       port: opts.ports.relay,
       solverPrivateKey: DEVNET_ACCOUNTS.relaySolver,
       usdPrices: DEVNET_USD_PRICES,
@@ -111,13 +98,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
     const hub = manifest.chains.find((c) => c.role === 'hub');
     if (!hub) throw new Error('devnet manifest has no hub chain');
+    const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, poolAddress: manifest.privacyPool.address, faults, port: 0 });
+    stops.push(hubRpc.stop);
+    const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
     const config = loadConfig({
       PORT: String(opts.ports.api),
       TEMPORAL_ADDRESS: temporalServer.address,
       TEMPORAL_NAMESPACE: temporalServer.namespace,
       RELAY_API_URL: relay.url,
       HUB_CHAIN_ID: String(hub.chainId),
-      CHAIN_RPC_URLS: JSON.stringify(Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.rpcUrl]))),
+      CHAIN_RPC_URLS: JSON.stringify(serviceRpcUrls),
       SIGNER_MNEMONIC: await devnetSignerMnemonic(opts.dataDir, opts.ephemeral),
       GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
       PRIVACY_POOL_ADDRESS: manifest.privacyPool.address,

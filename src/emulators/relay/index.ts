@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hex } from 'viem';
 import type { DevnetManifest } from '../../devnet/manifest.ts';
-import { createFaultRegistry, type FaultController } from './faults.ts';
+import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
 import { connectOnchain } from './onchain.ts';
 import { openOrderStore } from './orders.ts';
 import { parseUsdPrice, validateFeeBps } from './pricing.ts';
 import { createRelayApp } from './server.ts';
 import { createWatcher } from './watcher.ts';
 
-export type { FaultController, FaultMode, FaultOperation, FaultSpec } from './faults.ts';
+export type { FaultController, FaultMode, FaultOperation, FaultSpec } from '../faults.ts';
 
 export interface RelayEmulatorOptions {
   manifest: DevnetManifest;
@@ -31,6 +31,8 @@ export interface RelayEmulatorOptions {
   feeBps?: number;
   /** How often deposit addresses are checked. Default 500 ms. */
   pollIntervalMs?: number;
+  /** Fault registry shared with other emulators of the stack; default: its own. */
+  faults?: FaultRegistry;
   /** JSON file keeping orders and the next deposit index across restarts. */
   statePath?: string;
   log?: (obj: object) => void;
@@ -55,7 +57,7 @@ export async function startRelayEmulator(opts: RelayEmulatorOptions): Promise<Re
 
   const onchain = connectOnchain(opts.manifest, opts.solverPrivateKey);
   const store = openOrderStore({ statePath: opts.statePath, depositMnemonic: opts.depositMnemonic });
-  const faults = createFaultRegistry(log);
+  const faults = opts.faults ?? createFaultRegistry(log);
   const watcher = createWatcher({ store, onchain, faults, pollIntervalMs: opts.pollIntervalMs ?? 500, log });
   const app = createRelayApp({ manifest: opts.manifest, onchain, store, faults, prices, feeBps, log });
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { getAddress, toHex, type Address, type Hex } from 'viem';
 import { english, generateMnemonic, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { z } from 'zod';
-import type { FaultOperation } from './faults.ts';
+import type { FaultOperation } from '../faults.ts';
 
 /** Relay intent statuses the emulator produces (docs: get-intents-status-v3). */
 export type RelayStatus = 'waiting' | 'pending' | 'delayed' | 'submitted' | 'success' | 'refund' | 'failure';

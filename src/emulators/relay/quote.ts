@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { encodeFunctionData, erc20Abi, getAddress, isAddress, type Address, type Hex } from 'viem';
 import { z } from 'zod';
 import type { DevnetChain, DevnetManifest, DevnetToken } from '../../devnet/manifest.ts';
-import type { FaultOperation, FaultRegistry } from './faults.ts';
+import type { FaultOperation, FaultRegistry } from '../faults.ts';
 import type { Onchain } from './onchain.ts';
 import type { OrderStore } from './orders.ts';
 import {

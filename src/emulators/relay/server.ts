@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { faultOperations, faultSpecSchema, type FaultRegistry } from './faults.ts';
+import { faultOperations, faultSpecSchema, type FaultRegistry } from '../faults.ts';
 import type { Order, OrderStore } from './orders.ts';
 import { priceAsNumber } from './pricing.ts';
 import { createQuote, RelayApiError, type QuoteContext } from './quote.ts';

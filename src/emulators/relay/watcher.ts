@@ -1,4 +1,4 @@
-import type { FaultRegistry } from './faults.ts';
+import type { FaultRegistry } from '../faults.ts';
 import type { Onchain } from './onchain.ts';
 import type { Order, OrderStore } from './orders.ts';
 

@@ -1,17 +1,18 @@
 import { z } from 'zod';
 
 /**
- * Injected failures for tests and demos. An order is 'bridge-in' when it fills on the hub
- * chain and 'bridge-out' when it starts on the hub.
+ * Injected failures of the local stack's emulators, for tests and demos; one registry is shared by the
+ * Relay emulator (bridge-in, bridge-out) and the hub RPC proxy in front of the devnet pool (shield,
+ * unshield). A Relay order is 'bridge-in' when it fills on the hub chain and 'bridge-out' when it starts on the hub.
  *
- * - fail:   POST /quote/v2 answers HTTP 500 for that operation
+ * - fail:   bridge: POST /quote/v2 answers HTTP 500; pool: the hub RPC rejects the shield/unshield transaction
  * - refund: on deposit, the solver pays amountIn back to refundTo instead of filling
  * - delay:  on deposit, the fill waits delayMs
  *
  * Each triggered fault consumes one of its `count`; without a count it stays until cleared.
  */
 
-export const faultOperations = ['bridge-in', 'bridge-out'] as const;
+export const faultOperations = ['bridge-in', 'shield', 'unshield', 'bridge-out'] as const;
 export type FaultOperation = (typeof faultOperations)[number];
 export type FaultMode = 'fail' | 'refund' | 'delay';
 
@@ -22,7 +23,8 @@ export const faultSpecSchema = z
     count: z.number().int().positive().optional(),
     delayMs: z.number().int().nonnegative().optional(),
   })
-  .refine((f) => f.mode !== 'delay' || f.delayMs !== undefined, { message: "delayMs is required for mode 'delay'" });
+  .refine((f) => f.mode !== 'delay' || f.delayMs !== undefined, { message: "delayMs is required for mode 'delay'" })
+  .refine((f) => f.mode === 'fail' || f.operation === 'bridge-in' || f.operation === 'bridge-out', { message: "shield and unshield take only mode 'fail'" });
 
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
 

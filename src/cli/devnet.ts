@@ -1,0 +1,72 @@
+import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { faultOperations } from '../emulators/faults.ts';
+import { formatAmount, parseAmount } from '../money/amount.ts';
+import { CliError, connectionSettings, print, stackInfo, unknownRoute, usageError } from './context.ts';
+
+export function info(json: boolean): void {
+  const { manifest } = stackInfo();
+  if (json) {
+    print(manifest.chains.map(({ role, chainId, name, rpcUrl, tokens }) => ({ role, chainId, name, rpcUrl, tokens })));
+    return;
+  }
+  for (const chain of manifest.chains) {
+    print(`${chain.displayName} (${chain.role})  chainId ${chain.chainId}  ${chain.rpcUrl}`);
+    for (const token of chain.tokens) print(`  ${token.symbol.padEnd(6)} ${token.address}  ${token.decimals} decimals`);
+  }
+}
+
+/** Sends the route's amount (or --amount) of its source token from the devnet faucet to its deposit address. */
+export async function fund(routeId: string, amountText: string | undefined): Promise<void> {
+  const { manifest } = stackInfo();
+  const { apiUrl } = connectionSettings();
+  const response = await fetch(`${apiUrl}/api/private-route/${encodeURIComponent(routeId)}`);
+  const body = (await response.json()) as { success: boolean; error?: string; data?: { depositAddress: Address; amount: string; symbol: string; sourceChainId: number } };
+  if (response.status === 404) throw unknownRoute(routeId);
+  if (!body.success || !body.data) throw new CliError(body.error ?? `could not read route ${routeId}`, 1);
+  const route = body.data;
+  const chain = manifest.chains.find((c) => c.chainId === route.sourceChainId);
+  const token = chain?.tokens.find((t) => t.symbol === route.symbol);
+  if (!chain || !token) throw new CliError(`route ${routeId} is not on a local devnet chain (source chain ${route.sourceChainId})`, 1);
+  let amount: bigint;
+  try {
+    amount = amountText === undefined ? BigInt(route.amount) : parseAmount(amountText, token.decimals, '--amount');
+  } catch (error) {
+    throw usageError(error instanceof Error ? error.message : String(error));
+  }
+
+  const account = privateKeyToAccount(manifest.faucetPrivateKey);
+  const transport = http(chain.rpcUrl);
+  const wallet = createWalletClient({ account, transport });
+  const client = createPublicClient({ transport, pollingInterval: 200 });
+  const hash = await wallet.writeContract({ chain: null, address: token.address, abi: erc20Abi, functionName: 'transfer', args: [route.depositAddress, amount] });
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new CliError(`funding transaction ${hash} reverted`, 1);
+  print(`sent ${formatAmount(amount, token.decimals)} ${token.symbol} to ${route.depositAddress} on ${chain.displayName} (tx ${hash})`);
+}
+
+/** `devnet fault set|clear|list`: the emulators fail an operation the next N times (or until cleared). */
+export async function fault(action: string | undefined, operation: string | undefined, opts: { count?: string; mode?: string; delayMs?: string }): Promise<void> {
+  const { relayUrl } = stackInfo();
+  const endpoint = `${relayUrl}/_emulator/faults`;
+  if (operation !== undefined && !(faultOperations as readonly string[]).includes(operation)) {
+    throw usageError(`unknown operation ${operation}; one of ${faultOperations.join(', ')}`);
+  }
+  let response: Response;
+  if (action === 'set') {
+    if (!operation) throw usageError(`fault set needs an operation: ${faultOperations.join(', ')}`);
+    const count = opts.count === undefined ? undefined : Number(opts.count);
+    if (count !== undefined && !(Number.isInteger(count) && count > 0)) throw usageError('--count must be a positive integer');
+    const spec = { operation, mode: opts.mode ?? 'fail', ...(count !== undefined && { count }), ...(opts.delayMs !== undefined && { delayMs: Number(opts.delayMs) }) };
+    response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+  } else if (action === 'clear') {
+    response = await fetch(operation ? `${endpoint}/${operation}` : endpoint, { method: 'DELETE' });
+  } else if (action === 'list') {
+    response = await fetch(endpoint);
+  } else {
+    throw usageError('usage: routectl devnet fault set <operation> [--count N] [--mode fail|refund|delay] | clear [<operation>] | list');
+  }
+  const body = (await response.json()) as unknown;
+  if (!response.ok) throw new CliError(`emulator refused: ${JSON.stringify(body)}`, 1);
+  print(body);
+}

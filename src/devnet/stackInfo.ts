@@ -1,0 +1,22 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { DevnetManifest } from './manifest.ts';
+
+/** What `routectl` reads to find a running local stack. */
+export interface StackInfo {
+  apiUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  relayUrl: string;
+  databaseUrl: string;
+  manifest: DevnetManifest;
+}
+
+export const STACK_INFO_FILE = 'stack.json';
+
+export function readStackInfo(dataDir: string): StackInfo {
+  const file = path.join(dataDir, STACK_INFO_FILE);
+  if (!existsSync(file)) throw new Error(`no local stack found (${file} is missing); start it with "npm start"`);
+  return JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
+}

@@ -1,0 +1,63 @@
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { type Address, type Hex, parseTransaction, toFunctionSelector } from 'viem';
+import type { FaultOperation, FaultRegistry } from '../faults.ts';
+
+/**
+ * The hub chain's JSON-RPC endpoint as the service sees it on the local stack: a pass-through to anvil
+ * that can reject the devnet pool's shield and unshield transactions (fault injection), the way a real
+ * node or relayer rejects a transaction. The service's adapters are unchanged; only its RPC URL points here.
+ */
+const SELECTORS: Record<Hex, FaultOperation> = {
+  [toFunctionSelector('shield(address,uint256,bytes32)')]: 'shield',
+  [toFunctionSelector('unshield(bytes32,address)')]: 'unshield',
+};
+
+interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: number | string | null;
+  method: string;
+  params?: unknown[];
+}
+
+export interface HubRpcProxy {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startHubRpcProxy(opts: { upstreamUrl: string; poolAddress: Address; faults: FaultRegistry; port: number; host?: string }): Promise<HubRpcProxy> {
+  const host = opts.host ?? '127.0.0.1';
+  const pool = opts.poolAddress.toLowerCase();
+
+  const injectedFault = (request: JsonRpcRequest) => {
+    if (request.method !== 'eth_sendRawTransaction' || typeof request.params?.[0] !== 'string') return null;
+    const tx = parseTransaction(request.params[0] as Hex);
+    const operation = tx.to?.toLowerCase() === pool && tx.data ? SELECTORS[tx.data.slice(0, 10) as Hex] : undefined;
+    if (!operation || !opts.faults.take(operation, 'fail')) return null;
+    return { jsonrpc: '2.0', id: request.id, error: { code: -32000, message: `injected fault: ${operation} rejected by the devnet hub` } };
+  };
+
+  const forward = async (body: unknown) => {
+    const response = await fetch(opts.upstreamUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return (await response.json()) as unknown;
+  };
+
+  const app = new Hono();
+  app.post('/', async (c) => {
+    const body = (await c.req.json()) as JsonRpcRequest | JsonRpcRequest[];
+    if (Array.isArray(body)) return c.json(await Promise.all(body.map((request) => injectedFault(request) ?? forward(request))));
+    return c.json((injectedFault(body) ?? (await forward(body))) as object);
+  });
+
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}`,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, afterEach, before, describe, test } from 'node:test';
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
+
+let stack: TestStack;
+
+before(async () => {
+  stack = await startTestStack({ env: { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60', DEPOSIT_TIMEOUT_SECONDS: '6', STRAY_SCAN_INTERVAL_SECONDS: '1' } });
+});
+after(async () => stack?.close());
+afterEach(() => stack.relay.faults.clear());
+
+interface Transfer {
+  routeId: string;
+  status: string;
+  error: string | null;
+  needsAttention: boolean;
+  depositAddress: Address;
+  hubAccount: Address;
+  amount: string;
+  quotedOutputAmount: string;
+}
+
+const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+
+function routectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/routectl.mjs', ...args], { env: { ...process.env, DATA_DIR: stack.dataDir } }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function create(amount: string, extra: Record<string, string> = {}): Promise<Transfer> {
+  const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
+    sourceChainId: chainId('source'),
+    destChainId: chainId('destination'),
+    amount,
+    userDestinationAddress: freshAddress(),
+    ...extra,
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body.data!;
+}
+
+const get = async (routeId: string) => (await stack.api<Transfer & { userDestinationAddress: Address }>('GET', `/api/private-route/${routeId}`)).body.data!;
+const until = (routeId: string, what: string, ok: (t: Transfer) => boolean, timeoutMs = 60_000) =>
+  waitFor(`${routeId}: ${what}`, async () => {
+    const t = await get(routeId);
+    return ok(t) ? t : undefined;
+  }, timeoutMs);
+
+describe('stuck transfers', () => {
+  test('a failing bridge-out parks the transfer; clearing the fault and `routectl retry` completes it', async () => {
+    const created = await create('40');
+    // mode fail: the bridge's quote endpoint answers 500 for bridge-out orders until cleared
+    assert.equal((await routectl('devnet', 'fault', 'set', 'bridge-out')).code, 0);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
+    assert.equal(parked.status, 'BRIDGING_OUT', 'a parked transfer keeps its status');
+    assert.equal(parked.error, null);
+
+    const stuck = await routectl('list', '--stuck', '--json');
+    assert.equal(stuck.code, 0, stuck.stderr);
+    const listed = (JSON.parse(stuck.stdout) as Array<{ routeId: string; parkedStep: string; lastError: string }>).find((r) => r.routeId === created.routeId);
+    assert.equal(listed?.parkedStep, 'bridge-out');
+    assert.match(listed?.lastError ?? '', /injected fault|unavailable|500/);
+
+    const visible = await waitFor('the visibility query to list it', async () => {
+      const ids: string[] = [];
+      for await (const wf of stack.temporal.client.workflow.list({ query: 'NeedsAttention = true AND TransferStatus = "BRIDGING_OUT"' })) ids.push(wf.workflowId);
+      return ids.includes(created.routeId) ? ids : undefined;
+    });
+    assert.ok(visible.includes(created.routeId));
+
+    const shown = await routectl('show', created.routeId);
+    assert.match(shown.stdout, /parked at bridge-out/);
+
+    assert.equal((await routectl('devnet', 'fault', 'clear')).code, 0);
+    const retried = await routectl('retry', created.routeId);
+    assert.equal(retried.code, 0, retried.stderr);
+    const done = await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED');
+    assert.equal(done.needsAttention, false);
+    const recipient = (await get(created.routeId)).userDestinationAddress;
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
+
+    const again = await routectl('retry', created.routeId);
+    assert.equal(again.code, 4);
+    assert.match(again.stderr, /is COMPLETED; nothing to retry/);
+  });
+
+  test('`routectl fail` ends a parked transfer as FAILED with the reason and records where the funds are', async () => {
+    const created = await create('30');
+    // the hub RPC rejects the next 5 shield transactions
+    assert.equal((await routectl('devnet', 'fault', 'set', 'shield', '--count', '5')).code, 0);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
+    assert.equal(parked.status, 'RECEIVED_ON_HUB');
+    await routectl('devnet', 'fault', 'clear');
+
+    const failed = await routectl('fail', created.routeId, '--reason', 'compliance hold: refund manually');
+    assert.equal(failed.code, 0, failed.stderr);
+    const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED');
+    assert.equal(t.error, 'failed by operator: compliance hold: refund manually');
+    const shown = JSON.parse((await routectl('show', created.routeId, '--json')).stdout) as { transfer: { heldFunds: Array<{ place: string; address: string; amount: string }> } };
+    const hub = shown.transfer.heldFunds.find((h) => h.place === 'hub');
+    assert.ok(hub, 'the hub account is recorded as holding the funds');
+    assert.equal(BigInt(hub.amount), await stack.balanceOf('hub', 'USDC', created.hubAccount));
+    assert.ok(BigInt(hub.amount) > 0n);
+  });
+
+  test('operator commands refuse unknown routes, routes that are not parked, and missing reasons', async () => {
+    const unknown = await routectl('retry', 'rt_00000000000000000000000000000000');
+    assert.equal(unknown.code, 3);
+    assert.match(unknown.stderr, /unknown route/);
+    const waiting = await create('10');
+    const notParked = await routectl('retry', waiting.routeId);
+    assert.equal(notParked.code, 4);
+    assert.match(notParked.stderr, /not parked/);
+    const noReason = await routectl('fail', waiting.routeId);
+    assert.equal(noReason.code, 2);
+  });
+});
+
+describe('deposits that go wrong', () => {
+  test('no deposit by the deadline: FAILED with the cause', async () => {
+    const created = await create('10');
+    const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED', 30_000);
+    assert.match(t.error ?? '', /no deposit received by the deadline/);
+  });
+
+  test('underpayment with a refundAddress: refunded in full at the deadline, then FAILED', async () => {
+    const refundTo = freshAddress();
+    const created = await create('20', { refundAddress: refundTo });
+    await stack.fund(created.depositAddress, 'USDC', 12_345_678n);
+    const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED', 30_000);
+    assert.match(t.error ?? '', /underpaid: received 12345678 of 20000000.*refunded 12345678/);
+    assert.equal(await stack.balanceOf('source', 'USDC', refundTo), 12_345_678n);
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n);
+  });
+
+  test('underpayment without a refundAddress: held and parked for an operator', async () => {
+    const created = await create('20');
+    await stack.fund(created.depositAddress, 'USDC', 5_000_000n);
+    const parked = await until(created.routeId, 'parked', (t) => t.needsAttention, 30_000);
+    assert.equal(parked.status, 'AWAITING_DEPOSIT');
+    const failed = await routectl('fail', created.routeId, '--reason', 'sender gave up');
+    assert.equal(failed.code, 0, failed.stderr);
+    assert.match(failed.stdout, /holds 5000000 .* at deposit/);
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 5_000_000n, 'nothing moved without a decision');
+  });
+
+  test('overpayment: the transfer pays exactly the quote and the surplus goes back to the refundAddress', async () => {
+    const refundTo = freshAddress();
+    const created = await create('25', { refundAddress: refundTo });
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount) + 7_000_000n);
+    await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED');
+    const recipient = (await get(created.routeId)).userDestinationAddress;
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
+    await waitFor('the surplus refund', async () => ((await stack.balanceOf('source', 'USDC', refundTo)) === 7_000_000n ? true : undefined), 30_000);
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n);
+  });
+
+  test('a deposit after the deadline without a refundAddress is held, listed, and refunded by an operator', async () => {
+    const created = await create('15');
+    await until(created.routeId, 'failed', (x) => x.status === 'FAILED', 30_000);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const held = await until(created.routeId, 'listed as holding funds', (t) => t.needsAttention, 30_000);
+    assert.equal(held.status, 'FAILED');
+    const stuck = JSON.parse((await routectl('list', '--stuck', '--json')).stdout) as Array<{ routeId: string; heldFunds: Array<{ place: string; amount: string }> }>;
+    assert.deepEqual(stuck.find((r) => r.routeId === created.routeId)?.heldFunds.map((h) => [h.place, h.amount]), [['deposit', created.amount]]);
+
+    const to = freshAddress();
+    const refunded = await routectl('refund', created.routeId, '--to', to);
+    assert.equal(refunded.code, 0, refunded.stderr);
+    assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
+    assert.equal((await get(created.routeId)).needsAttention, false);
+  });
+});
