@@ -9,6 +9,9 @@ import { ConfigError } from './config.ts';
 import { startLocalStack } from './devnet/stack.ts';
 import { readTemporalDevConfig } from './devnet/temporalServer.ts';
 import { createLogger } from './logger.ts';
+import { portFromEnv } from './observability/http.ts';
+import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
+import { DEFAULT_WORKER_HTTP_PORT } from './observability/workerHttp.ts';
 import { onShutdown } from './shutdown.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -28,6 +31,8 @@ async function main() {
       source: 8545,
       hub: 8546,
       destination: 8547,
+      workerHttp: portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT),
+      temporalMetrics: portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT),
     },
     env: process.env,
     logger,
@@ -38,7 +43,9 @@ async function main() {
     [
       '',
       `private-route local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-      `  API                  ${stack.apiUrl}`,
+      `  API                  ${stack.apiUrl}   (health ${stack.apiUrl}/healthz · ready ${stack.apiUrl}/readyz · metrics ${stack.apiUrl}/metrics)`,
+      `  Worker               ${stack.workerUrl}/healthz · ${stack.workerUrl}/readyz · ${stack.workerUrl}/metrics`,
+      ...(stack.temporalMetricsUrl ? [`  Temporal SDK metrics ${stack.temporalMetricsUrl}`] : []),
       `  Temporal Web UI      ${stack.temporal.uiUrl}/namespaces/${stack.temporal.namespace}/workflows`,
       `  Temporal gRPC        ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,
       `  Relay emulator       ${stack.relay.url}`,

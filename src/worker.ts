@@ -1,15 +1,22 @@
 /** Production entry point of the Temporal worker that runs transfer workflows and their activities. */
+import { Client, Connection } from '@temporalio/client';
 import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, isLogLevel } from './logger.ts';
+import { hostPort, portFromEnv } from './observability/http.ts';
+import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
+import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/workerHttp.ts';
 import { createServiceContext } from './runtime.ts';
 import { onShutdown } from './shutdown.ts';
+import { ensureStrayScanner } from './temporal/strayScanner.ts';
 import { startTransferWorker } from './temporal/worker.ts';
 
-const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'worker' } });
+const logger = createLogger({ level: isLogLevel(process.env.LOG_LEVEL) ? process.env.LOG_LEVEL : 'info', fields: { component: 'worker' } });
 
 try {
   const config = loadConfig();
+  const httpPort = portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT);
+  const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
   const service = createServiceContext(config);
   const worker = await startTransferWorker({
@@ -17,9 +24,16 @@ try {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
+    logger,
+    temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });
-  logger.info('worker running', { config: describeConfig(config) });
+  const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, logger });
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  await ensureStrayScanner(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config);
+  await connection.close();
+  logger.info('worker running', { http: http.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
   onShutdown(logger, async () => {
+    await http.stop();
     await worker.stop();
     await service.close();
   });

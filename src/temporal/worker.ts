@@ -1,17 +1,31 @@
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { LogLevel as TemporalLogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { activityInterceptors } from '../observability/activityInterceptors.ts';
+import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-/** Bundles the workflow code once; tests reuse the bundle across workers. */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+/** Workflow interceptor modules bundled with the workflow code (routeId on every workflow log line). */
+export const workflowInterceptorModules = [fileURLToPath(new URL('../observability/workflowInterceptors.ts', import.meta.url))];
+
+/**
+ * Bundles the workflow code (with our workflow interceptors) once; tests reuse the bundle across workers.
+ * Webpack's output goes to `logger` at debug level; its warnings and errors at warn and error.
+ */
+export function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: bundlerLogger(opts.logger ?? createLogger()) });
 }
 
 export interface RunningWorker {
   /** Stops polling, lets running activities finish, and closes the connection. */
   stop(): Promise<void>;
+  /** The SDK worker's state: RUNNING while it polls (INITIALIZED, STOPPING, DRAINING, DRAINED, STOPPED, FAILED otherwise). */
+  state(): State;
+  /** The SDK's own Prometheus endpoint (`temporal_*` metrics), when exported. */
+  temporalMetricsUrl?: string;
 }
 
 export async function startTransferWorker(opts: {
@@ -19,32 +33,58 @@ export async function startTransferWorker(opts: {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  /** Prebuilt workflow code; it must come from bundleWorkflows() to carry the workflow interceptors. */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /** Where the SDK's logs go (also workflow and activity logs), as JSON lines; default: a stdout JSON logger. */
+  logger?: Logger;
+  /** `host:port` for the SDK's Prometheus exporter; omitted: SDK metrics are not exported. */
+  temporalMetricsAddress?: string;
 }): Promise<RunningWorker> {
+  const logger = opts.logger ?? createLogger();
+  // Before the first NativeConnection: the Runtime is configured once per process.
+  const runtime = installTemporalRuntime({ logger, metricsBindAddress: opts.temporalMetricsAddress });
+  const workflowBundle = opts.workflowBundle ?? (await bundleWorkflows({ logger }));
   const connection = await NativeConnection.connect({ address: opts.address });
-  const worker = await Worker.create({
-    connection,
-    namespace: opts.namespace,
-    taskQueue: opts.taskQueue,
-    activities: createActivities(opts.deps),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath }),
-    shutdownGraceTime: '10 seconds',
-  });
-  const running = worker.run();
-  return {
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: opts.namespace,
+      taskQueue: opts.taskQueue,
+      activities: createActivities(opts.deps),
+      workflowBundle,
+      interceptors: { activity: [activityInterceptors] },
+      shutdownGraceTime: '10 seconds',
+    });
+    const running = worker.run();
+    return {
+      async stop() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+        await connection.close();
+      },
+      state: () => worker.getState(),
+      temporalMetricsUrl: runtime.metricsUrl,
+    };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
 }
 
-const quietBundlerLogger = {
-  log: () => {},
-  trace: () => {},
-  debug: () => {},
-  info: () => {},
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
+/** Temporal's Logger for the workflow bundler: webpack's (multi-line) report is debug detail. */
+function bundlerLogger(logger: Logger): TemporalLogger {
+  const log = (level: TemporalLogLevel, message: string, meta?: LogMetadata) => {
+    const fields = { sdkComponent: 'worker', ...meta };
+    if (level === 'ERROR') logger.error(message, fields);
+    else if (level === 'WARN') logger.warn(message, fields);
+    else logger.debug(message, fields);
+  };
+  return {
+    log,
+    trace: () => {},
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
+}

@@ -5,7 +5,7 @@ import { createPublicClient, createWalletClient, erc20Abi, http, type Address, t
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/devnet/ports.ts';
 import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 
 export interface TestStack extends LocalStack {
@@ -20,19 +20,19 @@ export interface TestStack extends LocalStack {
 }
 
 /** The real local stack (Temporal dev server, embedded Postgres, anvil chains, Relay emulator) on free ports, fresh state. */
-export async function startTestStack(opts: { env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(opts: { env?: Record<string, string>; logger?: Logger } = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-test-'));
-  const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await Promise.all(Array.from({ length: 8 }, () => freePort()))) as [
-    number, number, number, number, number, number, number, number,
+  const [api, temporal, temporalUi, postgres, relay, source, hub, destination, temporalMetrics] = (await Promise.all(Array.from({ length: 9 }, () => freePort()))) as [
+    number, number, number, number, number, number, number, number, number,
   ];
   const stack = await startLocalStack({
     dataDir,
-    ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination },
+    ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination, workerHttp: 0, temporalMetrics },
     ephemeral: true,
     workflowBundle: await bundleWorkflows(),
     pollIntervalMs: 200,
     env: { DATABASE_URL: process.env.TEST_DATABASE_URL, ...opts.env },
-    logger: createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
+    logger: opts.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
   });
 
   const chain = (role: 'source' | 'hub' | 'destination') => {

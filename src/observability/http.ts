@@ -1,0 +1,123 @@
+/**
+ * Health, readiness and metrics endpoints, shared by the API (mounted beside its routes) and the
+ * worker (its own small HTTP server). Answers use the API's envelope: `{success, data}` / `{success:false, error}`.
+ *
+ * - `GET /healthz`: the process is up (200 `{success:true, data:{status:'ok'}}`).
+ * - `GET /readyz`: every dependency check passes within its timeout (200), else 503 naming what is down.
+ * - `GET /metrics`: Prometheus text format.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { Connection } from '@temporalio/client';
+import { sql } from 'drizzle-orm';
+import { Hono } from 'hono';
+import type { Registry } from 'prom-client';
+import { ConfigError } from '../config.ts';
+import type { Database } from '../db/client.ts';
+import type { Logger } from '../logger.ts';
+
+/** Resolves when the dependency answers; rejects (with a short reason) when it does not. */
+export type ReadinessCheck = () => Promise<void>;
+
+export interface ObservabilityRoutesOptions {
+  /** Named readiness checks, e.g. { postgres, temporal }. */
+  checks: Record<string, ReadinessCheck>;
+  registry: Registry;
+  /** Per-check time limit of /readyz (default 2000 ms). */
+  checkTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export function observabilityRoutes(opts: ObservabilityRoutesOptions): Hono {
+  const app = new Hono();
+  const timeoutMs = opts.checkTimeoutMs ?? 2000;
+
+  app.get('/healthz', (c) => c.json({ success: true, data: { status: 'ok' } }));
+
+  app.get('/readyz', async (c) => {
+    const names = Object.keys(opts.checks);
+    const results = await Promise.all(names.map((name) => withTimeout(opts.checks[name]!(), timeoutMs).then(() => null, (error: unknown) => errorMessage(error))));
+    const down = names.flatMap((name, i) => (results[i] === null ? [] : [`${name} (${results[i]})`]));
+    if (down.length > 0) {
+      opts.logger?.warn('not ready', { down });
+      return c.json({ success: false, error: `not ready: ${down.join(', ')} unavailable` }, 503);
+    }
+    return c.json({ success: true, data: { status: 'ready', checks: Object.fromEntries(names.map((name) => [name, 'ok'])) } });
+  });
+
+  app.get('/metrics', async (c) => {
+    try {
+      const text = await opts.registry.metrics();
+      return c.body(text, 200, { 'content-type': opts.registry.contentType });
+    } catch (error) {
+      opts.logger?.error('metrics failed', { error: errorMessage(error) });
+      return c.json({ success: false, error: 'metrics unavailable' }, 500);
+    }
+  });
+
+  return app;
+}
+
+/** Postgres answers `select 1`. */
+export function postgresCheck(db: Database): ReadinessCheck {
+  return async () => {
+    await db.execute(sql`select 1`);
+  };
+}
+
+/** The Temporal frontend answers GetSystemInfo (a cheap call every server supports). */
+export function temporalCheck(connection: Connection, timeoutMs = 2000): ReadinessCheck {
+  return async () => {
+    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+  };
+}
+
+export interface HttpServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Serves a Hono app; port 0 picks a free port (the url tells which). */
+export function serveHttp(app: Hono, port: number, hostname: string): Promise<HttpServer> {
+  return new Promise((resolve, reject) => {
+    const server: ServerType = serve({ fetch: app.fetch, port, hostname }, (info) => {
+      server.off('error', reject);
+      resolve({
+        url: `http://${hostPort(hostname, info.port)}`,
+        stop: () =>
+          new Promise((done) => {
+            server.close(() => done());
+            // Keep-alive connections (a scraper's) must not hold the stop.
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          }),
+      });
+    });
+    server.once('error', reject);
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0]!.slice(0, 200);
+}
+
+/** A TCP port from the environment (`name`), or `fallback` when unset. */
+export function portFromEnv(name: string, fallback: number, env: Record<string, string | undefined> = process.env): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} must be a port number (0-65535), got "${raw}"`);
+  return port;
+}
+
+/** `host:port`, bracketing an IPv6 host. */
+export function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
