@@ -1,13 +1,13 @@
-import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex, type LocalAccount } from 'viem';
+import { ApplicationFailure } from '@temporalio/activity';
+import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { bridgeOrders } from '../src/db/schema.ts';
-import { BridgeRouteError, type BridgeQuoteRequest } from '../src/providers/bridge.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
+import { cctpLegs } from './cctpLeg.ts';
 import type { ActivityDeps } from './deps.ts';
-import { ensureGas } from './gas.ts';
+import { directLegs } from './directLeg.ts';
+import type { LegMover, LegRequest } from './legs.ts';
 import { recordLedger } from './projection.ts';
+import { relayLegs } from './relayLeg.ts';
 
 export interface DeliveryCheck {
   routeId: string;
@@ -19,135 +19,60 @@ export interface DeliveryCheck {
   txHashes: Hex[];
 }
 
+/** The two bridge legs, moved by the configured bridge (or by a plain transfer when a leg stays on one chain). */
 export function bridgeActivities(deps: ActivityDeps) {
-  /**
-   * Opens (once) a deposit-address order for a leg and sends the route's funds to it (once).
-   * The order is recorded before any funds move; a retry reuses it and the recorded transfer.
-   */
-  async function placeAndFund(
-    routeId: string,
-    leg: BridgeLeg,
-    generation: number,
-    from: LocalAccount,
-    request: Omit<BridgeQuoteRequest, 'useDepositAddress' | 'user' | 'refundTo'>,
-    maxAmountIn: bigint,
-  ): Promise<BridgeOrderRef> {
-    // A refunded order is final; each new generation of a leg is a new order and a new funding transfer.
-    const orderKey = generation === 1 ? leg : `${leg}#${generation}`;
-    const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, orderKey)));
-    const [recorded] = await findOrder();
-    let order = recorded;
-    if (!order) {
-      const quote = await deps.bridge
-        .quote({ ...request, user: from.address, refundTo: from.address, useDepositAddress: true })
-        .catch((error: unknown) => {
-          if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
-          throw error;
-        });
-      if (!quote.requestId || !quote.depositAddress) throw new Error('bridge quote carried no deposit address');
-      if (quote.amountIn > maxAmountIn) {
-        throw ApplicationFailure.retryable(`bridge-${leg} needs ${quote.amountIn} but the route holds ${maxAmountIn}`, 'BridgeTooExpensive');
-      }
-      const values = {
-        routeId,
-        leg: orderKey,
-        requestId: quote.requestId,
-        depositAddress: quote.depositAddress,
-        amountIn: quote.amountIn.toString(),
-        amountOut: quote.amountOut.toString(),
-      };
-      await deps.db.insert(bridgeOrders).values(values).onConflictDoNothing();
-      [order] = await findOrder();
-      if (!order) throw new Error('bridge order was not recorded');
-    }
-
-    const step = `bridge-${orderKey}:deposit`;
-    await ensureGas(deps, routeId, step, request.originChainId, from.address);
-    const { txHash } = await deps.sender.send({
-      routeId,
-      step,
-      chainId: request.originChainId,
-      account: from,
-      to: request.originCurrency,
-      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [order.depositAddress as Address, BigInt(order.amountIn)] }),
-    });
-    await recordLedger(deps, {
-      routeId,
-      kind: leg === 'in' ? 'bridged_in' : 'bridged_out',
-      key: generation === 1 ? undefined : String(generation),
-      chainId: request.originChainId,
-      token: request.originCurrency,
-      amount: order.amountIn,
-      txHash,
-    });
-    return { requestId: order.requestId, amountIn: order.amountIn, amountOut: order.amountOut };
-  }
+  const bridged: LegMover = deps.bridge.mode === 'relay' ? relayLegs(deps, deps.bridge.relay) : cctpLegs(deps, deps.bridge.cctp);
+  const direct = directLegs(deps);
+  const moverFor = (originChainId: number, destinationChainId: number) => (originChainId === destinationChainId ? direct : bridged);
+  const moverOf = (order: BridgeOrderRef) => (order.kind === 'direct' ? direct : bridged);
+  const start = (request: LegRequest) => moverFor(request.originChainId, request.destinationChainId).start(request);
+  const ends = (plan: RoutePlan, leg: BridgeLeg) =>
+    leg === 'in' ? { originChainId: plan.sourceChainId, destinationChainId: plan.hubChainId } : { originChainId: plan.hubChainId, destinationChainId: plan.destChainId };
 
   return {
     /** Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. */
     async bridgeIn({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
-      return placeAndFund(
-        plan.routeId,
-        'in',
+      return start({
+        routeId: plan.routeId,
+        leg: 'in',
         generation,
-        deposit,
-        {
-          originChainId: plan.sourceChainId,
-          destinationChainId: plan.hubChainId,
-          originCurrency: plan.sourceToken,
-          destinationCurrency: plan.hubToken,
-          amount: BigInt(plan.amount),
-          tradeType: 'EXACT_INPUT',
-          recipient: plan.hubAccount,
-        },
-        BigInt(plan.amount),
-      );
+        from: deposit,
+        ...ends(plan, 'in'),
+        originCurrency: plan.sourceToken,
+        destinationCurrency: plan.hubToken,
+        amount: BigInt(plan.amount),
+        tradeType: 'EXACT_INPUT',
+        recipient: plan.hubAccount,
+        available: BigInt(plan.amount),
+      });
     },
 
-    /** Bridge out: exact output, so the recipient receives exactly quotedOutputAmount; paid from the exit account. */
+    /** Bridge out: exact output, so the recipient receives quotedOutputAmount; paid from the exit account. */
     async bridgeOut({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { exit } = deps.keyring.routeAccounts(plan.accountIndex);
-      const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exit.address);
-      return placeAndFund(
-        plan.routeId,
-        'out',
+      return start({
+        routeId: plan.routeId,
+        leg: 'out',
         generation,
-        exit,
-        {
-          originChainId: plan.hubChainId,
-          destinationChainId: plan.destChainId,
-          originCurrency: plan.hubToken,
-          destinationCurrency: plan.destToken,
-          amount: BigInt(plan.quotedOutputAmount),
-          tradeType: 'EXACT_OUTPUT',
-          recipient: plan.recipient,
-        },
-        available,
-      );
+        from: exit,
+        ...ends(plan, 'out'),
+        originCurrency: plan.hubToken,
+        destinationCurrency: plan.destToken,
+        amount: BigInt(plan.quotedOutputAmount),
+        tradeType: 'EXACT_OUTPUT',
+        recipient: plan.recipient,
+        available: await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exit.address),
+      });
     },
 
-    /** Waits for the provider to fill an order; a refund or failure is final for this order. */
-    async awaitBridgeFill(input: { routeId: string; leg: BridgeLeg; requestId: string }): Promise<{ txHashes: Hex[] }> {
-      for (;;) {
-        const status = await deps.bridge.orderStatus(input.requestId);
-        if (status.state === 'success') {
-          if (status.outTxHashes.length === 0) throw new Error(`bridge order ${input.requestId} succeeded without a fill transaction`);
-          return { txHashes: status.outTxHashes };
-        }
-        if (status.state === 'refunded' || status.state === 'failed') {
-          throw ApplicationFailure.nonRetryable(
-            `bridge-${input.leg} order ${input.requestId} ended as ${status.providerStatus}${status.details ? `: ${status.details}` : ''}`,
-            status.state === 'refunded' ? 'BridgeRefunded' : 'BridgeFailed',
-          );
-        }
-        heartbeat({ providerStatus: status.providerStatus });
-        await sleep(deps.pollIntervalMs);
-      }
+    /** Waits until a leg's funds arrived on its destination chain; returns the delivering transactions. */
+    async awaitBridgeFill({ plan, leg, order }: { plan: RoutePlan; leg: BridgeLeg; order: BridgeOrderRef }): Promise<{ txHashes: Hex[] }> {
+      return { txHashes: await moverOf(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order }) };
     },
 
-    /** Confirms on chain that a fill paid `recipient` exactly `amount` of `token`, and books it. */
-    async confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex }> {
+    /** Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it. */
+    async confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex; amount: string }> {
       const client = deps.chains.publicClient(check.chainId);
       const expected = BigInt(check.amount);
       for (const hash of check.txHashes) {
@@ -165,7 +90,7 @@ export function bridgeActivities(deps: ActivityDeps) {
             amount: delivered.toString(),
             txHash: hash,
           });
-          return { txHash: hash };
+          return { txHash: hash, amount: delivered.toString() };
         }
       }
       throw ApplicationFailure.nonRetryable(

@@ -32,6 +32,36 @@ export const configSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('private-route'),
   RELAY_API_URL: z.url().default('https://api.relay.link'),
+  /** Burn-and-mint mode: Circle's CCTP v2 network, attestation service and finality. */
+  CCTP_ENVIRONMENT: z.enum(['mainnet', 'testnet']).default('mainnet'),
+  IRIS_API_URL: z.url().optional(),
+  CCTP_FINALITY: z.enum(['fast', 'standard']).default('fast'),
+  CCTP_FEE_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(2000),
+  /** Extra CCTP deployments (JSON array of {chainId, domain, tokenMessenger, messageTransmitter, usdc}); the local stack sets it. */
+  CCTP_LOCAL_CHAINS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.array(
+        z.object({
+          chainId: z.number().int().positive(),
+          domain: z.number().int().nonnegative(),
+          tokenMessenger: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+          messageTransmitter: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+          usdc: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+          name: z.string().optional(),
+          displayName: z.string().optional(),
+        }),
+      ),
+    )
+    .optional(),
   RELAY_API_KEY: z.string().optional(),
   HUB_CHAIN_ID: positiveInt,
   HUB_TOKEN_SYMBOL: z.string().default('USDC'),
@@ -68,8 +98,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  if (result.data.BRIDGE_PROVIDER === 'cctp') {
-    throw new ConfigError('BRIDGE_PROVIDER=cctp (burn-and-mint mode) is not available in this build yet; use "relay"');
+  if (result.data.BRIDGE_PROVIDER === 'cctp' && result.data.HUB_TOKEN_SYMBOL.toUpperCase() !== 'USDC') {
+    throw new ConfigError('HUB_TOKEN_SYMBOL must be USDC in burn-and-mint mode (BRIDGE_PROVIDER=cctp)');
   }
   return result.data;
 }

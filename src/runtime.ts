@@ -7,7 +7,11 @@ import { connectDatabase } from './db/client.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createDevnetPrivacyPool } from './providers/privacy-pool/devnet.ts';
 import { createRelayBridge } from './providers/relay/adapter.ts';
-import { createQuoteService } from './quote/quoteService.ts';
+import { createCctpBridge } from './providers/cctp/adapter.ts';
+import { IRIS_BASE_URLS, type LocalCctpDeployment, cctpNetwork, withLocalChains } from './providers/cctp/chains.ts';
+import { createIrisClient } from './providers/cctp/iris.ts';
+import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
+import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
 
@@ -16,7 +20,6 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
   const database = connectDatabase(config.DATABASE_URL);
   const chains = createChainClients(config.CHAIN_RPC_URLS);
   const sender = createTxSender(database.db, chains);
-  const bridge = instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay');
   const keyring = createRouteKeyring(config.SIGNER_MNEMONIC);
   const pool = createDevnetPrivacyPool({
     chainId: config.HUB_CHAIN_ID,
@@ -25,16 +28,43 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     clients: chains,
     sender,
   });
-  const quotes = createQuoteService({
-    bridge,
-    pool,
-    hubChainId: config.HUB_CHAIN_ID,
-    hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
-    feePolicy: { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD },
-    poolEtaSeconds: config.POOL_ETA_SECONDS,
-    // Account index 0 is never allocated to a route (the sequence starts at 1).
-    previewAccount: keyring.routeAccounts(0).deposit.address,
-  });
+  const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
+
+  let bridge: ActivityDeps['bridge'];
+  let quotes: QuoteService;
+  if (config.BRIDGE_PROVIDER === 'cctp') {
+    const cctp = createCctpBridge({
+      iris: createIrisClient({ baseUrl: config.IRIS_API_URL ?? IRIS_BASE_URLS[config.CCTP_ENVIRONMENT] }),
+      chains: withLocalChains(config.CCTP_LOCAL_CHAINS ? [] : cctpNetwork(config.CCTP_ENVIRONMENT), (config.CCTP_LOCAL_CHAINS ?? []) as LocalCctpDeployment[], localChainNames(config)),
+      clients: chains,
+      sender,
+      finality: config.CCTP_FINALITY,
+      feeBufferBps: config.CCTP_FEE_BUFFER_BPS,
+    });
+    bridge = { mode: 'cctp', cctp };
+    quotes = createCctpQuoteService({
+      bridge: cctp,
+      pool,
+      hubChainId: config.HUB_CHAIN_ID,
+      enabledChainIds: Object.keys(config.CHAIN_RPC_URLS).map(Number),
+      feePolicy,
+      poolEtaSeconds: config.POOL_ETA_SECONDS,
+      finality: config.CCTP_FINALITY,
+    });
+  } else {
+    const relay = instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay');
+    bridge = { mode: 'relay', relay };
+    quotes = createQuoteService({
+      bridge: relay,
+      pool,
+      hubChainId: config.HUB_CHAIN_ID,
+      hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
+      feePolicy,
+      poolEtaSeconds: config.POOL_ETA_SECONDS,
+      // Account index 0 is never allocated to a route (the sequence starts at 1).
+      previewAccount: keyring.routeAccounts(0).deposit.address,
+    });
+  }
   const activityDeps: ActivityDeps = {
     db: database.db,
     chains,
@@ -57,4 +87,8 @@ export function transferSettings(config: Config): TransferSettings {
     stepTimeBudgetSeconds: config.STEP_TIME_BUDGET_SECONDS,
     depositTimeoutSeconds: config.DEPOSIT_TIMEOUT_SECONDS,
   };
+}
+
+function localChainNames(config: Config) {
+  return (config.CCTP_LOCAL_CHAINS ?? []).map((c) => ({ chainId: c.chainId, name: c.name ?? `local-${c.chainId}`, displayName: c.displayName ?? `Local ${c.chainId}` }));
 }

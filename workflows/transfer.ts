@@ -136,12 +136,12 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
   };
 
   /** A bridge leg: place and fund the order, wait for the fill, confirm delivery on chain. */
-  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string }>) => {
+  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string; amount: string }>) => {
     let generation = 1;
     return runStep(`bridge-${leg}`, async () => {
       try {
         const order = await place(generation);
-        const fill = await waits.awaitBridgeFill({ routeId: plan.routeId, leg, requestId: order.requestId });
+        const fill = await waits.awaitBridgeFill({ plan, leg, order });
         return { order, delivery: await confirm(order, fill.txHashes) };
       } catch (error) {
         // A refunded or failed order is final: the next attempt opens a new order with the returned funds.
@@ -200,7 +200,8 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     );
     await setStatus('RECEIVED_ON_HUB');
 
-    await runStep('shield', () => steps.shield({ plan, amount: inbound.order.amountOut }));
+    // Shield what actually arrived (at least the leg's guaranteed minimum), all of it the route's own.
+    await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
     await setStatus('SHIELDED');
 
     const unshielded = await runStep('unshield', () => steps.unshield(plan));

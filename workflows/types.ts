@@ -78,9 +78,15 @@ export interface HeldFunds {
 
 export type BridgeLeg = 'in' | 'out';
 
+/** How a leg moves funds: a Relay deposit-address order, a CCTP burn, or a plain transfer on one chain. */
+export type BridgeLegKind = 'relay' | 'cctp' | 'direct';
+
 export interface BridgeOrderRef {
+  kind: BridgeLegKind;
+  /** Relay: the order's requestId; CCTP: the burn transaction; direct: the transfer transaction. */
   requestId: string;
   amountIn: string;
+  /** The least the leg delivers (Relay: quoted output; CCTP: amount - maxFee; direct: the amount). */
   amountOut: string;
 }
 

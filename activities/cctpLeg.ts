@@ -1,0 +1,125 @@
+import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
+import { and, eq } from 'drizzle-orm';
+import type { Hex } from 'viem';
+import { bridgeOrders } from '../src/db/schema.ts';
+import { BridgeRouteError } from '../src/providers/bridge.ts';
+import { CctpBurnMismatchError } from '../src/providers/cctp/adapter.ts';
+import { IrisRateLimitedError } from '../src/providers/cctp/iris.ts';
+import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
+import type { ActivityDeps } from './deps.ts';
+import { ensureGas } from './gas.ts';
+import { type LegMover, type LegRequest, orderKey } from './legs.ts';
+import { recordLedger } from './projection.ts';
+
+/**
+ * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
+ * Circle's attestation and mints on the destination (MessageTransmitterV2.receiveMessage), relayed by the
+ * gas account. The burn's amount and maxFee are recorded before it is signed, so a retry burns nothing new.
+ */
+export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover {
+  /** Exact output: the smallest burn whose amount minus Circle's fee still delivers `output`. */
+  async function burnAmountFor(request: LegRequest): Promise<{ amount: bigint; maxFee: bigint }> {
+    if (request.tradeType === 'EXACT_INPUT') {
+      const { maxFee } = await cctp.estimateFee(request.originChainId, request.destinationChainId, request.amount);
+      return { amount: request.amount, maxFee };
+    }
+    let amount = request.amount;
+    for (;;) {
+      const estimate = await cctp.estimateFee(request.originChainId, request.destinationChainId, amount);
+      if (amount - estimate.fee >= request.amount) return { amount, maxFee: estimate.maxFee };
+      amount = request.amount + estimate.fee;
+      if (amount - request.amount > request.amount) throw new Error('CCTP fee estimate does not converge');
+    }
+  }
+
+  return {
+    async start(request) {
+      const { routeId, leg, from } = request;
+      const key = orderKey(leg, request.generation);
+      const step = `bridge-${key}`;
+      const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
+      let [order] = await findOrder();
+      if (!order) {
+        const burn = await burnAmountFor(request).catch((error: unknown) => {
+          if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
+          throw error;
+        });
+        if (burn.amount > request.available) {
+          throw ApplicationFailure.retryable(`bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
+        }
+        await deps.db
+          .insert(bridgeOrders)
+          .values({
+            routeId,
+            leg: key,
+            requestId: step,
+            depositAddress: request.recipient,
+            amountIn: burn.amount.toString(),
+            amountOut: (burn.amount - burn.maxFee).toString(),
+          })
+          .onConflictDoNothing();
+        [order] = await findOrder();
+        if (!order) throw new Error('burn was not recorded');
+      }
+
+      const amount = BigInt(order.amountIn);
+      await ensureGas(deps, routeId, step, request.originChainId, from.address);
+      const { txHash } = await cctp
+        .burn({
+          routeId,
+          step,
+          srcChainId: request.originChainId,
+          dstChainId: request.destinationChainId,
+          from,
+          amount,
+          mintRecipient: request.recipient,
+          maxFee: amount - BigInt(order.amountOut),
+        })
+        .catch((error: unknown) => {
+          if (error instanceof CctpBurnMismatchError) throw ApplicationFailure.nonRetryable(error.message, 'CctpBurnMismatch');
+          throw error;
+        });
+      await recordLedger(deps, {
+        routeId,
+        kind: leg === 'in' ? 'bridged_in' : 'bridged_out',
+        key: request.generation === 1 ? undefined : String(request.generation),
+        chainId: request.originChainId,
+        token: request.originCurrency,
+        amount: order.amountIn,
+        txHash,
+      });
+      return { kind: 'cctp', requestId: txHash, amountIn: order.amountIn, amountOut: order.amountOut };
+    },
+
+    /** Polls Iris until the burn is attested (backing off on 429), then relays the mint. */
+    async awaitArrival({ routeId, leg, originChainId, destinationChainId, order }) {
+      for (;;) {
+        let status: Awaited<ReturnType<BurnAndMintBridge['attestation']>>;
+        try {
+          status = await cctp.attestation(originChainId, order.requestId as Hex);
+        } catch (error) {
+          if (!(error instanceof IrisRateLimitedError)) throw error;
+          heartbeat({ rateLimitedForMs: error.retryAfterMs });
+          await sleep(error.retryAfterMs);
+          continue;
+        }
+        if (status.state === 'complete' && status.message && status.attestation) {
+          const minted = await cctp.mint({
+            routeId,
+            step: `bridge-${leg}:mint:${order.requestId}`,
+            dstChainId: destinationChainId,
+            message: status.message,
+            attestation: status.attestation,
+            relayer: deps.gasAccount,
+          });
+          if (!minted.txHash) {
+            throw ApplicationFailure.nonRetryable(`burn ${order.requestId} was minted by another relayer and the mint transaction was not found`, 'MintNotFound');
+          }
+          return [minted.txHash];
+        }
+        heartbeat({ attestation: status.state, delayReason: status.delayReason });
+        await sleep(deps.pollIntervalMs);
+      }
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { encodeFunctionData, erc20Abi } from 'viem';
+import type { ActivityDeps } from './deps.ts';
+import { ensureGas } from './gas.ts';
+import { type LegMover, orderKey } from './legs.ts';
+import { recordLedger } from './projection.ts';
+
+/** A leg whose two ends are the same asset on the same chain (e.g. the hub is the destination): one transfer. */
+export function directLegs(deps: ActivityDeps): LegMover {
+  return {
+    async start(request) {
+      if (request.originCurrency.toLowerCase() !== request.destinationCurrency.toLowerCase()) {
+        throw ApplicationFailure.nonRetryable(`bridge-${request.leg} swaps assets on one chain, which is not supported`, 'BridgeRouteRejected');
+      }
+      if (request.amount > request.available) {
+        throw ApplicationFailure.retryable(`bridge-${request.leg} needs ${request.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
+      }
+      const step = `bridge-${orderKey(request.leg, request.generation)}:transfer`;
+      await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address);
+      const { txHash } = await deps.sender.send({
+        routeId: request.routeId,
+        step,
+        chainId: request.originChainId,
+        account: request.from,
+        to: request.originCurrency,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [request.recipient, request.amount] }),
+      });
+      const amount = request.amount.toString();
+      await recordLedger(deps, { routeId: request.routeId, kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out', chainId: request.originChainId, token: request.originCurrency, amount, txHash });
+      return { kind: 'direct', requestId: txHash, amountIn: amount, amountOut: amount };
+    },
+    async awaitArrival({ order }) {
+      return [order.requestId as `0x${string}`];
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { Address, Hex, LocalAccount } from 'viem';
+import type { BridgeLeg, BridgeOrderRef } from '../workflows/types.ts';
+
+/** One bridge leg as the activities see it, whatever moves the funds. */
+export interface LegRequest {
+  routeId: string;
+  leg: BridgeLeg;
+  /** 1 for the first order of the leg; a refunded order is final and the next one gets the next generation. */
+  generation: number;
+  from: LocalAccount;
+  originChainId: number;
+  destinationChainId: number;
+  originCurrency: Address;
+  destinationCurrency: Address;
+  /** bridge-in: the exact input; bridge-out: the exact output the recipient must get. */
+  amount: bigint;
+  tradeType: 'EXACT_INPUT' | 'EXACT_OUTPUT';
+  recipient: Address;
+  /** What `from` holds for this leg: an order that needs more is not placed. */
+  available: bigint;
+}
+
+export interface LegMover {
+  /** Places and funds the leg once; a retry returns the recorded order and transaction. */
+  start(request: LegRequest): Promise<BridgeOrderRef>;
+  /** Waits until the funds arrived on the destination chain; returns the delivering transactions. */
+  awaitArrival(request: { routeId: string; leg: BridgeLeg; originChainId: number; destinationChainId: number; order: BridgeOrderRef }): Promise<Hex[]>;
+}
+
+/** The key of a leg's order and sends: `in`, `out`, then `in#2`… after a refunded order. */
+export const orderKey = (leg: BridgeLeg, generation: number) => (generation === 1 ? leg : `${leg}#${generation}`);
