@@ -1,5 +1,5 @@
 /**
- * Compiles every contracts/*.sol with solcjs and writes one TypeScript module per contract to
+ * Compiles every contracts/*.sol and contracts/cctp/*.sol with solcjs and writes one TypeScript module per contract to
  * src/devnet/artifacts/<ContractName>.ts (ABI + creation bytecode, both `as const` so viem infers
  * types). The generated files are committed, so the devnet never needs a compiler at start-up.
  *
@@ -30,9 +30,16 @@ interface SolcOutput {
   contracts?: Record<string, Record<string, SolcContractOutput>>;
 }
 
+/** contracts/*.sol and the sources of these subdirectories, compiled together (imports between them resolve). */
+const SOURCE_SUBDIRS = ['cctp'];
+
 /** Returns the expected artifacts: file name (inside src/devnet/artifacts) => file content. */
 export function generateArtifacts(): Map<string, string> {
-  const sourceFiles = readdirSync(CONTRACTS_DIR).filter((f) => f.endsWith('.sol')).sort();
+  const sourceFiles = ['', ...SOURCE_SUBDIRS].flatMap((dir) =>
+    readdirSync(join(CONTRACTS_DIR, dir))
+      .filter((f) => f.endsWith('.sol'))
+      .map((f) => (dir ? `${dir}/${f}` : f)),
+  ).sort();
   const sources: Record<string, { content: string }> = {};
   for (const file of sourceFiles) {
     sources[`contracts/${file}`] = { content: readFileSync(join(CONTRACTS_DIR, file), 'utf8') };

@@ -18,6 +18,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { devnetPrivacyPoolAbi, devnetPrivacyPoolBytecode } from './artifacts/DevnetPrivacyPool.ts';
 import { testTokenAbi, testTokenBytecode } from './artifacts/TestToken.ts';
+import { deployCctp } from './cctp.ts';
 import type { ChainRole, DevnetChain, DevnetManifest, DevnetToken } from './manifest.ts';
 
 export interface StartDevnetChainsOptions {
@@ -27,9 +28,11 @@ export interface StartDevnetChainsOptions {
   chainIds?: { source: number; hub: number; destination: number };
   /**
    * Where chain state survives restarts: `anvil-<chainId>.json` per chain plus `devnet.json`
-   * (the manifest). Without it every start is a fresh chain.
+   * (the manifest) and, with `cctp`, `cctp.json`. Without it every start is a fresh chain.
    */
   stateDir?: string;
+  /** Also deploy the devnet CCTP v2 contracts (`src/devnet/cctp.ts`) and put them in `manifest.cctp`. */
+  cctp?: boolean;
   log?: (line: string) => void;
 }
 
@@ -117,6 +120,9 @@ export async function startDevnetChains(opts: StartDevnetChainsOptions): Promise
       privacyPool: hub!.pool!,
       faucetPrivateKey: DEVNET_ACCOUNTS.faucet,
     };
+    if (opts.cctp) {
+      manifest.cctp = await deployCctp(manifest, { stateDir, feeRecipient: privateKeyToAccount(DEVNET_ACCOUNTS.treasury).address, log });
+    }
     if (stateDir) writeFileSync(join(stateDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
     return { manifest, stop: stopAll };
   } catch (err) {

@@ -23,10 +23,32 @@ export interface DevnetChain {
   tokens: DevnetToken[];
 }
 
+/** The devnet CCTP v2 contracts on one chain (`src/devnet/cctp.ts`). */
+export interface CctpChain {
+  chainId: number;
+  /** CCTP domain id; devnet ids are ones no real CCTP chain uses. */
+  domain: number;
+  tokenMessenger: Address;
+  messageTransmitter: Address;
+  tokenMinter: Address;
+  /** The chain's devnet USDC, burned and minted by the CCTP contracts. */
+  usdc: Address;
+}
+
+export interface CctpDeployment {
+  chains: CctpChain[];
+  /** The one enabled attester (signature threshold 1) of every MessageTransmitterV2. */
+  attester: Address;
+  /** Receives `feeExecuted` of every mint. */
+  feeRecipient: Address;
+}
+
 export interface DevnetManifest {
   chains: DevnetChain[];
   /** Hub-chain devnet privacy pool contract. */
   privacyPool: { chainId: number; address: Address; shieldFeeBps: number; unshieldFeeBps: number };
   /** Funded account used by `routectl devnet fund` (holds every test token on every chain). */
   faucetPrivateKey: Hex;
+  /** Only when the chains were started with `cctp: true`. */
+  cctp?: CctpDeployment;
 }

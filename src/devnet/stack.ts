@@ -10,7 +10,9 @@ import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { createFaultRegistry } from '../emulators/faults.ts';
 import { startHubRpcProxy } from '../emulators/pool-rpc/index.ts';
+import { startIrisEmulator } from '../emulators/iris/index.ts';
 import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
+import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
@@ -27,6 +29,8 @@ export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
 export interface LocalStackOptions {
   dataDir: string;
   ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number } & {
+    /** Iris emulator in burn-and-mint mode (default: a free port). */
+    iris?: number;
     /** Worker's /healthz, /readyz, /metrics (default: a free port). */
     workerHttp?: number;
     /** The Temporal SDK's own Prometheus exporter (default: not exported). */
@@ -50,6 +54,8 @@ export interface LocalStack {
   temporalMetricsUrl?: string;
   temporal: { address: string; namespace: string; uiUrl: string; client: Client };
   relay: RelayEmulator;
+  /** The Iris emulator, in burn-and-mint mode. */
+  irisUrl: string | null;
   manifest: DevnetManifest;
   service: ServiceContext;
   stop(): Promise<void>;
@@ -70,12 +76,14 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   try {
     await mkdir(opts.dataDir, { recursive: true });
     const temporalConfig = readTemporalDevConfig();
+    const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
     const [temporalServer, postgres, chains] = await Promise.all([
       startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, log }),
       startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, log }),
       startDevnetChains({
         ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
         stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
+        cctp: burnAndMint,
         log,
       }),
     ]);
@@ -100,12 +108,33 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     if (!hub) throw new Error('devnet manifest has no hub chain');
     const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, poolAddress: manifest.privacyPool.address, faults, port: 0 });
     stops.push(hubRpc.stop);
+    let iris: { url: string; stop(): Promise<void> } | null = null;
+    if (burnAndMint) {
+      iris = await startIrisEmulator({
+        manifest,
+        port: opts.ports.iris ?? 0,
+        attesterPrivateKey: DEVNET_CCTP_ATTESTER_KEY,
+        faults,
+        statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'iris-emulator.json'),
+        log: (entry) => logger.debug('iris emulator', entry as Record<string, unknown>),
+      });
+      stops.push(iris.stop);
+    }
     const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
     const config = loadConfig({
       PORT: String(opts.ports.api),
       TEMPORAL_ADDRESS: temporalServer.address,
       TEMPORAL_NAMESPACE: temporalServer.namespace,
       RELAY_API_URL: relay.url,
+      ...(iris && manifest.cctp && {
+        IRIS_API_URL: iris.url,
+        CCTP_LOCAL_CHAINS: JSON.stringify(
+          manifest.cctp.chains.map((c) => {
+            const chain = manifest.chains.find((m) => m.chainId === c.chainId);
+            return { ...c, name: chain?.name, displayName: chain?.displayName };
+          }),
+        ),
+      }),
       HUB_CHAIN_ID: String(hub.chainId),
       CHAIN_RPC_URLS: JSON.stringify(serviceRpcUrls),
       SIGNER_MNEMONIC: await devnetSignerMnemonic(opts.dataDir, opts.ephemeral),
@@ -156,6 +185,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       temporalMetricsUrl: worker.temporalMetricsUrl,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
+      irisUrl: iris?.url ?? null,
       manifest,
       service,
       stop,

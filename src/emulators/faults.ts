@@ -2,12 +2,14 @@ import { z } from 'zod';
 
 /**
  * Injected failures of the local stack's emulators, for tests and demos; one registry is shared by the
- * Relay emulator (bridge-in, bridge-out) and the hub RPC proxy in front of the devnet pool (shield,
- * unshield). A Relay order is 'bridge-in' when it fills on the hub chain and 'bridge-out' when it starts on the hub.
+ * Relay emulator (bridge-in, bridge-out), the Iris emulator (CCTP attestations: bridge-in, bridge-out) and
+ * the hub RPC proxy in front of the devnet pool (shield, unshield). A Relay order or CCTP burn is 'bridge-in'
+ * when it arrives on the hub chain and 'bridge-out' when it starts on the hub.
  *
- * - fail:   bridge: POST /quote/v2 answers HTTP 500; pool: the hub RPC rejects the shield/unshield transaction
- * - refund: on deposit, the solver pays amountIn back to refundTo instead of filling
- * - delay:  on deposit, the fill waits delayMs
+ * - fail:   bridge: POST /quote/v2 answers HTTP 500; Iris: GET /v2/messages answers HTTP 500;
+ *           pool: the hub RPC rejects the shield/unshield transaction
+ * - refund: on deposit, the solver pays amountIn back to refundTo instead of filling (Relay only)
+ * - delay:  on deposit, the fill waits delayMs; Iris: a newly seen burn stays pending delayMs longer
  *
  * Each triggered fault consumes one of its `count`; without a count it stays until cleared.
  */

@@ -1,0 +1,121 @@
+import { Hono, type Context } from 'hono';
+import type { Hex } from 'viem';
+import { z } from 'zod';
+import { faultOperations, faultSpecSchema, type FaultRegistry } from '../faults.ts';
+import type { Attester } from './attester.ts';
+import { irisFeesBody, type IrisFees } from './fees.ts';
+import { irisDecodedMessage } from './messages.ts';
+import type { IrisMessage } from './store.ts';
+
+const bytes32 = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * The Hono app speaking Iris's CCTP v2 API (GET /v2/burn/USDC/fees, GET /v2/messages, GET /v2/publicKeys),
+ * plus the stack's fault injection under /_emulator/faults.
+ */
+export function createIrisApp(ctx: {
+  attester: Attester;
+  domains: ReadonlySet<number>;
+  fees: IrisFees;
+  faults: FaultRegistry;
+  publicKey: Hex;
+  log: (obj: object) => void;
+}) {
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    ctx.log({ event: 'http.error', path: c.req.path, error: err instanceof Error ? err.message : String(err) });
+    return c.json({ error: 'Internal Server Error' }, 500);
+  });
+  app.notFound((c) => c.json({ error: 'Not Found' }, 404));
+
+  const domainParam = (c: Context, name: string): number | undefined => {
+    const text = c.req.param(name) ?? '';
+    const domain = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    return ctx.domains.has(domain) ? domain : undefined;
+  };
+
+  app.get('/v2/burn/USDC/fees/:sourceDomainId/:destDomainId', (c) => {
+    const source = domainParam(c, 'sourceDomainId');
+    const destination = domainParam(c, 'destDomainId');
+    if (source === undefined || destination === undefined || source === destination) {
+      return c.json({ error: 'Invalid source or destination domain' }, 400);
+    }
+    return c.json(irisFeesBody(ctx.fees));
+  });
+
+  app.get('/v2/messages/:sourceDomainId', async (c) => {
+    const domain = domainParam(c, 'sourceDomainId');
+    if (domain === undefined) return c.json({ error: `Invalid source domain ${c.req.param('sourceDomainId')}` }, 400);
+    const txHash = c.req.query('transactionHash');
+    const nonce = c.req.query('nonce');
+    if (txHash === undefined && nonce === undefined) return c.json({ error: 'At least one of transactionHash or nonce is required' }, 400);
+    if (txHash !== undefined && !bytes32.test(txHash)) return c.json({ error: 'Invalid transactionHash' }, 400);
+    if (nonce !== undefined && !bytes32.test(nonce)) return c.json({ error: 'Invalid nonce' }, 400);
+
+    const found = txHash
+      ? ((await ctx.attester.byTransaction(domain, txHash as Hex)) ?? [])
+      : [ctx.attester.byNonce(domain, nonce as Hex)].filter((m) => m !== undefined);
+    const messages = nonce ? found.filter((m) => m.nonce.toLowerCase() === nonce.toLowerCase()) : found;
+    if (messages.length === 0) return c.json({ error: 'Message hash not found' }, 404);
+
+    const fault = ctx.faults.take(messages[0]!.operation, 'fail');
+    if (fault) {
+      ctx.log({ event: 'iris.fault_injected', operation: fault.operation, sourceDomain: domain, txHash, nonce });
+      return c.json({ error: 'Internal Server Error' }, 500);
+    }
+    const now = Date.now();
+    return c.json({ messages: messages.map((m) => irisMessage(m, now)) });
+  });
+
+  app.get('/v2/publicKeys', (c) => c.json({ publicKeys: [{ publicKey: ctx.publicKey, cctpVersion: 2 }] }));
+
+  // ---- emulator-only, same routes as the Relay emulator's ----
+
+  app.get('/_emulator/faults', (c) => c.json({ faults: ctx.faults.list() }));
+  app.post('/_emulator/faults', async (c) => {
+    const parsed = faultSpecSchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) return c.json({ error: parsed.error.issues[0]?.message ?? 'invalid fault' }, 400);
+    ctx.faults.set(parsed.data);
+    return c.json({ faults: ctx.faults.list() });
+  });
+  app.delete('/_emulator/faults', (c) => {
+    ctx.faults.clear();
+    return c.json({ faults: ctx.faults.list() });
+  });
+  app.delete('/_emulator/faults/:operation', (c) => {
+    const operation = z.enum(faultOperations).safeParse(c.req.param('operation'));
+    if (!operation.success) return c.json({ error: `unknown operation ${c.req.param('operation')}` }, 400);
+    ctx.faults.clear(operation.data);
+    return c.json({ faults: ctx.faults.list() });
+  });
+
+  return app;
+}
+
+/**
+ * One entry of GET /v2/messages: pending (attestation 'PENDING', the message as emitted) until the
+ * message's pending period is over and its fee is covered, then complete with the final message.
+ */
+function irisMessage(m: IrisMessage, now: number) {
+  if (m.attested && now >= m.readyAt) {
+    return {
+      message: m.attested.message,
+      eventNonce: m.nonce,
+      attestation: m.attested.attestation,
+      decodedMessage: irisDecodedMessage(m.attested.message),
+      cctpVersion: 2,
+      status: 'complete',
+      delayReason: null,
+    };
+  }
+  return {
+    message: m.emitted,
+    eventNonce: m.nonce,
+    attestation: 'PENDING',
+    decodedMessage: null,
+    cctpVersion: 2,
+    status: 'pending_confirmations',
+    delayReason: m.attested ? null : 'insufficient_fee',
+  };
+}
