@@ -8,8 +8,7 @@ import { IrisRateLimitedError } from '../src/providers/cctp/iris.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { type LegMover, type LegRequest, orderKey } from './legs.ts';
-import { recordLedger } from './projection.ts';
+import { bookLegSend, type LegMover, type LegRequest, orderKey } from './legs.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -79,15 +78,7 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
           if (error instanceof CctpBurnMismatchError) throw ApplicationFailure.nonRetryable(error.message, 'CctpBurnMismatch');
           throw error;
         });
-      await recordLedger(deps, {
-        routeId,
-        kind: leg === 'in' ? 'bridged_in' : 'bridged_out',
-        key: request.generation === 1 ? undefined : String(request.generation),
-        chainId: request.originChainId,
-        token: request.originCurrency,
-        amount: order.amountIn,
-        txHash,
-      });
+      await bookLegSend(deps, request, order.amountIn, txHash);
       return { kind: 'cctp', requestId: txHash, amountIn: order.amountIn, amountOut: order.amountOut };
     },
 

@@ -2,8 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { encodeFunctionData, erc20Abi } from 'viem';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { type LegMover, orderKey } from './legs.ts';
-import { recordLedger } from './projection.ts';
+import { bookLegSend, type LegMover, orderKey } from './legs.ts';
 
 /** A leg whose two ends are the same asset on the same chain (e.g. the hub is the destination): one transfer. */
 export function directLegs(deps: ActivityDeps): LegMover {
@@ -26,7 +25,7 @@ export function directLegs(deps: ActivityDeps): LegMover {
         data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [request.recipient, request.amount] }),
       });
       const amount = request.amount.toString();
-      await recordLedger(deps, { routeId: request.routeId, kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out', chainId: request.originChainId, token: request.originCurrency, amount, txHash });
+      await bookLegSend(deps, request, amount, txHash);
       return { kind: 'direct', requestId: txHash, amountIn: amount, amountOut: amount };
     },
     async awaitArrival({ order }) {

@@ -1,4 +1,6 @@
 import type { Address, Hex, LocalAccount } from 'viem';
+import type { ActivityDeps } from './deps.ts';
+import { recordLedger } from './projection.ts';
 import type { BridgeLeg, BridgeOrderRef } from '../workflows/types.ts';
 
 /** One bridge leg as the activities see it, whatever moves the funds. */
@@ -29,3 +31,16 @@ export interface LegMover {
 
 /** The key of a leg's order and sends: `in`, `out`, then `in#2`… after a refunded order. */
 export const orderKey = (leg: BridgeLeg, generation: number) => (generation === 1 ? leg : `${leg}#${generation}`);
+
+/** Books the send that funded a leg (bridged_in / bridged_out, keyed by generation after a refund). */
+export function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: string, txHash: Hex): Promise<void> {
+  return recordLedger(deps, {
+    routeId: request.routeId,
+    kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out',
+    key: request.generation === 1 ? undefined : String(request.generation),
+    chainId: request.originChainId,
+    token: request.originCurrency,
+    amount,
+    txHash,
+  });
+}

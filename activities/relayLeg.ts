@@ -5,8 +5,7 @@ import { bridgeOrders } from '../src/db/schema.ts';
 import { BridgeRouteError, type DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { type LegMover, orderKey } from './legs.ts';
-import { recordLedger } from './projection.ts';
+import { bookLegSend, type LegMover, orderKey } from './legs.ts';
 
 /** Deposit-address mode: a Relay order per leg, funded by sending to its deposit address. */
 export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegMover {
@@ -57,15 +56,7 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
         to: request.originCurrency,
         data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [order.depositAddress as Address, BigInt(order.amountIn)] }),
       });
-      await recordLedger(deps, {
-        routeId,
-        kind: leg === 'in' ? 'bridged_in' : 'bridged_out',
-        key: request.generation === 1 ? undefined : String(request.generation),
-        chainId: request.originChainId,
-        token: request.originCurrency,
-        amount: order.amountIn,
-        txHash,
-      });
+      await bookLegSend(deps, request, order.amountIn, txHash);
       return { kind: 'relay', requestId: order.requestId, amountIn: order.amountIn, amountOut: order.amountOut };
     },
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -27,13 +26,7 @@ interface Transfer {
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
-function routectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/routectl.mjs', ...args], { env: { ...process.env, DATA_DIR: stack.dataDir } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const routectl = (...args: string[]) => stack.routectl(...args);
 
 async function create(amount: string, extra: Record<string, string> = {}): Promise<Transfer> {
   const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {

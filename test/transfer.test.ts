@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, type Address } from 'viem';
@@ -8,7 +6,6 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries, txIntents } from '../src/db/schema.ts';
 import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
 
-const run = promisify(execFile);
 let stack: TestStack;
 
 before(async () => {
@@ -73,7 +70,8 @@ describe('full transfers on the local stack', () => {
     const recipient = freshRecipient();
     const created = await create('125.5', 'USDC', recipient);
 
-    await run(process.execPath, ['bin/routectl.mjs', 'devnet', 'fund', created.routeId], { env: { ...process.env, DATA_DIR: stack.dataDir } });
+    const funded = await stack.routectl('devnet', 'fund', created.routeId);
+    assert.equal(funded.code, 0, funded.stderr);
     const { transfer, seen } = await pollUntilDone(created.routeId);
 
     assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');

@@ -1,3 +1,4 @@
+import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 
 /**
@@ -74,4 +75,28 @@ export function createFaultRegistry(log: (obj: object) => void = () => {}): Faul
       return { ...fault };
     },
   };
+}
+
+/** The emulators' fault-injection admin routes (`GET`, `POST`, `DELETE /`, `DELETE /:operation`), mounted at /_emulator/faults. */
+export function faultRoutes(faults: FaultController): Hono {
+  const app = new Hono();
+  const listed = (c: Context) => c.json({ faults: faults.list() });
+  app.get('/', listed);
+  app.post('/', async (c) => {
+    const parsed = faultSpecSchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) return c.json({ error: parsed.error.issues[0]?.message ?? 'invalid fault' }, 400);
+    faults.set(parsed.data);
+    return listed(c);
+  });
+  app.delete('/', (c) => {
+    faults.clear();
+    return listed(c);
+  });
+  app.delete('/:operation', (c) => {
+    const operation = z.enum(faultOperations).safeParse(c.req.param('operation'));
+    if (!operation.success) return c.json({ error: `unknown operation ${c.req.param('operation')}` }, 400);
+    faults.clear(operation.data);
+    return listed(c);
+  });
+  return app;
 }

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,8 @@ export interface TestStack extends LocalStack {
   balanceOf(role: 'source' | 'hub' | 'destination', symbol: string, owner: Address): Promise<bigint>;
   /** Sends `amount` of the faucet's `symbol` on the source chain to `to`, as a sender would. */
   fund(to: Address, symbol: string, amount: bigint): Promise<void>;
+  /** Runs `routectl` (bin/routectl.mjs) against this stack; resolves with its exit code and output. */
+  routectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
 
@@ -70,6 +73,13 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
       const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(chain('source').rpcUrl) });
       const hash = await wallet.writeContract({ chain: null, address: token('source', symbol), abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
       await chainClient('source').waitForTransactionReceipt({ hash });
+    },
+    routectl(...args) {
+      return new Promise((resolve) => {
+        execFile(process.execPath, ['bin/routectl.mjs', ...args], { env: { ...process.env, DATA_DIR: dataDir } }, (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        });
+      });
     },
     async close() {
       await stack.stop();

@@ -1,9 +1,7 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { isAddressEqual, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { DevnetManifest } from '../../devnet/manifest.ts';
+import { listen } from '../http.ts';
 import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
 import { connectDomains, createAttester } from './attester.ts';
 import { DEFAULT_IRIS_FEES, validateFees, type IrisFees } from './fees.ts';
@@ -66,17 +64,7 @@ export async function startIrisEmulator(opts: IrisEmulatorOptions): Promise<Iris
   });
   const app = createIrisApp({ attester: service, domains: new Set(domains.keys()), fees, faults, publicKey: attester.publicKey, log });
 
-  const host = opts.host ?? '127.0.0.1';
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { url, port, close } = await listen(app, opts.port, opts.host);
   log({ event: 'iris_emulator.started', url, attester: attester.address, fees });
 
   let stopping: Promise<void> | undefined;
@@ -85,10 +73,7 @@ export async function startIrisEmulator(opts: IrisEmulatorOptions): Promise<Iris
     port,
     faults,
     stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).then(() => log({ event: 'iris_emulator.stopped', url }));
+      stopping ??= close().then(() => log({ event: 'iris_emulator.stopped', url }));
       return stopping;
     },
   };

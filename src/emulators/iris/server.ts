@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { Hex } from 'viem';
-import { z } from 'zod';
-import { faultOperations, faultSpecSchema, type FaultRegistry } from '../faults.ts';
+import { faultRoutes, type FaultRegistry } from '../faults.ts';
 import type { Attester } from './attester.ts';
 import { irisFeesBody, type IrisFees } from './fees.ts';
 import { irisDecodedMessage } from './messages.ts';
@@ -70,25 +69,9 @@ export function createIrisApp(ctx: {
 
   app.get('/v2/publicKeys', (c) => c.json({ publicKeys: [{ publicKey: ctx.publicKey, cctpVersion: 2 }] }));
 
-  // ---- emulator-only, same routes as the Relay emulator's ----
+  // ---- emulator-only ----
 
-  app.get('/_emulator/faults', (c) => c.json({ faults: ctx.faults.list() }));
-  app.post('/_emulator/faults', async (c) => {
-    const parsed = faultSpecSchema.safeParse(await c.req.json().catch(() => undefined));
-    if (!parsed.success) return c.json({ error: parsed.error.issues[0]?.message ?? 'invalid fault' }, 400);
-    ctx.faults.set(parsed.data);
-    return c.json({ faults: ctx.faults.list() });
-  });
-  app.delete('/_emulator/faults', (c) => {
-    ctx.faults.clear();
-    return c.json({ faults: ctx.faults.list() });
-  });
-  app.delete('/_emulator/faults/:operation', (c) => {
-    const operation = z.enum(faultOperations).safeParse(c.req.param('operation'));
-    if (!operation.success) return c.json({ error: `unknown operation ${c.req.param('operation')}` }, 400);
-    ctx.faults.clear(operation.data);
-    return c.json({ faults: ctx.faults.list() });
-  });
+  app.route('/_emulator/faults', faultRoutes(ctx.faults));
 
   return app;
 }

@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { type Address, type Hex, parseTransaction, toFunctionSelector } from 'viem';
 import type { FaultOperation, FaultRegistry } from '../faults.ts';
+import { listen } from '../http.ts';
 
 /**
  * The hub chain's JSON-RPC endpoint as the service sees it on the local stack: a pass-through to anvil
@@ -50,14 +49,6 @@ export async function startHubRpcProxy(opts: { upstreamUrl: string; poolAddress:
     return c.json((injectedFault(body) ?? (await forward(body))) as object);
   });
 
-  const server = createAdaptorServer({ fetch: app.fetch });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}`,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const { url, close } = await listen(app, opts.port, host);
+  return { url, stop: close };
 }

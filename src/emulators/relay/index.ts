@@ -1,8 +1,6 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import type { Hex } from 'viem';
 import type { DevnetManifest } from '../../devnet/manifest.ts';
+import { listen } from '../http.ts';
 import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
 import { connectOnchain } from './onchain.ts';
 import { openOrderStore } from './orders.ts';
@@ -61,17 +59,7 @@ export async function startRelayEmulator(opts: RelayEmulatorOptions): Promise<Re
   const watcher = createWatcher({ store, onchain, faults, pollIntervalMs: opts.pollIntervalMs ?? 500, log });
   const app = createRelayApp({ manifest: opts.manifest, onchain, store, faults, prices, feeBps, log });
 
-  const host = opts.host ?? '127.0.0.1';
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { url, port, close } = await listen(app, opts.port, opts.host);
   watcher.start();
   log({ event: 'relay_emulator.started', url, solver: onchain.solver, feeBps: Number(feeBps) });
 
@@ -83,10 +71,7 @@ export async function startRelayEmulator(opts: RelayEmulatorOptions): Promise<Re
     stop() {
       stopping ??= (async () => {
         await watcher.stop();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await close();
         log({ event: 'relay_emulator.stopped', url });
       })();
       return stopping;

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { faultOperations, faultSpecSchema, type FaultRegistry } from '../faults.ts';
+import { faultRoutes, type FaultRegistry } from '../faults.ts';
 import type { Order, OrderStore } from './orders.ts';
 import { priceAsNumber } from './pricing.ts';
 import { createQuote, RelayApiError, type QuoteContext } from './quote.ts';
@@ -72,23 +72,7 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
 
   // ---- emulator-only ----
 
-  app.get('/_emulator/faults', (c) => c.json({ faults: ctx.faults.list() }));
-  app.post('/_emulator/faults', async (c) => {
-    const parsed = faultSpecSchema.safeParse(await jsonBody(c));
-    if (!parsed.success) throw new RelayApiError(400, parsed.error.issues[0]?.message ?? 'invalid fault', 'INVALID_INPUT');
-    ctx.faults.set(parsed.data);
-    return c.json({ faults: ctx.faults.list() });
-  });
-  app.delete('/_emulator/faults', (c) => {
-    ctx.faults.clear();
-    return c.json({ faults: ctx.faults.list() });
-  });
-  app.delete('/_emulator/faults/:operation', (c) => {
-    const operation = z.enum(faultOperations).safeParse(c.req.param('operation'));
-    if (!operation.success) throw new RelayApiError(400, `unknown operation ${c.req.param('operation')}`, 'INVALID_INPUT');
-    ctx.faults.clear(operation.data);
-    return c.json({ faults: ctx.faults.list() });
-  });
+  app.route('/_emulator/faults', faultRoutes(ctx.faults));
   app.get('/_emulator/orders', (c) =>
     c.json({ orders: ctx.store.list().map((o) => JSON.parse(JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? `${v}` : v)))) }),
   );
