@@ -1,8 +1,11 @@
+import { heartbeat } from '@temporalio/activity';
 import { and, eq, gte, inArray } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type HeldFunds, transfers } from '../src/db/schema.ts';
 import type { ActivityDeps } from './deps.ts';
+
+const SCAN_BATCH = 8;
 
 export interface StrayDeposit {
   routeId: string;
@@ -28,12 +31,20 @@ export function strayActivities(deps: ActivityDeps) {
         .from(transfers)
         .where(and(inArray(transfers.status, ['COMPLETED', 'FAILED']), gte(transfers.updatedAt, since)));
       const found: StrayDeposit[] = [];
-      for (const route of finished) {
-        const balance = await tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, route.depositAddress as Address);
+      // A few balance reads at a time, heartbeating between batches, so thousands of routes stay within the budget.
+      for (let i = 0; i < finished.length; i += SCAN_BATCH) {
+        const batch = finished.slice(i, i + SCAN_BATCH);
+        const balances = await Promise.all(batch.map((r) => tokenBalance(deps.chains, r.sourceChainId, r.sourceToken as Address, r.depositAddress as Address)));
+        for (const [j, route] of batch.entries()) await inspect(route, balances[j]!);
+        heartbeat({ scanned: i + batch.length, of: finished.length });
+      }
+      return found;
+
+      async function inspect(route: (typeof finished)[number], balance: bigint) {
         const listed = route.heldFunds?.find((h) => h.place === 'deposit')?.amount ?? '0';
         if (balance === 0n) {
           if (listed !== '0') await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], null, null);
-          continue;
+          return;
         }
         if (route.refundAddress) {
           found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address });
@@ -43,7 +54,6 @@ export function strayActivities(deps: ActivityDeps) {
           await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], holding, note);
         }
       }
-      return found;
     },
 
     /** After a refund: the deposit address no longer holds anything for an operator to decide on. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { urlOrigin } from './redact.ts';
 
 /**
  * Service configuration, read from the environment once at start. Invalid configuration stops the
@@ -106,9 +107,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_OPERATOR_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL']);
 
-/** The configuration with every secret replaced by "(set)", safe to print. */
+const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL']);
+
+/** The configuration with every secret replaced by "(set)" and URLs cut to their origin (RPC keys live in paths), safe to print. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, SECRET_KEYS.has(k) && v !== undefined ? '(set)' : v]));
+  return Object.fromEntries(
+    Object.entries(config).map(([k, v]) => {
+      if (v === undefined) return [k, v];
+      if (SECRET_KEYS.has(k)) return [k, '(set)'];
+      if (URL_KEYS.has(k)) return [k, urlOrigin(String(v))];
+      if (k === 'CHAIN_RPC_URLS') return [k, Object.fromEntries(Object.entries(v as Record<string, string>).map(([id, url]) => [id, urlOrigin(url)]))];
+      return [k, v];
+    }),
+  );
 }
 
 export function rpcUrlFor(config: Config, chainId: number): string {

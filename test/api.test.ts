@@ -139,6 +139,7 @@ describe('POST /api/private-route/quote', () => {
     await expect400('/api/private-route/quote', { ...base, destTokenSymbol: 'DOGE' }, /destTokenSymbol "DOGE" is not supported/);
     await expect400('/api/private-route/quote', { ...base, destChainId: hub }, /hub chain/);
     await expect400('/api/private-route/quote', { ...base, amount: '1' }, /fees exceed the output/);
+    await expect400('/api/private-route/quote', { ...base, padding: 'x'.repeat(100_000) }, /request body is too large/);
   });
 
   test('a bridge provider outage is a 500 with a safe message', async () => {

@@ -140,6 +140,17 @@ describe('relay adapter: requests and mapping', () => {
     ]);
   });
 
+  test('listTokens leaves out native coins: the service moves ERC-20 tokens only', async () => {
+    const { bridge } = bridgeWith(() =>
+      json([
+        { chainId: 8453, address: '0x0000000000000000000000000000000000000000', symbol: 'ETH', name: 'Ether', decimals: 18, vmType: 'evm', metadata: { isNative: true } },
+        { chainId: 8453, address: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', symbol: 'ETH', name: 'Ether', decimals: 18, vmType: 'evm' },
+        { chainId: 8453, address: USDC_BASE, symbol: 'USDC', name: 'USD Coin', decimals: 6, vmType: 'evm' },
+      ]),
+    );
+    assert.deepEqual((await bridge.listTokens(8453)).map((t) => t.symbol), ['USDC']);
+  });
+
   test('listTokens without a search sends no term', async () => {
     const { bridge, calls } = bridgeWith(() => json([]));
     assert.deepEqual(await bridge.listTokens(1), []);

@@ -8,6 +8,12 @@ const activities = proxyActivities<TransferActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
+const scanner = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
 export interface RefundInput {
   routeId: string;
   to: Address;
@@ -33,7 +39,7 @@ export const refundWorkflowId = (routeId: string) => `${routeId}:refund`;
  */
 export async function strayDepositScannerWorkflow(input: { intervalSeconds: number; retentionDays: number }): Promise<void> {
   for (let round = 0; round < 200; round++) {
-    const strays = await activities.scanStrayDeposits({ retentionDays: input.retentionDays });
+    const strays = await scanner.scanStrayDeposits({ retentionDays: input.retentionDays });
     for (const stray of strays) {
       if (!stray.refundAddress) continue;
       try {

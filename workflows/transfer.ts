@@ -13,6 +13,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
+import { redactUrls } from '../src/redact.ts';
 import { failUpdate, retryUpdate, stateQuery } from './definitions.ts';
 import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
 
@@ -51,7 +52,8 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     },
   };
   const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes' });
-  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: '15 seconds' });
+  // Long waits heartbeat between polls, but one poll may include a receipt wait of up to 2 minutes (a mint).
+  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: '3 minutes' });
   const deposits = proxyActivities<TransferActivities>({
     startToCloseTimeout: '48 hours',
     heartbeatTimeout: '15 seconds',
@@ -219,15 +221,23 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     await setStatus('COMPLETED', { payoutTxHash: outbound.delivery.txHash });
     return 'COMPLETED';
   } catch (error) {
-    const cause = error instanceof OperatorFailure ? `failed by operator: ${error.message}` : describeFailure(error);
+    const cause = error instanceof OperatorFailure
+      ? `failed by operator: ${error.message}`
+      : isCancellation(error)
+        ? 'cancelled in Temporal; see heldFunds for where the money is'
+        : describeFailure(error);
     log.error('transfer failed', { routeId: plan.routeId, cause });
-    const heldFunds = await bookkeeping.locateFunds(plan);
-    await setStatus('FAILED', { error: cause, heldFunds });
+    // Runs even when the workflow was cancelled, so a cancelled transfer still records where its funds are.
+    await CancellationScope.nonCancellable(async () => {
+      const heldFunds = await bookkeeping.locateFunds(plan);
+      await setStatus('FAILED', { error: cause, heldFunds });
+    });
     return 'FAILED';
   }
 }
 
+/** The cause as operators see it (memo, projection); URLs lose their paths, which may hold RPC keys. */
 function describeFailure(error: unknown): string {
-  if (error instanceof ActivityFailure && error.cause) return error.cause.message;
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof ActivityFailure && error.cause) return redactUrls(error.cause.message);
+  return redactUrls(error instanceof Error ? error.message : String(error));
 }

@@ -1,7 +1,9 @@
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
+import { redactUrls } from '../redact.ts';
 import { QuoteError, type QuoteService } from '../quote/quoteService.ts';
 import { ROUTE_ID_PATTERN, type TransferService } from '../transfers/transferService.ts';
 import type { Logger } from '../logger.ts';
@@ -12,6 +14,8 @@ export interface ApiDeps {
   transfers: TransferService;
   logger: Logger;
 }
+
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** A failure the client caused; answered as 400 with its message. */
 class BadRequest extends Error {}
@@ -36,6 +40,7 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
 
 export function createApi(deps: ApiDeps): Hono {
   const app = new Hono();
+  app.use('/api/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => fail(c, 400, `request body is too large (at most ${MAX_BODY_BYTES / 1024} KiB)`) }));
 
   app.post('/api/private-route/quote', async (c) => {
     const request = parse(transferRequestSchema, await jsonBody(c));
@@ -72,7 +77,7 @@ export function createApi(deps: ApiDeps): Hono {
     if (error instanceof BadRequest || error instanceof QuoteError) return fail(c, 400, error.message);
     if (error instanceof BridgeRouteError) return fail(c, 400, error.message);
     if (error instanceof HTTPException && error.status < 500) return fail(c, 400, error.message || 'bad request');
-    deps.logger.error('request failed', { method: c.req.method, path: c.req.path, error: error.message, name: error.name });
+    deps.logger.error('request failed', { method: c.req.method, path: c.req.path, error: redactUrls(error.message), name: error.name });
     if (error instanceof BridgeUnavailableError) return fail(c, 500, 'the bridge provider is unavailable; try again shortly');
     return fail(c, 500, 'internal error');
   });

@@ -38,6 +38,9 @@ const STATUS_MAP: Record<string, BridgeOrderState> = {
   failure: 'failed',
 };
 
+/** Addresses Relay and other aggregators use for a chain's native coin. */
+const NATIVE_ADDRESSES = new Set(['0x0000000000000000000000000000000000000000', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee']);
+
 export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridge {
   const client = createRelayClient(opts);
 
@@ -71,6 +74,8 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
       return currencies
         .filter((c) => c.chainId === chainId && isAddress(c.address, { strict: false }))
         .filter((c) => c.vmType === undefined || c.vmType === 'evm')
+        // The service moves ERC-20 tokens only: deposits are read with balanceOf and payouts confirmed by Transfer logs.
+        .filter((c) => !c.metadata?.isNative && !NATIVE_ADDRESSES.has(c.address.toLowerCase()))
         .filter((c) => !needle || c.symbol.toLowerCase().includes(needle) || c.name.toLowerCase().includes(needle))
         .map((c) => ({
           chainId: c.chainId,
