@@ -12,17 +12,21 @@ const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 2
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
-const rpcUrls = z
-  .string()
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON like {"42161":"https://..."}' });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string().regex(/^\d+$/), z.url()));
+/** A variable holding JSON, parsed before `schema` validates it. */
+const jsonVariable = <T extends z.ZodType>(schema: T, hint: string) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `must be JSON: ${hint}` });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+const rpcUrls = jsonVariable(z.record(z.string().regex(/^\d+$/), z.url()), '{"42161":"https://..."}');
 
 export const configSchema = z.object({
   BRIDGE_PROVIDER: z.enum(['relay', 'cctp'], { message: 'must be "relay" (deposit-address mode) or "cctp" (burn-and-mint mode)' }).default('relay'),
@@ -39,30 +43,20 @@ export const configSchema = z.object({
   CCTP_FINALITY: z.enum(['fast', 'standard']).default('fast'),
   CCTP_FEE_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(2000),
   /** Extra CCTP deployments (JSON array of {chainId, domain, tokenMessenger, messageTransmitter, usdc}); the local stack sets it. */
-  CCTP_LOCAL_CHAINS: z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a JSON array' });
-        return z.NEVER;
-      }
-    })
-    .pipe(
-      z.array(
-        z.object({
-          chainId: z.number().int().positive(),
-          domain: z.number().int().nonnegative(),
-          tokenMessenger: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-          messageTransmitter: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-          usdc: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-          name: z.string().optional(),
-          displayName: z.string().optional(),
-        }),
-      ),
-    )
-    .optional(),
+  CCTP_LOCAL_CHAINS: jsonVariable(
+    z.array(
+      z.object({
+        chainId: z.number().int().positive(),
+        domain: z.number().int().nonnegative(),
+        tokenMessenger: address,
+        messageTransmitter: address,
+        usdc: address,
+        name: z.string().optional(),
+        displayName: z.string().optional(),
+      }),
+    ),
+    '[{"chainId":…,"domain":…,"tokenMessenger":"0x…","messageTransmitter":"0x…","usdc":"0x…"}]',
+  ).optional(),
   RELAY_API_KEY: z.string().optional(),
   HUB_CHAIN_ID: positiveInt,
   HUB_TOKEN_SYMBOL: z.string().default('USDC'),
