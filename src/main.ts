@@ -56,7 +56,7 @@ async function main() {
       `  Privacy pool         ${stack.manifest.privacyPool.address} on chain ${stack.manifest.privacyPool.chainId}`,
       ...chains,
       '',
-      'Try: curl -s localhost:' + stack.config.PORT + '/api/bridge/chains   ·   npx routectl devnet info   ·   Ctrl-C to stop',
+      `Try: curl -s localhost:${stack.config.PORT}/api/bridge/chains   ·   npx routectl devnet info   ·   Ctrl-C to stop`,
       '',
     ].join('\n'),
   );

@@ -1,7 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -31,6 +30,7 @@ import { messageTransmitterV2Abi } from '../src/devnet/artifacts/MessageTransmit
 import { tokenMessengerV2Abi } from '../src/devnet/artifacts/TokenMessengerV2.ts';
 import { DEVNET_CCTP_ATTESTER_KEY, DEVNET_CCTP_DOMAINS } from '../src/devnet/cctp.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../src/devnet/chains.ts';
+import { freeChainPorts } from '../src/devnet/ports.ts';
 import type { ChainRole } from '../src/devnet/manifest.ts';
 import { createFaultRegistry } from '../src/emulators/faults.ts';
 import { startIrisEmulator, type IrisEmulator } from '../src/emulators/iris/index.ts';
@@ -91,7 +91,7 @@ let chains: DevnetChains | undefined;
 let iris: IrisEmulator | undefined;
 
 before(async () => {
-  ports = await freePorts();
+  ports = await freeChainPorts();
   chains = await startDevnetChains({ ports, cctp: true, stateDir });
   iris = await startIrisEmulator({ manifest: chains.manifest, port: 0, attesterPrivateKey: DEVNET_CCTP_ATTESTER_KEY, faults, pendingMs: PENDING_MS });
 });
@@ -384,18 +384,3 @@ function signatures(abi: Abi): string[] {
   });
 }
 
-/** Ports the OS reports free; all three are held at once so they are distinct. */
-async function freePorts() {
-  const servers = [createServer(), createServer(), createServer()];
-  const found = await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<number>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
-        }),
-    ),
-  );
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return { source: found[0]!, hub: found[1]!, destination: found[2]! };
-}

@@ -1,7 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -23,23 +22,9 @@ import {
   startDevnetChains,
   type DevnetChains,
 } from '../src/devnet/chains.ts';
+import { freeChainPorts } from '../src/devnet/ports.ts';
 import type { ChainRole, DevnetChain } from '../src/devnet/manifest.ts';
 
-/** Ports the OS reports free; all three are held at once so they are distinct. */
-async function freePorts() {
-  const servers = [createServer(), createServer(), createServer()];
-  const ports = await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<number>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
-        }),
-    ),
-  );
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return { source: ports[0]!, hub: ports[1]!, destination: ports[2]! };
-}
 
 const stateDir = mkdtempSync(join(tmpdir(), 'devnet-chains-test-'));
 let chains: DevnetChains | undefined;
@@ -96,7 +81,7 @@ async function mined(hash: Promise<Hex>): Promise<void> {
 
 before(async () => {
   const startedAt = performance.now();
-  chains = await startDevnetChains({ ports: await freePorts(), stateDir });
+  chains = await startDevnetChains({ ports: await freeChainPorts(), stateDir });
   console.log(`devnet chains started in ${Math.round(performance.now() - startedAt)} ms`);
 });
 
@@ -292,7 +277,7 @@ test('restarting with the same stateDir keeps contracts and balances without red
   assert.ok(stateBefore.recipient > 0n);
 
   await chains!.stop();
-  chains = await startDevnetChains({ ports: await freePorts(), stateDir });
+  chains = await startDevnetChains({ ports: await freeChainPorts(), stateDir });
 
   const withoutRpcUrls = (m: typeof before) => ({ ...m, chains: m.chains.map((c) => ({ ...c, rpcUrl: '' })) });
   assert.deepEqual(withoutRpcUrls(manifest()), withoutRpcUrls(before));

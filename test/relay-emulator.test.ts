@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../src/devnet/chains.ts';
+import { freeChainPorts } from '../src/devnet/ports.ts';
 import type { ChainRole, DevnetChain, DevnetManifest } from '../src/devnet/manifest.ts';
 import { startRelayEmulator, type RelayEmulator } from '../src/emulators/relay/index.ts';
 import {
@@ -32,16 +32,6 @@ let chains: DevnetChains | undefined;
 let emulator: RelayEmulator | undefined;
 let bridge: DepositAddressBridge;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function manifest(): DevnetManifest {
   assert.ok(chains, 'devnet chains are running');
@@ -118,7 +108,7 @@ async function startEmulator(): Promise<RelayEmulator> {
 
 before(async () => {
   chains = await startDevnetChains({
-    ports: { source: await freePort(), hub: await freePort(), destination: await freePort() },
+    ports: await freeChainPorts(),
   });
   emulator = await startEmulator();
   bridge = createRelayBridge({ baseUrl: emulator.url });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { freePort } from '../../src/devnet/ports.ts';
+import { freePorts } from '../../src/devnet/ports.ts';
 import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
@@ -25,7 +25,7 @@ export interface TestStack extends LocalStack {
 /** The real local stack (Temporal dev server, embedded Postgres, anvil chains, Relay emulator) on free ports, fresh state. */
 export async function startTestStack(opts: { env?: Record<string, string>; logger?: Logger } = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-test-'));
-  const [api, temporal, temporalUi, postgres, relay, source, hub, destination, temporalMetrics] = (await Promise.all(Array.from({ length: 9 }, () => freePort()))) as [
+  const [api, temporal, temporalUi, postgres, relay, source, hub, destination, temporalMetrics] = (await freePorts(9)) as [
     number, number, number, number, number, number, number, number, number,
   ];
   const stack = await startLocalStack({

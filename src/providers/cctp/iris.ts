@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BridgeUnavailableError } from '../bridge.ts';
 import { canonicalBps, FINALITY_THRESHOLD } from './fees.ts';
 import type { AttestationStatus } from './types.ts';
+import { describeError, truncate } from '../errorText.ts';
 
 /**
  * A small typed client for Circle's Iris API (CCTP v2), the two endpoints the adapter needs:
@@ -114,7 +115,7 @@ export function createIrisClient(opts: IrisClientOptions): IrisClient {
       return { status: res.status, text: await res.text(), headers: res.headers };
     } catch (err) {
       const reason =
-        err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? `no answer within ${timeoutMs} ms` : describe(err);
+        err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? `no answer within ${timeoutMs} ms` : describeError(err);
       throw new IrisUnavailableError(`iris unreachable (${what}): ${reason}`);
     }
   }
@@ -203,14 +204,4 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
   if (/^\d+$/.test(value)) return Number(value) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
-}
-
-function truncate(text: string, max = 300): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../bridge.ts';
+import { describeError, truncate } from '../errorText.ts';
 
 /**
  * A small typed client for the parts of Relay's public API (https://docs.relay.link) that the
@@ -166,7 +167,7 @@ export function createRelayClient(opts: RelayClientOptions): RelayClient {
       const reason =
         err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
           ? `no answer within ${timeoutMs} ms`
-          : describe(err);
+          : describeError(err);
       throw new BridgeUnavailableError(scrub(`relay unreachable (${describeCall(c)}): ${reason}`));
     }
   }
@@ -240,14 +241,4 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
-}
-
-function truncate(text: string, max = 300): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
