@@ -3,31 +3,34 @@ import { z } from 'zod';
 
 /**
  * Injected failures of the local stack's emulators, for tests and demos; one registry is shared by the
- * Relay emulator (bridge-in, bridge-out), the Iris emulator (CCTP attestations: bridge-in, bridge-out) and
- * the hub RPC proxy in front of the devnet pool (shield, unshield). A Relay order or CCTP burn is 'bridge-in'
- * when it arrives on the hub chain and 'bridge-out' when it starts on the hub.
+ * Relay emulator (bridge-in, bridge-out), the Iris emulator (CCTP attestations: bridge-in, bridge-out),
+ * the hub RPC proxy in front of the devnet pool (shield, unshield) and the ASP emulator (asp-review).
+ * A Relay order or CCTP burn is 'bridge-in' when it arrives on the hub chain and 'bridge-out' when it
+ * starts on the hub.
  *
  * - fail:   bridge: POST /quote/v2 answers HTTP 500; Iris: GET /v2/messages answers HTTP 500;
  *           pool: the hub RPC rejects the shield/unshield transaction
  * - refund: on deposit, the solver pays amountIn back to refundTo instead of filling (Relay only)
  * - delay:  on deposit, the fill waits delayMs; Iris: a newly seen burn stays pending delayMs longer
+ * - reject: the ASP declines the next deposits it reviews (asp-review only, its only mode)
  *
  * Each triggered fault consumes one of its `count`; without a count it stays until cleared.
  */
 
-export const faultOperations = ['bridge-in', 'shield', 'unshield', 'bridge-out'] as const;
+export const faultOperations = ['bridge-in', 'shield', 'unshield', 'bridge-out', 'asp-review'] as const;
 export type FaultOperation = (typeof faultOperations)[number];
-export type FaultMode = 'fail' | 'refund' | 'delay';
+export type FaultMode = 'fail' | 'refund' | 'delay' | 'reject';
 
 export const faultSpecSchema = z
   .strictObject({
     operation: z.enum(faultOperations),
-    mode: z.enum(['fail', 'refund', 'delay']),
+    mode: z.enum(['fail', 'refund', 'delay', 'reject']),
     count: z.number().int().positive().optional(),
     delayMs: z.number().int().nonnegative().optional(),
   })
   .refine((f) => f.mode !== 'delay' || f.delayMs !== undefined, { message: "delayMs is required for mode 'delay'" })
-  .refine((f) => f.mode === 'fail' || f.operation === 'bridge-in' || f.operation === 'bridge-out', { message: "shield and unshield take only mode 'fail'" });
+  .refine((f) => f.mode === 'fail' || (f.operation !== 'shield' && f.operation !== 'unshield'), { message: "shield and unshield take only mode 'fail'" })
+  .refine((f) => (f.mode === 'reject') === (f.operation === 'asp-review'), { message: "mode 'reject' is for asp-review, and asp-review takes only mode 'reject'" });
 
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
 

@@ -1,0 +1,345 @@
+import {
+  calculateContext,
+  generateDepositSecrets,
+  generateMerkleProof,
+  generateWithdrawalSecrets,
+  getCommitment,
+  hashPrecommitment,
+  type Hash,
+  type MasterKeys,
+  type Secret,
+  type CommitmentProof,
+  type WithdrawalProof,
+} from '@0xbow/privacy-pools-core-sdk';
+import { poseidon1 } from 'poseidon-lite';
+import { encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type LocalAccount } from 'viem';
+import type { ChainClients } from '../../chain/clients.ts';
+import { TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
+import type { NoteReview, PoolDeposit, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
+import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
+import type { AspClient } from './asp.ts';
+import type { Prover } from './prover.ts';
+
+/** The protocol's circuits take Merkle paths of up to 32 levels; the SDK pads every path to that. */
+const MAX_TREE_DEPTH = 32n;
+/** Blocks per eth_getLogs request when scanning the pool's events. */
+const LOG_RANGE = 10_000n;
+
+const depositedEvent = getAbiItem({ abi: poolAbi, name: 'Deposited' });
+const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
+
+/** The pool will not let this note out: it was spent by a transaction this service has no record of. */
+export class PoolNoteSpentError extends Error {
+  override name = 'PoolNoteSpentError';
+}
+
+/** The ASP's published leaves do not match the root on chain yet; retry shortly. */
+export class AspOutOfSyncError extends Error {
+  override name = 'AspOutOfSyncError';
+}
+
+export interface PrivacyPoolsOptions {
+  chainId: number;
+  entrypoint: Address;
+  /** Block of the pools' deployment (or earlier): event scans start here. */
+  fromBlock: bigint;
+  /** Relay fee charged on every withdrawal, paid to the relayer; at most each pool's maxRelayFeeBPS. */
+  relayFeeBps: number;
+  /** Submits every route's withdrawal (Entrypoint.relay) and receives the relay fees. */
+  relayer: LocalAccount;
+  /** Derive each note's nullifier and secret; the signer's, never stored. */
+  masterKeys: MasterKeys;
+  clients: ChainClients;
+  sender: TxSender;
+  prover: Prover;
+  /** The ASP's API client for a pool's scope (createAspClient in production). */
+  asp: (scope: bigint) => AspClient;
+}
+
+/** One asset's pool as registered at the Entrypoint. */
+interface AssetPool {
+  address: Address;
+  scope: bigint;
+  vettingFeeBps: number;
+  asp: AspClient;
+  stateTree: LeafScanner;
+}
+
+/**
+ * Privacy Pools (0xbow) on the hub chain, with the protocol's SDK for commitments, Merkle proofs and
+ * Groth16 proofs. A route's note derives from the signer's master keys and its account index, so nothing
+ * secret is stored. Deposits go through `Entrypoint.deposit` from the route's hub account; withdrawals are
+ * relayed through `Entrypoint.relay` by one relayer shared by all routes, paying their recipient directly.
+ */
+export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
+  const { chainId, entrypoint, sender, prover } = opts;
+  const client = () => opts.clients.publicClient(chainId);
+  const pools = new Map<string, () => Promise<AssetPool>>();
+
+  /** The asset's pool, read from the Entrypoint once (the fee configuration on every `fees` call). */
+  function poolOf(asset: Address): Promise<AssetPool> {
+    let get = pools.get(asset.toLowerCase());
+    if (!get) {
+      get = lazy(async () => {
+        const config = await assetConfig(asset);
+        const scope = await client().readContract({ address: config.pool, abi: poolAbi, functionName: 'SCOPE' });
+        return { address: config.pool, scope, vettingFeeBps: config.vettingFeeBps, asp: opts.asp(scope), stateTree: createLeafScanner(opts, config.pool) };
+      });
+      pools.set(asset.toLowerCase(), get);
+    }
+    return get();
+  }
+
+  async function assetConfig(asset: Address) {
+    const [pool, , vettingFeeBps, maxRelayFeeBps] = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'assetConfig', args: [asset] });
+    if (pool === zeroAddress) throw new Error(`no Privacy Pool is registered for ${asset} at the Entrypoint ${entrypoint}`);
+    if (BigInt(opts.relayFeeBps) > maxRelayFeeBps) throw new Error(`PRIVACY_RELAY_FEE_BPS (${opts.relayFeeBps}) exceeds the pool's maximum relay fee of ${maxRelayFeeBps} bps`);
+    return { pool, vettingFeeBps: Number(vettingFeeBps) };
+  }
+
+  const depositSecrets = (pool: AssetPool, noteIndex: number) => generateDepositSecrets(opts.masterKeys, pool.scope as Hash, BigInt(noteIndex));
+  const nullifierHash = (nullifier: Secret) => poseidon1([nullifier]);
+
+  async function blockTime(blockNumber: bigint): Promise<number> {
+    return Number((await client().getBlock({ blockNumber })).timestamp);
+  }
+
+  async function isSpent(pool: AssetPool, hash: bigint): Promise<boolean> {
+    return client().readContract({ address: pool.address, abi: poolAbi, functionName: 'nullifierHashes', args: [hash] });
+  }
+
+  /** The ASP's approved labels, checked against the root withdrawals must prove against. */
+  async function approvedLabels(pool: AssetPool): Promise<{ labels: bigint[]; root: bigint }> {
+    const [{ aspLeaves }, root] = await Promise.all([
+      pool.asp.leaves(),
+      client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' }).catch(() => 0n),
+    ]);
+    if (aspLeaves.length === 0 || root === 0n) return { labels: [], root };
+    const published = generateMerkleProof(aspLeaves, aspLeaves[0]!).root;
+    if (published !== root) throw new AspOutOfSyncError(`the ASP's leaves (root ${published}) do not match the Entrypoint's latest root ${root} yet`);
+    return { labels: aspLeaves, root };
+  }
+
+  /** Proves the withdrawal and records its signed relay transaction under `step` (broadcast by txSender after the record). */
+  async function proveAndRecord(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }, step: string): Promise<void> {
+    const pool = await poolOf(input.note.asset);
+    const { nullifier, secret } = depositSecrets(pool, input.noteIndex);
+    const label = BigInt(input.note.label);
+    const commitment = getCommitment(input.note.value, label, nullifier, secret);
+    if (commitment.hash.toString() !== input.note.commitment) throw new Error(`the note of route ${input.routeId} does not derive from this signer's keys`);
+    if (await isSpent(pool, nullifierHash(nullifier))) {
+      throw new PoolNoteSpentError(`the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`);
+    }
+
+    const [state, approved] = await Promise.all([pool.stateTree.leaves(), approvedLabels(pool)]);
+    if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
+    const withdrawal = {
+      processooor: entrypoint,
+      data: encodeAbiParameters(relayDataParameters, [{ recipient: input.to, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
+    };
+    const stateMerkleProof = generateMerkleProof(state, commitment.hash);
+    const aspMerkleProof = generateMerkleProof(approved.labels, label);
+    const change = generateWithdrawalSecrets(opts.masterKeys, label as Hash, 0n);
+    const proof = await prover.proveWithdrawal(commitment, {
+      context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
+      withdrawalAmount: input.amount,
+      stateMerkleProof,
+      aspMerkleProof,
+      stateRoot: stateMerkleProof.root as Hash,
+      stateTreeDepth: MAX_TREE_DEPTH,
+      aspRoot: approved.root as Hash,
+      aspTreeDepth: MAX_TREE_DEPTH,
+      newNullifier: change.nullifier,
+      newSecret: change.secret,
+    });
+    await sender.send({
+      routeId: input.routeId,
+      step,
+      chainId,
+      account: opts.relayer,
+      to: entrypoint,
+      data: encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [withdrawal, contractProof(proof, 8), pool.scope] }),
+    });
+  }
+
+  return {
+    chainId,
+
+    async fees(asset) {
+      const config = await assetConfig(asset);
+      return { depositFeeBps: config.vettingFeeBps, withdrawalFeeBps: opts.relayFeeBps };
+    },
+
+    async deposit({ routeId, owner, asset, amount, noteIndex }) {
+      const pool = await poolOf(asset);
+      const { nullifier, secret } = depositSecrets(pool, noteIndex);
+      await sender.send({
+        routeId,
+        step: 'shield:approve',
+        chainId,
+        account: owner,
+        to: asset,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [entrypoint, amount] }),
+      });
+      const { txHash, receipt } = await sender.send({
+        routeId,
+        step: 'shield',
+        chainId,
+        account: owner,
+        to: entrypoint,
+        data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [asset, amount, hashPrecommitment(nullifier, secret)] }),
+      });
+      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
+      if (!event) throw new Error(`deposit transaction ${txHash} emitted no Deposited event of the pool`);
+      return {
+        asset,
+        label: event.args._label.toString(),
+        commitment: event.args._commitment.toString(),
+        value: event.args._value,
+        txHash,
+        blockNumber: receipt.blockNumber,
+        timestamp: await blockTime(receipt.blockNumber),
+      };
+    },
+
+    async review(note) {
+      const pool = await poolOf(note.asset);
+      const label = BigInt(note.label);
+      const approved = await approvedLabels(pool).catch((error: unknown) => {
+        if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[] };
+        throw error;
+      });
+      if (approved.labels.includes(label)) return 'approved' satisfies NoteReview;
+      const status = (await pool.asp.reviewStatuses([label])).get(label);
+      return status === 'declined' ? 'rejected' : 'pending';
+    },
+
+    async depositsAfter(asset, fromBlock, toBlock) {
+      const { address } = await poolOf(asset);
+      const logs = await scanLogs(opts, address, depositedEvent, fromBlock + 1n, toBlock);
+      return logs.map((log): PoolDeposit => ({ value: log.args._value!, blockNumber: log.blockNumber }));
+    },
+
+    async withdraw(input) {
+      // Each attempt has its own write-ahead record: a relay that reverted (the ASP root moved between the
+      // proof and its block) spent nothing, so the next attempt proves again against fresh roots.
+      for (let attempt = 1; ; attempt++) {
+        const step = attempt === 1 ? 'unshield' : `unshield#${attempt}`;
+        if (!(await sender.intent(input.routeId, step))) await proveAndRecord(input, step);
+        let sent: Awaited<ReturnType<TxSender['send']>>;
+        try {
+          sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
+        } catch (error) {
+          if (error instanceof TransactionRevertedError) continue;
+          throw error;
+        }
+        const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs });
+        if (!event) throw new Error(`withdrawal transaction ${sent.txHash} emitted no WithdrawalRelayed event`);
+        return {
+          txHash: sent.txHash,
+          delivered: event.args._amount - event.args._feeAmount,
+          fee: event.args._feeAmount,
+          blockNumber: sent.receipt.blockNumber,
+          timestamp: await blockTime(sent.receipt.blockNumber),
+        } satisfies PoolWithdrawal;
+      }
+    },
+
+    async ragequit({ routeId, owner, note, noteIndex }) {
+      const pool = await poolOf(note.asset);
+      const step = 'ragequit';
+      if (!(await sender.intent(routeId, step))) {
+        const { nullifier, secret } = depositSecrets(pool, noteIndex);
+        if (await isSpent(pool, nullifierHash(nullifier))) throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
+        const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
+        await sender.send({ routeId, step, chainId, account: owner, to: pool.address, data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }) });
+      }
+      const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
+      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
+      if (!event) throw new Error(`ragequit transaction ${txHash} emitted no Ragequit event`);
+      return { txHash, amount: event.args._value };
+    },
+
+    async unspent(note, noteIndex) {
+      const pool = await poolOf(note.asset);
+      const { nullifier } = depositSecrets(pool, noteIndex);
+      return (await isSpent(pool, nullifierHash(nullifier))) ? 0n : note.value;
+    },
+  };
+}
+
+/** A snarkjs proof in the verifier contract's layout (pB's coordinates swapped, as snarkjs's Solidity verifier expects). */
+function contractProof(proof: WithdrawalProof | CommitmentProof, signals: 4 | 8) {
+  const { pi_a, pi_b, pi_c } = proof.proof;
+  const big = (values: readonly (string | number | bigint)[]) => values.map((v) => BigInt(v));
+  if (proof.publicSignals.length !== signals) throw new Error(`expected ${signals} public signals, got ${proof.publicSignals.length}`);
+  return {
+    pA: big(pi_a.slice(0, 2)) as [bigint, bigint],
+    pB: [big([pi_b[0]![1]!, pi_b[0]![0]!]), big([pi_b[1]![1]!, pi_b[1]![0]!])] as [[bigint, bigint], [bigint, bigint]],
+    pC: big(pi_c.slice(0, 2)) as [bigint, bigint],
+    pubSignals: big(proof.publicSignals) as never,
+  };
+}
+
+/** A pool's events of one kind from `fromBlock` to `toBlock` (default: the head), in ranges the RPC accepts. */
+async function scanLogs<E extends typeof depositedEvent | typeof leafInsertedEvent>(opts: PrivacyPoolsOptions, address: Address, event: E, fromBlock: bigint, toBlock?: bigint) {
+  const client = opts.clients.publicClient(opts.chainId);
+  const head = toBlock ?? (await client.getBlockNumber());
+  const logs = [];
+  for (let start = fromBlock; start <= head; start += LOG_RANGE) {
+    const end = start + LOG_RANGE - 1n < head ? start + LOG_RANGE - 1n : head;
+    logs.push(...(await client.getLogs({ address, event, fromBlock: start, toBlock: end })));
+  }
+  return logs;
+}
+
+interface LeafScanner {
+  /** Every commitment ever inserted into the pool's state tree, in order; concurrent callers share one scan. */
+  leaves(): Promise<bigint[]>;
+}
+
+/**
+ * A pool's state-tree leaves, scanned from its LeafInserted events once and then incrementally, and checked
+ * against the root the pool reports at the same block.
+ */
+function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): LeafScanner {
+  const leaves: bigint[] = [];
+  let scannedTo = opts.fromBlock - 1n;
+  let scanning: Promise<bigint[]> | null = null;
+
+  async function scan(): Promise<bigint[]> {
+    const client = opts.clients.publicClient(opts.chainId);
+    const head = await client.getBlockNumber();
+    for (const log of await scanLogs(opts, address, leafInsertedEvent, scannedTo + 1n, head)) leaves[Number(log.args._index!) - 1] = log.args._leaf!;
+    scannedTo = head;
+    const root = await client.readContract({ address, abi: poolAbi, functionName: 'currentRoot', blockNumber: head });
+    const complete = leaves.every((leaf) => leaf !== undefined) && Object.keys(leaves).length === leaves.length;
+    if (!complete || (leaves.length > 0 && generateMerkleProof(leaves, leaves[0]!).root !== root)) {
+      // A gap or a reorg: start over from the deployment block on the next call.
+      leaves.length = 0;
+      scannedTo = opts.fromBlock - 1n;
+      throw new Error(`the pool's scanned leaves do not match its root ${root} at block ${head}; rescanning`);
+    }
+    return [...leaves];
+  }
+
+  return {
+    leaves() {
+      scanning ??= scan().finally(() => {
+        scanning = null;
+      });
+      return scanning;
+    },
+  };
+}
+
+function lazy<T>(load: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | null = null;
+  return () => {
+    value ??= load().catch((error: unknown) => {
+      value = null;
+      throw error;
+    });
+    return value;
+  };
+}

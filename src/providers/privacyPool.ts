@@ -1,0 +1,61 @@
+import type { Address, Hex, LocalAccount } from 'viem';
+
+/**
+ * The narrow interface of a zero-knowledge privacy pool on the hub chain, as the transfer workflow uses it.
+ * `src/providers/privacy-pools` implements it for Privacy Pools (0xbow); a Railgun adapter would map
+ * deposit → shield, review → proof-of-innocence standby, withdraw → relayed unshield, ragequit → unshield
+ * to the origin address. Amounts are bigint in the pool asset's smallest units. Every method that moves
+ * funds is idempotent per route: calling it again settles the first call's transaction, never a second one.
+ */
+export interface PrivacyPool {
+  readonly chainId: number;
+  /** Fees in basis points for `asset`, each rounded down by the pool: on the way in (vetting) and on the way out (relay). */
+  fees(asset: Address): Promise<{ depositFeeBps: number; withdrawalFeeBps: number }>;
+  /** Moves `amount` of `asset` from `owner` into the pool as the route's note; its secrets derive from `noteIndex`. */
+  deposit(input: { routeId: string; owner: LocalAccount; asset: Address; amount: bigint; noteIndex: number }): Promise<PoolNote>;
+  /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
+  review(note: PoolNote): Promise<NoteReview>;
+  /** Deposits of anyone into `asset`'s pool in blocks (fromBlock, toBlock], for anonymity sets. */
+  depositsAfter(asset: Address, fromBlock: bigint, toBlock?: bigint): Promise<PoolDeposit[]>;
+  /**
+   * Withdraws `amount` (gross, before the withdrawal fee) of the note to `to`, proved in zero knowledge and
+   * submitted by the account shared by all routes; the rest of the note stays in the pool as change.
+   */
+  withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }): Promise<PoolWithdrawal>;
+  /** The note's depositor takes it back, publicly: for a note the pool will never let out privately. */
+  ragequit(input: { routeId: string; owner: LocalAccount; note: PoolNote; noteIndex: number }): Promise<{ txHash: Hex; amount: bigint }>;
+  /** What of the original note is still unspent: its value, or 0 once withdrawn from or ragequit. */
+  unspent(note: PoolNote, noteIndex: number): Promise<bigint>;
+}
+
+export type NoteReview = 'pending' | 'approved' | 'rejected';
+
+/** Public facts of a route's deposit into the pool (no secrets: those derive from the signer's key). */
+export interface PoolNote {
+  asset: Address;
+  /** Privacy Pools: the deposit's label (decimal); it identifies the note and its change notes. */
+  label: string;
+  /** The note's commitment (decimal). */
+  commitment: string;
+  /** Value of the note after the deposit fee. */
+  value: bigint;
+  txHash: Hex;
+  blockNumber: bigint;
+  /** Unix seconds of the deposit's block. */
+  timestamp: number;
+}
+
+export interface PoolDeposit {
+  value: bigint;
+  blockNumber: bigint;
+}
+
+export interface PoolWithdrawal {
+  txHash: Hex;
+  /** What `to` received: the gross amount less the withdrawal fee. */
+  delivered: bigint;
+  fee: bigint;
+  blockNumber: bigint;
+  /** Unix seconds of the withdrawal's block. */
+  timestamp: number;
+}
