@@ -19,21 +19,50 @@ export interface DeliveryCheck {
   txHashes: Hex[];
 }
 
-/** The two bridge legs, moved by the configured bridge (or by a plain transfer when a leg stays on one chain). */
-export function bridgeActivities(deps: ActivityDeps) {
+const ends = (plan: RoutePlan, leg: BridgeLeg) =>
+  leg === 'in' ? { originChainId: plan.sourceChainId, destinationChainId: plan.hubChainId } : { originChainId: plan.hubChainId, destinationChainId: plan.destChainId };
+
+/** The leg movers of the configured bridge: a plain transfer when a leg stays on one chain. */
+export function legMovers(deps: ActivityDeps) {
   const bridged: LegMover = deps.bridge.mode === 'relay' ? relayLegs(deps, deps.bridge.relay) : cctpLegs(deps, deps.bridge.cctp);
   const direct = directLegs(deps);
-  const moverFor = (originChainId: number, destinationChainId: number) => (originChainId === destinationChainId ? direct : bridged);
-  const moverOf = (order: BridgeOrderRef) => (order.kind === 'direct' ? direct : bridged);
-  const start = (request: LegRequest) => moverFor(request.originChainId, request.destinationChainId).start(request);
-  const ends = (plan: RoutePlan, leg: BridgeLeg) =>
-    leg === 'in' ? { originChainId: plan.sourceChainId, destinationChainId: plan.hubChainId } : { originChainId: plan.hubChainId, destinationChainId: plan.destChainId };
+  return {
+    forLeg: (request: Pick<LegRequest, 'originChainId' | 'destinationChainId'>) => (request.originChainId === request.destinationChainId ? direct : bridged),
+    ofOrder: (order: BridgeOrderRef) => (order.kind === 'direct' ? direct : bridged),
+  };
+}
+
+/**
+ * The outbound leg: exact output, so the recipient receives quotedOutputAmount. It is sent from the exit
+ * account, a fresh account that never touched the route's deposit, whose gas comes from the pool's relayer.
+ */
+export function outboundLeg(deps: ActivityDeps, plan: RoutePlan, generation: number, available: bigint): LegRequest {
+  const { exit } = deps.keyring.routeAccounts(plan.accountIndex);
+  return {
+    routeId: plan.routeId,
+    leg: 'out',
+    generation,
+    from: exit,
+    ...ends(plan, 'out'),
+    originCurrency: plan.hubToken,
+    destinationCurrency: plan.destToken,
+    amount: BigInt(plan.quotedOutputAmount),
+    tradeType: 'EXACT_OUTPUT',
+    recipient: plan.recipient,
+    available,
+    gasFunder: deps.poolRelayer,
+  };
+}
+
+/** The two bridge legs, moved by the configured bridge (or by a plain transfer when a leg stays on one chain). */
+export function bridgeActivities(deps: ActivityDeps) {
+  const movers = legMovers(deps);
 
   return {
     /** Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. */
     async bridgeIn({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
-      return start({
+      const request: LegRequest = {
         routeId: plan.routeId,
         leg: 'in',
         generation,
@@ -45,30 +74,24 @@ export function bridgeActivities(deps: ActivityDeps) {
         tradeType: 'EXACT_INPUT',
         recipient: plan.hubAccount,
         available: BigInt(plan.amount),
-      });
+        gasFunder: deps.gasAccount,
+      };
+      return movers.forLeg(request).start(request);
     },
 
-    /** Bridge out: exact output, so the recipient receives quotedOutputAmount; paid from the exit account. */
+    /**
+     * Bridge out from the exit account: the burn of burn-and-mint mode (the pool withdrawal paid the exit
+     * account), or a new order after the pool-funded one was refunded to it.
+     */
     async bridgeOut({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
-      const { exit } = deps.keyring.routeAccounts(plan.accountIndex);
-      return start({
-        routeId: plan.routeId,
-        leg: 'out',
-        generation,
-        from: exit,
-        ...ends(plan, 'out'),
-        originCurrency: plan.hubToken,
-        destinationCurrency: plan.destToken,
-        amount: BigInt(plan.quotedOutputAmount),
-        tradeType: 'EXACT_OUTPUT',
-        recipient: plan.recipient,
-        available: await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exit.address),
-      });
+      const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount);
+      const request = outboundLeg(deps, plan, generation, available);
+      return movers.forLeg(request).start(request);
     },
 
     /** Waits until a leg's funds arrived on its destination chain; returns the delivering transactions. */
     async awaitBridgeFill({ plan, leg, order }: { plan: RoutePlan; leg: BridgeLeg; order: BridgeOrderRef }): Promise<{ txHashes: Hex[] }> {
-      return { txHashes: await moverOf(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order }) };
+      return { txHashes: await movers.ofOrder(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order }) };
     },
 
     /** Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it. */

@@ -8,7 +8,7 @@ import { IrisRateLimitedError } from '../src/providers/cctp/iris.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { bookLegSend, type LegMover, type LegRequest, orderKey } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -31,38 +31,47 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
     }
   }
 
-  return {
-    async start(request) {
-      const { routeId, leg, from } = request;
-      const key = orderKey(leg, request.generation);
-      const step = `bridge-${key}`;
-      const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
-      let [order] = await findOrder();
-      if (!order) {
-        const burn = await burnAmountFor(request).catch((error: unknown) => {
-          if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
-          throw error;
-        });
-        if (burn.amount > request.available) {
-          throw ApplicationFailure.retryable(`bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
-        }
-        await deps.db
-          .insert(bridgeOrders)
-          .values({
-            routeId,
-            leg: key,
-            requestId: step,
-            depositAddress: request.recipient,
-            amountIn: burn.amount.toString(),
-            amountOut: (burn.amount - burn.maxFee).toString(),
-          })
-          .onConflictDoNothing();
-        [order] = await findOrder();
-        if (!order) throw new Error('burn was not recorded');
+  /** The burn's amount and maxFee, recorded before it is signed; a retry reuses them. The burner itself is paid. */
+  async function prepare(request: LegRequest): Promise<PreparedLeg> {
+    const { routeId, leg } = request;
+    const key = orderKey(leg, request.generation);
+    const step = `bridge-${key}`;
+    const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
+    let [order] = await findOrder();
+    if (!order) {
+      const burn = await burnAmountFor(request).catch((error: unknown) => {
+        if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
+        throw error;
+      });
+      if (burn.amount > request.available) {
+        throw ApplicationFailure.retryable(`bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
       }
+      await deps.db
+        .insert(bridgeOrders)
+        .values({
+          routeId,
+          leg: key,
+          requestId: step,
+          depositAddress: request.recipient,
+          amountIn: burn.amount.toString(),
+          amountOut: (burn.amount - burn.maxFee).toString(),
+        })
+        .onConflictDoNothing();
+      [order] = await findOrder();
+      if (!order) throw new Error('burn was not recorded');
+    }
+    return { order: { kind: 'cctp', requestId: step, amountIn: order.amountIn, amountOut: order.amountOut }, payTo: request.from.address };
+  }
 
+  return {
+    prepare,
+
+    async start(request) {
+      const { routeId, from } = request;
+      const step = `bridge-${orderKey(request.leg, request.generation)}`;
+      const { order } = await prepare(request);
       const amount = BigInt(order.amountIn);
-      await ensureGas(deps, routeId, step, request.originChainId, from.address);
+      await ensureGas(deps, routeId, step, request.originChainId, from.address, request.gasFunder);
       const { txHash } = await cctp
         .burn({
           routeId,

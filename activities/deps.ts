@@ -5,7 +5,7 @@ import type { TxSender } from '../src/chain/txSender.ts';
 import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
-import type { PrivacyPool } from '../src/providers/privacy-pool/types.ts';
+import type { PrivacyPool } from '../src/providers/privacyPool.ts';
 
 /** What the activities need from the outside world; tests inject their own. */
 export interface ActivityDeps {
@@ -16,8 +16,13 @@ export interface ActivityDeps {
   bridge: { mode: 'relay'; relay: DepositAddressBridge } | { mode: 'cctp'; cctp: BurnAndMintBridge };
   pool: PrivacyPool;
   keyring: RouteKeyring;
-  /** Funded account that tops up per-route accounts with native gas. */
+  /** Funded account that tops up per-route accounts with native gas up to the pool deposit (deposit and hub accounts). */
   gasAccount: LocalAccount;
+  /**
+   * The pool's relayer, shared by all routes: submits withdrawals and tops up gas on the far side of the pool
+   * (exit accounts). Never the gas account, so no funding path joins a route's deposit to its withdrawal.
+   */
+  poolRelayer: LocalAccount;
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
 }

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { transfers } from '../src/db/schema.ts';
+import { poolNotes, transfers } from '../src/db/schema.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
@@ -10,18 +10,24 @@ import { recordLedger } from './projection.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
-    /** Where the route's money is now: its deposit, hub and exit accounts and its pool note. Read-only. */
+    /** Where the route's money is now: its deposit, hub and exit accounts and its unspent pool note. Read-only. */
     async locateFunds(plan: RoutePlan): Promise<HeldFunds[]> {
-      const [deposit, hub, exit, note] = await Promise.all([
+      const [note] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, plan.routeId));
+      const unspentNote = async () => {
+        if (!note || note.withdrawnAt) return 0n;
+        const ref = { asset: note.asset as Address, label: note.label, commitment: note.commitment, value: BigInt(note.value), txHash: note.txHash as Hex, blockNumber: BigInt(note.blockNumber), timestamp: 0 };
+        return deps.pool.unspent(ref, plan.accountIndex);
+      };
+      const [deposit, hub, exit, pooled] = await Promise.all([
         tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress),
         tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.hubAccount),
         tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount),
-        deps.pool.note(deps.keyring.shieldCommitment(plan.routeId)),
+        unspentNote(),
       ]);
       const held: HeldFunds[] = [
         { place: 'deposit', chainId: plan.sourceChainId, token: plan.sourceToken, address: plan.depositAddress, amount: deposit.toString() },
         { place: 'hub', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: hub.toString() },
-        { place: 'pool', chainId: plan.hubChainId, token: plan.hubToken, address: deps.pool.address, amount: note.toString() },
+        { place: 'pool', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: pooled.toString() },
         { place: 'exit', chainId: plan.hubChainId, token: plan.hubToken, address: plan.exitAccount, amount: exit.toString() },
       ];
       return held.filter((h) => h.amount !== '0');

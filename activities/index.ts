@@ -17,9 +17,12 @@ export function createActivities(deps: ActivityDeps) {
     ...poolActivities(deps),
     ...fundsActivities(deps),
     ...strayActivities(deps),
-    /** Books what the route kept after paying out: its exit balance minus the bridge-out input. */
-    async recordServiceFee(input: { routeId: string; chainId: number; token: string; unshielded: string; bridgedOut: string }): Promise<void> {
-      const fee = BigInt(input.unshielded) - BigInt(input.bridgedOut);
+    /**
+     * Books what the service kept: the note's value less the bridge-out input (the pool's change note, the relay
+     * fee and any rounding dust at the exit account).
+     */
+    async recordServiceFee(input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string }): Promise<void> {
+      const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
       await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
     },
   };

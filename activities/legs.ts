@@ -20,10 +20,20 @@ export interface LegRequest {
   recipient: Address;
   /** What `from` holds for this leg: an order that needs more is not placed. */
   available: bigint;
+  /** Who tops up `from` with gas: the gas account before the pool, the pool's relayer after it. */
+  gasFunder: LocalAccount;
+}
+
+/** A leg's order, recorded but not yet funded: `payTo` must receive exactly `order.amountIn` of the origin token. */
+export interface PreparedLeg {
+  order: BridgeOrderRef;
+  payTo: Address;
 }
 
 export interface LegMover {
-  /** Places and funds the leg once; a retry returns the recorded order and transaction. */
+  /** Records the leg's order once (what to send where); a retry returns the recorded one. Moves no funds. */
+  prepare(request: LegRequest): Promise<PreparedLeg>;
+  /** Prepares the leg and funds it from `request.from` once; a retry returns the recorded order and transaction. */
   start(request: LegRequest): Promise<BridgeOrderRef>;
   /** Waits until the funds arrived on the destination chain; returns the delivering transactions. */
   awaitArrival(request: { routeId: string; leg: BridgeLeg; originChainId: number; destinationChainId: number; order: BridgeOrderRef }): Promise<Hex[]>;

@@ -1,44 +1,134 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { eq, sql } from 'drizzle-orm';
+import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import type { RoutePlan } from '../workflows/types.ts';
+import { poolNotes, transfers } from '../src/db/schema.ts';
+import { grossForNet, poolFee } from '../src/money/fees.ts';
+import { amountBucket, anonymitySet } from '../src/privacy/anonymitySet.ts';
+import type { NoteReview, PoolNote } from '../src/providers/privacyPool.ts';
+import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
+import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
+import { bookLegSend } from './legs.ts';
 import { recordLedger } from './projection.ts';
 
+export interface PrivacyStatus {
+  review: NoteReview;
+  /** The route's own deposit plus the same-bucket deposits that entered the pool after it (src/privacy/anonymitySet.ts). */
+  anonymitySet: number;
+}
+
 export function poolActivities(deps: ActivityDeps) {
+  const movers = legMovers(deps);
+
+  async function loadNote(routeId: string): Promise<(PoolNote & { withdrawn: boolean }) | null> {
+    const [row] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, routeId));
+    if (!row) return null;
+    return {
+      asset: row.asset as Address,
+      label: row.label,
+      commitment: row.commitment,
+      value: BigInt(row.value),
+      txHash: row.txHash as `0x${string}`,
+      blockNumber: BigInt(row.blockNumber),
+      timestamp: Math.floor(row.depositedAt.getTime() / 1000),
+      withdrawn: row.withdrawnAt !== null,
+    };
+  }
+
+  async function requireNote(routeId: string) {
+    const note = await loadNote(routeId);
+    if (!note) throw ApplicationFailure.nonRetryable(`route ${routeId} has no note in the pool`, 'PoolNoteMissing');
+    return note;
+  }
+
   return {
-    /** Shields exactly what the bridge-in delivered to the route's hub account (never more: no other route's funds). */
+    /** Deposits exactly what the bridge-in delivered to the route's hub account (never more: no other route's funds). */
     async shield(input: { plan: RoutePlan; amount: string }): Promise<{ noteValue: string }> {
       const { plan } = input;
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       const amount = BigInt(input.amount);
-      const intent = await deps.sender.intent(plan.routeId, 'shield');
-      if (!intent) {
+      if (!(await deps.sender.intent(plan.routeId, 'shield'))) {
         const balance = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, hub.address);
         if (balance < amount) {
-          throw ApplicationFailure.retryable(`hub account holds ${balance}, expected ${amount} before shielding`, 'HubBalanceShort');
+          throw ApplicationFailure.retryable(`hub account holds ${balance}, expected ${amount} before the pool deposit`, 'HubBalanceShort');
         }
       }
       await ensureGas(deps, plan.routeId, 'shield', plan.hubChainId, hub.address);
-      const result = await deps.pool.shield({
-        routeId: plan.routeId,
-        owner: hub,
-        token: plan.hubToken,
-        amount,
-        commitment: deps.keyring.shieldCommitment(plan.routeId),
-      });
-      await recordLedger(deps, { routeId: plan.routeId, kind: 'shielded', chainId: plan.hubChainId, token: plan.hubToken, amount: result.noteValue.toString(), txHash: result.txHash });
-      return { noteValue: result.noteValue.toString() };
+      const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
+      await deps.db
+        .insert(poolNotes)
+        .values({
+          routeId: plan.routeId,
+          asset: note.asset,
+          label: note.label,
+          commitment: note.commitment,
+          value: note.value.toString(),
+          bucket: amountBucket(note.value),
+          txHash: note.txHash,
+          blockNumber: note.blockNumber.toString(),
+          depositedAt: new Date(note.timestamp * 1000),
+        })
+        .onConflictDoNothing();
+      await recordLedger(deps, { routeId: plan.routeId, kind: 'shielded', chainId: plan.hubChainId, token: plan.hubToken, amount: note.value.toString(), txHash: note.txHash });
+      return { noteValue: note.value.toString() };
     },
 
-    /** Unshields the route's note to its exit account, a fresh account that never shielded. */
-    async unshield(plan: RoutePlan): Promise<{ amount: string }> {
-      const result = await deps.pool.unshield({
-        routeId: plan.routeId,
-        commitment: deps.keyring.shieldCommitment(plan.routeId),
-        to: plan.exitAccount,
+    /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
+    async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
+      const note = await requireNote(routeId);
+      const [review, later] = await Promise.all([deps.pool.review(note), deps.pool.depositsAfter(note.asset, note.blockNumber)]);
+      return { review, anonymitySet: anonymitySet(note.value, later) };
+    },
+
+    /**
+     * Withdraws from the route's note exactly what its bridge-out needs, straight to where it needs it: the
+     * bridge order's deposit address (deposit-address mode; no exit account), the exit account that will burn
+     * (burn-and-mint mode), or the recipient (when the hub is the destination). The withdrawal is relayed by
+     * the account shared by all routes; the rest of the note stays in the pool as the service's change.
+     * Returns the order the withdrawal funded, or null when the exit account still has to send it.
+     */
+    async unshield({ plan }: { plan: RoutePlan }): Promise<{ funded: BridgeOrderRef | null }> {
+      const note = await requireNote(plan.routeId);
+      const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
+      const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
+      const request = outboundLeg(deps, plan, 1, deliverable);
+      const { order, payTo } = await movers.forLeg(request).prepare(request);
+      const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
+      if (gross > note.value) {
+        throw ApplicationFailure.retryable(`the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`, 'BridgeTooExpensive');
+      }
+
+      const withdrawal = await deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross });
+      const later = await deps.pool.depositsAfter(note.asset, note.blockNumber, withdrawal.blockNumber);
+      await deps.db.transaction(async (tx) => {
+        await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));
+        await tx
+          .update(transfers)
+          .set({ anonymitySet: anonymitySet(note.value, later), privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp), updatedAt: sql`now()` })
+          .where(eq(transfers.routeId, plan.routeId));
       });
-      await recordLedger(deps, { routeId: plan.routeId, kind: 'unshielded', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
+      await recordLedger(deps, { routeId: plan.routeId, kind: 'unshielded', chainId: plan.hubChainId, token: plan.hubToken, amount: withdrawal.delivered.toString(), txHash: withdrawal.txHash });
+
+      if (order.kind === 'cctp') return { funded: null };
+      const funded = order.kind === 'direct' ? { ...order, requestId: withdrawal.txHash } : order;
+      await bookLegSend(deps, request, order.amountIn, withdrawal.txHash);
+      return { funded };
+    },
+
+    /**
+     * A failed route's unspent note goes back to its hub account (the original depositor), publicly: for a
+     * deposit the ASP rejected, or any route an operator ends while its funds sit in the pool.
+     */
+    async ragequit(plan: RoutePlan): Promise<{ amount: string } | null> {
+      const note = await loadNote(plan.routeId);
+      if (!note || note.withdrawn) return null;
+      if (!(await deps.sender.intent(plan.routeId, 'ragequit')) && (await deps.pool.unspent(note, plan.accountIndex)) === 0n) return null;
+      const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
+      await ensureGas(deps, plan.routeId, 'ragequit', plan.hubChainId, hub.address);
+      const result = await deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex });
+      await recordLedger(deps, { routeId: plan.routeId, kind: 'ragequit', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
       return { amount: result.amount.toString() };
     },
   };

@@ -63,10 +63,33 @@ export const configSchema = z.object({
   CHAIN_RPC_URLS: rpcUrls,
   SIGNER_MNEMONIC: z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words'),
   GAS_ACCOUNT_PRIVATE_KEY: hexKey,
-  PRIVACY_POOL_ADDRESS: address,
-  POOL_OPERATOR_PRIVATE_KEY: hexKey,
-  /** Expected time between shield and unshield (Railgun's proof of innocence takes about an hour). */
+  /** Privacy Pools (0xbow) Entrypoint on the hub chain; the pool is the one registered there for the hub token. */
+  PRIVACY_POOLS_ENTRYPOINT: address,
+  /** Block of the pool's deployment: its events are scanned from here. */
+  PRIVACY_POOLS_START_BLOCK: z.coerce.number().int().nonnegative().default(0),
+  /** The ASP's public API (association-set leaves and roots, deposit reviews). */
+  PRIVACY_POOLS_ASP_URL: z.url().default('https://api.0xbow.io'),
+  /** A folder holding `artifacts/` with the circuit files; default: the npm package's, checked against the SDK's hashes either way. */
+  PRIVACY_POOLS_CIRCUITS_DIR: z.string().min(1).optional(),
+  /** Submits every route's pool withdrawal (Entrypoint.relay), receives the relay fees, and funds gas after a withdrawal. */
+  POOL_RELAYER_PRIVATE_KEY: hexKey,
+  /** Relay fee on each withdrawal, paid to the relayer; at most the pool's maxRelayFeeBPS. */
+  PRIVACY_RELAY_FEE_BPS: z.coerce.number().int().min(0).max(9_999).default(10),
+  /** Withdrawal proofs generated at once (each uses every core for a few seconds). */
+  PROOF_CONCURRENCY: positiveInt.default(1),
+  /** Expected time from a deposit into the pool until the ASP approves it (part of etaSeconds). */
   POOL_ETA_SECONDS: z.coerce.number().int().nonnegative().default(3600),
+  /** Each withdrawal waits a uniformly random delay in [min, max] after its note is approved. */
+  PRIVACY_DELAY_MIN_SECONDS: z.coerce.number().int().nonnegative().default(300),
+  PRIVACY_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(1800),
+  /** A route leaves the pool once this many same-bucket deposits (its own included) entered since its own... */
+  PRIVACY_MIN_ANONYMITY_SET: positiveInt.default(5),
+  /** ...but waits at most this long after its deposit for them. */
+  PRIVACY_MAX_WAIT_SECONDS: positiveInt.default(21_600),
+  /** The largest `minAnonymitySet` a client may ask for at create. */
+  PRIVACY_MAX_ANONYMITY_SET: positiveInt.default(50),
+  /** How often a waiting route checks its review and anonymity set (the first checks come sooner). */
+  PRIVACY_POLL_SECONDS: positiveInt.default(30),
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
@@ -93,15 +116,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  if (result.data.BRIDGE_PROVIDER === 'cctp' && result.data.HUB_TOKEN_SYMBOL.toUpperCase() !== 'USDC') {
+  const config = result.data;
+  if (config.BRIDGE_PROVIDER === 'cctp' && config.HUB_TOKEN_SYMBOL.toUpperCase() !== 'USDC') {
     throw new ConfigError('HUB_TOKEN_SYMBOL must be USDC in burn-and-mint mode (BRIDGE_PROVIDER=cctp)');
   }
-  return result.data;
+  if (config.PRIVACY_DELAY_MIN_SECONDS > config.PRIVACY_DELAY_MAX_SECONDS) {
+    throw new ConfigError('PRIVACY_DELAY_MIN_SECONDS must not exceed PRIVACY_DELAY_MAX_SECONDS');
+  }
+  if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
+    throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');
+  }
+  return config;
 }
 
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_OPERATOR_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL']);
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL']);
 
-const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL']);
+const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 
 /** The configuration with every secret replaced by "(set)" and URLs cut to their origin (RPC keys live in paths), safe to print. */
 export function describeConfig(config: Config): Record<string, unknown> {

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole service on a local stack (Temporal dev server, Postgres, three anvil chains,
- * the Relay emulator, the devnet privacy pool, the worker and the API). Ctrl-C stops it; starting again
+ * the Relay emulator, Privacy Pools with an ASP emulator on the hub, the worker and the API). Ctrl-C stops it; starting again
  * resumes the transfers that were in flight (state lives in .data/).
  */
 import path from 'node:path';
@@ -53,7 +53,8 @@ async function main() {
       `  Relay emulator       ${stack.relay.url}   (fault injection: ${stack.relay.url}/_emulator/faults)`,
       ...(stack.irisUrl ? [`  Iris emulator        ${stack.irisUrl}`] : []),
       `  Database             ${stack.config.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}`,
-      `  Privacy pool         ${stack.manifest.privacyPool.address} on chain ${stack.manifest.privacyPool.chainId}`,
+      `  Privacy Pools        Entrypoint ${stack.manifest.privacyPools.entrypoint}, USDC pool ${stack.manifest.privacyPools.pool} on chain ${stack.manifest.privacyPools.chainId}`,
+      `  ASP emulator         ${stack.asp.url}/${stack.manifest.privacyPools.chainId}/public/mt-roots   (X-Pool-Scope: ${stack.manifest.privacyPools.scope})`,
       ...chains,
       '',
       `Try: curl -s localhost:${stack.config.PORT}/api/bridge/chains   ·   npx routectl devnet info   ·   Ctrl-C to stop`,

@@ -5,7 +5,9 @@ import { createTxSender } from './chain/txSender.ts';
 import type { Config } from './config.ts';
 import { connectDatabase } from './db/client.ts';
 import { instrumentBridge } from './observability/metrics.ts';
-import { createDevnetPrivacyPool } from './providers/privacy-pool/devnet.ts';
+import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
+import { createAspClient } from './providers/privacy-pools/asp.ts';
+import { createProver } from './providers/privacy-pools/prover.ts';
 import { createRelayBridge } from './providers/relay/adapter.ts';
 import { createCctpBridge } from './providers/cctp/adapter.ts';
 import { IRIS_BASE_URLS, type LocalCctpDeployment, cctpNetwork, withLocalChains } from './providers/cctp/chains.ts';
@@ -14,6 +16,7 @@ import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
+import type { PrivacySettings } from './transfers/transferService.ts';
 
 /** The service's long-lived parts, assembled once from configuration and shared by the API and the worker. */
 export function createServiceContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
@@ -21,12 +24,20 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
   const chains = createChainClients(config.CHAIN_RPC_URLS);
   const sender = createTxSender(database.db, chains);
   const keyring = createRouteKeyring(config.SIGNER_MNEMONIC);
-  const pool = createDevnetPrivacyPool({
+  const poolRelayer = privateKeyToAccount(config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`);
+  // Threads start on the first proof (or the worker's ready()): the API never proves.
+  const prover = createProver({ circuitsDir: config.PRIVACY_POOLS_CIRCUITS_DIR, concurrency: config.PROOF_CONCURRENCY });
+  const pool = createPrivacyPools({
     chainId: config.HUB_CHAIN_ID,
-    address: config.PRIVACY_POOL_ADDRESS as `0x${string}`,
-    operator: privateKeyToAccount(config.POOL_OPERATOR_PRIVATE_KEY as `0x${string}`),
+    entrypoint: config.PRIVACY_POOLS_ENTRYPOINT as `0x${string}`,
+    fromBlock: BigInt(config.PRIVACY_POOLS_START_BLOCK),
+    relayFeeBps: config.PRIVACY_RELAY_FEE_BPS,
+    relayer: poolRelayer,
+    masterKeys: keyring.poolMasterKeys(),
     clients: chains,
     sender,
+    prover,
+    asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
 
@@ -48,7 +59,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
       hubChainId: config.HUB_CHAIN_ID,
       enabledChainIds: Object.keys(config.CHAIN_RPC_URLS).map(Number),
       feePolicy,
-      poolEtaSeconds: config.POOL_ETA_SECONDS,
+      poolEtaSeconds: expectedPoolSeconds(config),
       finality: config.CCTP_FINALITY,
     });
   } else {
@@ -60,7 +71,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
       hubChainId: config.HUB_CHAIN_ID,
       hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
       feePolicy,
-      poolEtaSeconds: config.POOL_ETA_SECONDS,
+      poolEtaSeconds: expectedPoolSeconds(config),
       // Account index 0 is never allocated to a route (the sequence starts at 1).
       previewAccount: keyring.routeAccounts(0).deposit.address,
     });
@@ -73,12 +84,37 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     pool,
     keyring,
     gasAccount: privateKeyToAccount(config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`),
+    poolRelayer,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
   };
-  return { config, db: database.db, quotes, keyring, activityDeps, close: () => database.close() };
+  const close = async () => {
+    await prover.close();
+    await database.close();
+  };
+  return { config, db: database.db, quotes, keyring, prover, activityDeps, close };
 }
 
 export type ServiceContext = ReturnType<typeof createServiceContext>;
+
+/** Rough time of a withdrawal proof and its submission, part of etaSeconds. */
+const PROOF_ETA_SECONDS = 15;
+
+/** Expected time in the pool: the ASP's review, the mean privacy delay, and the proof (etaSeconds). */
+export function expectedPoolSeconds(config: Config): number {
+  return config.POOL_ETA_SECONDS + Math.round((config.PRIVACY_DELAY_MIN_SECONDS + config.PRIVACY_DELAY_MAX_SECONDS) / 2) + PROOF_ETA_SECONDS;
+}
+
+/** The privacy rules of the configuration, from which each transfer's own plan is drawn at creation. */
+export function privacySettings(config: Config): PrivacySettings {
+  return {
+    delayMinSeconds: config.PRIVACY_DELAY_MIN_SECONDS,
+    delayMaxSeconds: config.PRIVACY_DELAY_MAX_SECONDS,
+    minAnonymitySet: config.PRIVACY_MIN_ANONYMITY_SET,
+    maxAnonymitySet: config.PRIVACY_MAX_ANONYMITY_SET,
+    maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,
+    pollSeconds: config.PRIVACY_POLL_SECONDS,
+  };
+}
 
 /** The per-transfer settings fixed at creation (carried in the workflow input, so a running transfer keeps its own). */
 export function transferSettings(config: Config): TransferSettings {

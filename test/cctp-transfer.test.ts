@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { Address } from 'viem';
+import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { txIntents } from '../src/db/schema.ts';
 import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
 
 let stack: TestStack;
@@ -98,6 +100,17 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     assert.ok(received - BigInt(created.quotedOutputAmount) <= 1n, 'exact output, up to one unit of fee rounding');
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n, 'the deposit was burned');
     assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n, 'everything minted on the hub was shielded');
+
+    // The exit account that burns got its gas from the pool's relayer, after the withdrawal: never from the gas
+    // account that funded the hub account's deposit, so no funding path joins the two.
+    const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, created.routeId));
+    const relayer = privateKeyToAccount(stack.config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`).address;
+    const gasAccount = privateKeyToAccount(stack.config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`).address;
+    const funderOf = (prefix: string) => intents.filter((i) => i.step.startsWith(prefix) && i.step.includes(':gas:')).map((i) => i.fromAddress.toLowerCase());
+    assert.deepEqual([...new Set(funderOf('bridge-out'))], [relayer.toLowerCase()]);
+    assert.deepEqual([...new Set(funderOf('shield'))], [gasAccount.toLowerCase()]);
+    const [withdrawal] = intents.filter((i) => i.step === 'unshield');
+    assert.equal(withdrawal?.fromAddress.toLowerCase(), relayer.toLowerCase(), 'the relayer submits the withdrawal');
   });
 
   test('a destination that is the hub chain itself is paid by a plain transfer', async () => {

@@ -3,18 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createPublicClient,
-  createWalletClient,
-  http,
-  keccak256,
-  parseEther,
-  toHex,
-  type Address,
-  type Hex,
-} from 'viem';
-import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
-import { devnetPrivacyPoolAbi } from '../src/devnet/artifacts/DevnetPrivacyPool.ts';
+import { createPublicClient, createWalletClient, encodePacked, http, keccak256, parseEventLogs, toHex, type Address, type Hex } from 'viem';
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+import { generateMerkleProof, getCommitment, hashPrecommitment, type Secret } from '@0xbow/privacy-pools-core-sdk';
+import { entrypointAbi } from '../src/devnet/artifacts/Entrypoint.ts';
+import { privacyPoolAbi } from '../src/devnet/artifacts/PrivacyPool.ts';
 import { testTokenAbi } from '../src/devnet/artifacts/TestToken.ts';
 import {
   DEFAULT_DEVNET_CHAIN_IDS,
@@ -31,12 +24,7 @@ let chains: DevnetChains | undefined;
 
 const faucet = privateKeyToAccount(DEVNET_ACCOUNTS.faucet);
 const solver = privateKeyToAccount(DEVNET_ACCOUNTS.relaySolver);
-const operator = privateKeyToAccount(DEVNET_ACCOUNTS.poolOperator);
-const treasury = privateKeyToAccount(DEVNET_ACCOUNTS.treasury).address;
-const userKey = generatePrivateKey();
-const user = privateKeyToAccount(userKey);
-const recipient = privateKeyToAccount(generatePrivateKey()).address;
-const commitment = keccak256(toHex('devnet-chains-test-note'));
+const SNARK_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 function manifest() {
   assert.ok(chains, 'chains are running');
@@ -95,7 +83,7 @@ test('devnet accounts are anvil default accounts 0-4', () => {
     DEVNET_ACCOUNTS.faucet,
     DEVNET_ACCOUNTS.gas,
     DEVNET_ACCOUNTS.relaySolver,
-    DEVNET_ACCOUNTS.poolOperator,
+    DEVNET_ACCOUNTS.poolRelayer,
     DEVNET_ACCOUNTS.treasury,
   ];
   keys.forEach((key, i) => {
@@ -148,110 +136,49 @@ test('USDC and WETH are deployed and funded on every chain', async () => {
   }
 });
 
-test('privacy pool is configured with Railgun fees', async () => {
-  const pool = manifest().privacyPool;
-  assert.equal(pool.chainId, chain('hub').chainId);
-  assert.equal(pool.shieldFeeBps, 25);
-  assert.equal(pool.unshieldFeeBps, 25);
-  const read = <F extends 'operator' | 'treasury' | 'shieldFeeBps' | 'unshieldFeeBps'>(functionName: F) =>
-    publicClient('hub').readContract({ address: pool.address, abi: devnetPrivacyPoolAbi, functionName });
-  assert.equal(await read('operator'), operator.address);
-  assert.equal(await read('treasury'), treasury);
-  assert.equal(await read('shieldFeeBps'), 25);
-  assert.equal(await read('unshieldFeeBps'), 25);
+test('Privacy Pools: the Entrypoint registers the hub USDC pool with mainnet fees, and the ASP postman holds its role', async () => {
+  const pools = manifest().privacyPools;
+  const hub = publicClient('hub');
+  assert.equal(pools.chainId, chain('hub').chainId);
+  assert.equal(pools.asset, tokenAddress('hub', 'USDC'));
+  const [pool, minimumDepositAmount, vettingFeeBps, maxRelayFeeBps] = await hub.readContract({ address: pools.entrypoint, abi: entrypointAbi, functionName: 'assetConfig', args: [pools.asset] });
+  assert.deepEqual([pool, minimumDepositAmount, vettingFeeBps, maxRelayFeeBps], [pools.pool, 1_000_000n, 50n, 100n]);
+  // SCOPE = keccak256(pool ‖ chain id ‖ asset) mod the SNARK field, as the protocol defines it
+  const scope = BigInt(keccak256(encodePacked(['address', 'uint256', 'address'], [pools.pool, BigInt(pools.chainId), pools.asset]))) % SNARK_FIELD;
+  assert.equal(await hub.readContract({ address: pools.pool, abi: privacyPoolAbi, functionName: 'SCOPE' }), scope);
+  assert.equal(pools.scope, scope.toString());
+  assert.equal(await hub.readContract({ address: pools.entrypoint, abi: entrypointAbi, functionName: 'scopeToPool', args: [scope] }), pools.pool);
+  assert.equal(await hub.readContract({ address: pools.entrypoint, abi: entrypointAbi, functionName: 'hasRole', args: [keccak256(toHex('ASP_POSTMAN')), pools.postman] }), true);
+  await assert.rejects(hub.readContract({ address: pools.entrypoint, abi: entrypointAbi, functionName: 'latestRoot' }), /NoRootsAvailable/);
 });
 
-test('shield then unshield moves exactly the fee-rule amounts', async () => {
-  const pool = manifest().privacyPool.address;
-  const usdc = tokenAddress('hub', 'USDC');
-  const amount = 123_456_789n; // 123.456789 USDC, chosen so that both fees round down
-  const shieldFee = (amount * 25n) / 10_000n;
-  const noteValue = amount - shieldFee;
-  const unshieldFee = (noteValue * 25n) / 10_000n;
-  assert.equal(shieldFee, 308_641n);
-  assert.equal(unshieldFee, 307_870n);
+test('a deposit pays the vetting fee and inserts Poseidon(value, label, precommitment) into the state tree', async () => {
+  const pools = manifest().privacyPools;
+  const hub = publicClient('hub');
+  const wallet = hubWallet(DEVNET_ACCOUNTS.faucet);
+  const precommitment = hashPrecommitment(11n as Secret, 22n as Secret);
+  const usdc = pools.asset;
+  await mined(wallet.writeContract({ chain: null, address: usdc, abi: testTokenAbi, functionName: 'approve', args: [pools.entrypoint, 10n ** 12n] }));
+  const entrypointBefore = await balanceOf('hub', 'USDC', pools.entrypoint);
+  const hash = await wallet.writeContract({ chain: null, address: pools.entrypoint, abi: entrypointAbi, functionName: 'deposit', args: [usdc, 100_000_000n, precommitment] });
+  const receipt = await hub.waitForTransactionReceipt({ hash });
+  const [deposited] = parseEventLogs({ abi: privacyPoolAbi, eventName: 'Deposited', logs: receipt.logs });
+  assert.ok(deposited);
+  const { _value: value, _label: label, _commitment: commitment, _depositor: depositor } = deposited.args;
+  assert.equal(value, 99_500_000n, '50 bps vetting fee, rounded down');
+  assert.equal(depositor, faucet.address);
+  assert.equal(await balanceOf('hub', 'USDC', pools.entrypoint) - entrypointBefore, 500_000n, 'the fee stays at the Entrypoint');
+  assert.equal(await balanceOf('hub', 'USDC', pools.pool), 99_500_000n);
+  const nonce = await hub.readContract({ address: pools.pool, abi: privacyPoolAbi, functionName: 'nonce' });
+  assert.equal(label, BigInt(keccak256(encodePacked(['uint256', 'uint256'], [BigInt(pools.scope), nonce]))) % SNARK_FIELD);
+  assert.equal(commitment, getCommitment(value, label, 11n as Secret, 22n as Secret).hash);
+  assert.equal(await hub.readContract({ address: pools.pool, abi: privacyPoolAbi, functionName: 'currentRoot' }), generateMerkleProof([commitment], commitment).root);
 
-  const fromFaucet = hubWallet(DEVNET_ACCOUNTS.faucet);
-  await mined(fromFaucet.sendTransaction({ to: user.address, value: parseEther('1'), chain: null }));
-  await mined(
-    fromFaucet.writeContract({
-      address: usdc,
-      abi: testTokenAbi,
-      functionName: 'transfer',
-      args: [user.address, amount],
-      chain: null,
-    }),
-  );
-
-  const treasuryBefore = await balanceOf('hub', 'USDC', treasury);
-  const fromUser = hubWallet(userKey);
-  await mined(
-    fromUser.writeContract({ address: usdc, abi: testTokenAbi, functionName: 'approve', args: [pool, amount], chain: null }),
-  );
-  await mined(
-    fromUser.writeContract({
-      address: pool,
-      abi: devnetPrivacyPoolAbi,
-      functionName: 'shield',
-      args: [usdc, amount, commitment],
-      chain: null,
-    }),
-  );
-
-  const readNote = () =>
-    publicClient('hub').readContract({ address: pool, abi: devnetPrivacyPoolAbi, functionName: 'notes', args: [commitment] });
-  assert.deepEqual(await readNote(), [usdc, noteValue, false]);
-  assert.equal(await balanceOf('hub', 'USDC', user.address), 0n);
-  assert.equal(await balanceOf('hub', 'USDC', pool), noteValue);
-  assert.equal(await balanceOf('hub', 'USDC', treasury), treasuryBefore + shieldFee);
-
-  await mined(
-    hubWallet(DEVNET_ACCOUNTS.poolOperator).writeContract({
-      address: pool,
-      abi: devnetPrivacyPoolAbi,
-      functionName: 'unshield',
-      args: [commitment, recipient],
-      chain: null,
-    }),
-  );
-  assert.deepEqual(await readNote(), [usdc, noteValue, true]);
-  assert.equal(await balanceOf('hub', 'USDC', recipient), noteValue - unshieldFee);
-  assert.equal(await balanceOf('hub', 'USDC', pool), 0n);
-  assert.equal(await balanceOf('hub', 'USDC', treasury), treasuryBefore + shieldFee + unshieldFee);
-});
-
-test('pool rejects reused commitments, zero amounts, non-operators and double spends', async () => {
-  const pool = manifest().privacyPool.address;
-  const usdc = tokenAddress('hub', 'USDC');
-  const fromFaucet = hubWallet(DEVNET_ACCOUNTS.faucet);
-  const shield = (amount: bigint, note: Hex) =>
-    fromFaucet.writeContract({
-      address: pool,
-      abi: devnetPrivacyPoolAbi,
-      functionName: 'shield',
-      args: [usdc, amount, note],
-      chain: null,
-    });
-  const unshield = (privateKey: Hex, note: Hex) =>
-    hubWallet(privateKey).writeContract({
-      address: pool,
-      abi: devnetPrivacyPoolAbi,
-      functionName: 'unshield',
-      args: [note, recipient],
-      chain: null,
-    });
-
-  await mined(
-    fromFaucet.writeContract({ address: usdc, abi: testTokenAbi, functionName: 'approve', args: [pool, 10_000_000n], chain: null }),
-  );
-  await assert.rejects(shield(1_000_000n, commitment), /CommitmentUsed/);
-  await assert.rejects(shield(0n, keccak256(toHex('zero'))), /ZeroAmount/);
-
-  const freshNote = keccak256(toHex('devnet-chains-test-second-note'));
-  await mined(shield(1_000_000n, freshNote));
-  await assert.rejects(unshield(DEVNET_ACCOUNTS.faucet, freshNote), /NotOperator/);
-  await assert.rejects(unshield(DEVNET_ACCOUNTS.poolOperator, keccak256(toHex('unknown'))), /UnknownNote/);
-  await assert.rejects(unshield(DEVNET_ACCOUNTS.poolOperator, commitment), /NoteSpent/);
+  // the same precommitment twice, below the minimum, the pool called directly, a root from anyone but the postman
+  await assert.rejects(wallet.writeContract({ chain: null, address: pools.entrypoint, abi: entrypointAbi, functionName: 'deposit', args: [usdc, 5_000_000n, precommitment] }), /PrecommitmentAlreadyUsed/);
+  await assert.rejects(wallet.writeContract({ chain: null, address: pools.entrypoint, abi: entrypointAbi, functionName: 'deposit', args: [usdc, 999_999n, precommitment + 1n] }), /MinimumDepositAmount/);
+  await assert.rejects(wallet.writeContract({ chain: null, address: pools.pool, abi: privacyPoolAbi, functionName: 'deposit', args: [faucet.address, 1n, 3n] }), /OnlyEntrypoint/);
+  await assert.rejects(wallet.writeContract({ chain: null, address: pools.entrypoint, abi: entrypointAbi, functionName: 'updateRoot', args: [1n, 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'] }), /AccessControlUnauthorizedAccount/);
 });
 
 test('restarting with the same stateDir keeps contracts and balances without redeploying', async () => {
@@ -263,18 +190,12 @@ test('restarting with the same stateDir keeps contracts and balances without red
         publicClient(role).getTransactionCount({ address: faucet.address }),
       ),
     ),
-    recipient: await balanceOf('hub', 'USDC', recipient),
-    treasury: await balanceOf('hub', 'USDC', treasury),
     solverWethOnDestination: await balanceOf('destination', 'WETH', solver.address),
-    note: await publicClient('hub').readContract({
-      address: before.privacyPool.address,
-      abi: devnetPrivacyPoolAbi,
-      functionName: 'notes',
-      args: [commitment],
-    }),
+    poolRoot: await publicClient('hub').readContract({ address: before.privacyPools.pool, abi: privacyPoolAbi, functionName: 'currentRoot' }),
+    pooled: await balanceOf('hub', 'USDC', before.privacyPools.pool),
   });
   const stateBefore = await snapshot();
-  assert.ok(stateBefore.recipient > 0n);
+  assert.ok(stateBefore.pooled > 0n);
 
   await chains!.stop();
   chains = await startDevnetChains({ ports: await freeChainPorts(), stateDir });

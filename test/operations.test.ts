@@ -50,28 +50,29 @@ const until = (routeId: string, what: string, ok: (t: Transfer) => boolean, time
 describe('stuck transfers', () => {
   test('a failing bridge-out parks the transfer; clearing the fault and `routectl retry` completes it', async () => {
     const created = await create('40');
-    // mode fail: the bridge's quote endpoint answers 500 for bridge-out orders until cleared
+    // mode fail: the bridge's quote endpoint answers 500 for bridge-out orders until cleared. In deposit-address
+    // mode the order is opened by the unshield step, whose pool withdrawal pays it: the transfer parks there.
     assert.equal((await routectl('devnet', 'fault', 'set', 'bridge-out')).code, 0);
     await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
-    assert.equal(parked.status, 'BRIDGING_OUT', 'a parked transfer keeps its status');
+    assert.equal(parked.status, 'SHIELDED', 'a parked transfer keeps its status');
     assert.equal(parked.error, null);
 
     const stuck = await routectl('list', '--stuck', '--json');
     assert.equal(stuck.code, 0, stuck.stderr);
     const listed = (JSON.parse(stuck.stdout) as Array<{ routeId: string; parkedStep: string; lastError: string }>).find((r) => r.routeId === created.routeId);
-    assert.equal(listed?.parkedStep, 'bridge-out');
+    assert.equal(listed?.parkedStep, 'unshield');
     assert.match(listed?.lastError ?? '', /injected fault|unavailable|500/);
 
     const visible = await waitFor('the visibility query to list it', async () => {
       const ids: string[] = [];
-      for await (const wf of stack.temporal.client.workflow.list({ query: 'NeedsAttention = true AND TransferStatus = "BRIDGING_OUT"' })) ids.push(wf.workflowId);
+      for await (const wf of stack.temporal.client.workflow.list({ query: 'NeedsAttention = true AND TransferStatus = "SHIELDED"' })) ids.push(wf.workflowId);
       return ids.includes(created.routeId) ? ids : undefined;
     });
     assert.ok(visible.includes(created.routeId));
 
     const shown = await routectl('show', created.routeId);
-    assert.match(shown.stdout, /parked at bridge-out/);
+    assert.match(shown.stdout, /parked at unshield/);
 
     assert.equal((await routectl('devnet', 'fault', 'clear')).code, 0);
     const retried = await routectl('retry', created.routeId);

@@ -5,7 +5,7 @@ import type { Address } from 'viem';
 import { formatAmount } from '../src/money/amount.ts';
 import { poolFee, serviceFee } from '../src/money/fees.ts';
 import type { BridgeQuoteRequest, BridgeToken, DepositAddressBridge } from '../src/providers/bridge.ts';
-import type { PrivacyPool } from '../src/providers/privacy-pool/types.ts';
+import type { PrivacyPool } from '../src/providers/privacyPool.ts';
 import { QuoteError, createQuoteService } from '../src/quote/quoteService.ts';
 
 // A fake bridge with a fixed 0.1 % fee and fixed prices: enough to check the service's own math.
@@ -30,11 +30,13 @@ const fakeBridge: DepositAddressBridge = {
 };
 const fakePool: PrivacyPool = {
   chainId: 2,
-  address: `0x${'3'.repeat(40)}`,
-  note: async () => 0n,
-  fees: async () => ({ shieldFeeBps: 25, unshieldFeeBps: 25 }),
-  shield: async () => assert.fail('not used'),
-  unshield: async () => assert.fail('not used'),
+  fees: async () => ({ depositFeeBps: 50, withdrawalFeeBps: 10 }),
+  deposit: async () => assert.fail('not used'),
+  review: async () => assert.fail('not used'),
+  depositsAfter: async () => assert.fail('not used'),
+  withdraw: async () => assert.fail('not used'),
+  ragequit: async () => assert.fail('not used'),
+  unspent: async () => assert.fail('not used'),
 };
 
 const quotes = createQuoteService({
@@ -50,8 +52,8 @@ const quotes = createQuoteService({
 /** The gross destination output computed independently of the service, hop by hop. */
 function expectedGross(amount: bigint, destSymbol: 'USDC' | 'WETH'): bigint {
   const hub = convert({ originCurrency: USDC(1).address, destinationCurrency: USDC(2).address, amount } as BridgeQuoteRequest);
-  const note = hub - poolFee(hub, 25);
-  const exit = note - poolFee(note, 25);
+  const note = hub - poolFee(hub, 50);
+  const exit = note - poolFee(note, 10);
   const dest = destSymbol === 'USDC' ? USDC(3) : WETH(3);
   return convert({ originCurrency: USDC(2).address, destinationCurrency: dest.address, amount: exit } as BridgeQuoteRequest);
 }

@@ -88,8 +88,14 @@ describe('full transfers on the local stack', () => {
     const kinds = Object.fromEntries(ledger.map((e) => [e.kind, BigInt(e.amount)]));
     assert.equal(kinds.received, 125_500_000n);
     assert.equal(kinds.paid, BigInt(created.quotedOutputAmount));
-    assert.equal(kinds.unshielded! - kinds.bridged_out!, kinds.service_fee, 'the service keeps what the exact-output leg did not need');
+    assert.equal(kinds.unshielded, kinds.bridged_out, 'the pool withdrawal funded the bridge-out order with exactly its input');
+    assert.equal(kinds.shielded! - kinds.bridged_out!, kinds.service_fee, 'the service keeps what the exact-output leg did not need');
     assert.ok(kinds.service_fee! > 0n);
+
+    const { body } = await stack.api<Transfer & { privacy: { anonymitySet: number; waitedSeconds: number } | null }>('GET', `/api/private-route/${created.routeId}`);
+    assert.ok(body.data!.privacy, 'a finished transfer reports its privacy');
+    assert.ok(body.data!.privacy.anonymitySet >= 1);
+    assert.ok(body.data!.privacy.waitedSeconds >= 1, 'it waited at least the local stack’s minimum delay');
   });
 
   test('USDC → WETH (18 decimals): exact output on the destination chain', async () => {

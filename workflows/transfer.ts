@@ -6,9 +6,11 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -33,14 +35,23 @@ type Decision = { kind: 'retry' } | { kind: 'fail'; reason: string };
 /** The operator ended the route. */
 class OperatorFailure extends Error {}
 
+/** Gives a failed route's unspent pool note back to its hub account; a few tries, then the note is reported as held. */
+const recovery = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
 /**
  * One transfer, workflow id = routeId:
- * await deposit → bridge in → shield → unshield → bridge out (exact output) → confirm payout.
+ * await deposit → bridge in → shield → privacy wait → unshield → bridge out (exact output) → confirm payout.
  * Once funds are received, a step that exhausts its retry budget parks the transfer (status kept,
  * NeedsAttention = true) until an operator sends the `retry` or `fail` update. It never fails on its own
  * while it holds funds. Deterministic orchestration only; every side effect is an activity.
  */
 export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus> {
+  // Transfers started before the Privacy Pools pool (recorded in test/histories) had no privacy wait and no ragequit.
+  const privacyRules = patched('privacy-pools');
   const budget = {
     scheduleToCloseTimeout: `${plan.settings.stepTimeBudgetSeconds} seconds`,
     retry: {
@@ -52,6 +63,8 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     },
   };
   const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes' });
+  // A withdrawal may queue behind other routes' proofs; it heartbeats while it waits and proves.
+  const proving = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute' });
   // Long waits heartbeat between polls, but one poll may include a receipt wait of up to 2 minutes (a mint).
   const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: '3 minutes' });
   const deposits = proxyActivities<TransferActivities>({
@@ -66,6 +79,7 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
   let parked: ParkedStep | null = null;
   let decision: Decision | null = null;
   let fundsReceived = false;
+  let inPool = false;
 
   setHandler(stateQuery, () => ({ status, step, parked }));
   setHandler(
@@ -188,6 +202,34 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     }
   };
 
+  /**
+   * Still SHIELDED: waits until the pool approves the note, then the route's random delay, then until its
+   * anonymity set is reached or it has waited its longest (docs/privacy.md). Polls with a growing interval.
+   */
+  const awaitPrivacy = (shieldedAt: number) =>
+    runStep('privacy-wait', async () => {
+      const { delaySeconds, minAnonymitySet, maxWaitSeconds, pollSeconds } = plan.privacy;
+      let approvedAt: number | null = null;
+      for (let check = 0; ; check++) {
+        const status = await steps.privacyStatus({ routeId: plan.routeId });
+        if (status.review === 'rejected') {
+          throw ApplicationFailure.nonRetryable('the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)', 'AspRejected');
+        }
+        const now = Date.now();
+        const poll = Math.min(pollSeconds, 2 ** check) * 1000;
+        if (status.review !== 'approved') {
+          await sleep(poll);
+          continue;
+        }
+        approvedAt ??= now;
+        const leaveAt = approvedAt + delaySeconds * 1000;
+        const giveUpAt = shieldedAt + maxWaitSeconds * 1000;
+        if (now < leaveAt) await sleep(leaveAt - now);
+        else if (status.anonymitySet >= minAnonymitySet || now >= giveUpAt) return status;
+        else await sleep(Math.min(poll, giveUpAt - now));
+      }
+    });
+
   try {
     await setStatus('AWAITING_DEPOSIT');
     if (!(await awaitFullDeposit())) return 'FAILED';
@@ -203,25 +245,29 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     await setStatus('RECEIVED_ON_HUB');
 
     // Shield what actually arrived (at least the leg's guaranteed minimum), all of it the route's own.
-    await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
+    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
+    inPool = true;
     await setStatus('SHIELDED');
+    if (privacyRules) await awaitPrivacy(Date.now());
 
-    const unshielded = await runStep('unshield', () => steps.unshield(plan));
+    // The withdrawal funds the bridge-out order itself (or pays the recipient, or the exit account that burns).
+    const exit = await runStep('unshield', () => proving.unshield({ plan }));
+    inPool = false;
     await setStatus('UNSHIELD_SENT');
 
     await setStatus('BRIDGING_OUT');
     const outbound = await bridgeLeg(
       'out',
-      (generation) => steps.bridgeOut({ plan, generation }),
+      (generation) => (generation === 1 && exit.funded ? Promise.resolve(exit.funded) : steps.bridgeOut({ plan, generation })),
       (_order, txHashes) =>
         steps.confirmDelivery({ routeId: plan.routeId, leg: 'out', chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes }),
     );
-    await bookkeeping.recordServiceFee({ routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, unshielded: unshielded.amount, bridgedOut: outbound.order.amountIn });
+    await bookkeeping.recordServiceFee({ routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, shielded: shielded.noteValue, bridgedOut: outbound.order.amountIn });
     step = null;
     await setStatus('COMPLETED', { payoutTxHash: outbound.delivery.txHash });
     return 'COMPLETED';
   } catch (error) {
-    const cause = error instanceof OperatorFailure
+    let cause = error instanceof OperatorFailure
       ? `failed by operator: ${error.message}`
       : isCancellation(error)
         ? 'cancelled in Temporal; see heldFunds for where the money is'
@@ -229,6 +275,13 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     log.error('transfer failed', { routeId: plan.routeId, cause });
     // Runs even when the workflow was cancelled, so a cancelled transfer still records where its funds are.
     await CancellationScope.nonCancellable(async () => {
+      if (privacyRules && inPool) {
+        const returned = await recovery.ragequit(plan).catch((ragequitError: unknown) => {
+          log.error('ragequit failed; the note stays in the pool', { routeId: plan.routeId, error: describeFailure(ragequitError) });
+          return null;
+        });
+        if (returned) cause += `; the pool note (${returned.amount}) went back to the hub account (ragequit)`;
+      }
       const heldFunds = await bookkeeping.locateFunds(plan);
       await setStatus('FAILED', { error: cause, heldFunds });
     });

@@ -41,6 +41,20 @@ export interface RoutePlan {
   /** Where undeliverable deposits are refunded; null = held for an operator. */
   refundAddress: Address | null;
   settings: TransferSettings;
+  /** How the route leaves the privacy pool (absent from transfers started before the pool's privacy rules). */
+  privacy: PrivacyPlan;
+}
+
+/** When a route may leave the privacy pool (docs/privacy.md). */
+export interface PrivacyPlan {
+  /** Seconds the withdrawal waits after the note is approved: drawn uniformly from the configured window at creation. */
+  delaySeconds: number;
+  /** The anonymity set (its own deposit included) the route waits for... */
+  minAnonymitySet: number;
+  /** ...at most this long after its deposit; then it leaves with what it has. */
+  maxWaitSeconds: number;
+  /** Longest interval between two checks of the note's review and anonymity set. */
+  pollSeconds: number;
 }
 
 export interface TransferSettings {
@@ -67,7 +81,7 @@ export interface TransferState {
   parked: ParkedStep | null;
 }
 
-/** What a route holds and where (amounts in smallest units). */
+/** What a route holds and where (amounts in smallest units); `pool`: an unspent note, which its depositor `address` can ragequit. */
 export interface HeldFunds {
   place: 'deposit' | 'hub' | 'pool' | 'exit';
   chainId: number;

@@ -1,13 +1,17 @@
 import { createHmac, pbkdf2Sync } from 'node:crypto';
-import type { Hex } from 'viem';
+import type { MasterKeys, Secret } from '@0xbow/privacy-pools-core-sdk';
 import { HDKey, hdKeyToAccount, type HDAccount } from 'viem/accounts';
+
+/** Order of the BN254 scalar field, which the pool's circuits work in. */
+const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 /**
  * Per-route accounts derived from the signer's secret (BIP-39 mnemonic) and the route's account index.
  * Each role has its own BIP-44 account so a route's deposit, hub and exit addresses are unrelated on chain:
  *   deposit m/44'/60'/1'/0/i   (source chain, the address the sender funds)
- *   hub     m/44'/60'/2'/0/i   (hub chain, receives the bridge-in and shields)
- *   exit    m/44'/60'/3'/0/i   (hub chain, receives the unshield and pays the bridge-out; never the shielder)
+ *   hub     m/44'/60'/2'/0/i   (hub chain, receives the bridge-in and deposits into the pool)
+ *   exit    m/44'/60'/3'/0/i   (hub chain; burn-and-mint mode: receives the pool withdrawal and burns it;
+ *                               deposit-address mode: only where a refunded bridge-out order returns funds)
  */
 export type RouteAccountRole = 'deposit' | 'hub' | 'exit';
 
@@ -21,14 +25,19 @@ export interface RouteAccounts {
 
 export interface RouteKeyring {
   routeAccounts(accountIndex: number): RouteAccounts;
-  /** Unlinkable, deterministic pool commitment for a route (HMAC of the routeId under the signer's secret). */
-  shieldCommitment(routeId: string): Hex;
+  /**
+   * The privacy pool's master keys: every route's note secrets derive from them and the route's account
+   * index (Privacy Pools' generateDepositSecrets), so nothing secret about a note is ever stored.
+   */
+  poolMasterKeys(): MasterKeys;
 }
 
 export function createRouteKeyring(mnemonic: string): RouteKeyring {
   const seed = mnemonicToSeed(mnemonic);
   const root = HDKey.fromMasterSeed(seed);
-  const commitmentKey = createHmac('sha256', seed).update('private-route/shield-commitment').digest();
+  // Field elements from domain-separated HMACs of the seed; no other key derives from these.
+  const fieldKey = (purpose: string) => (BigInt(`0x${createHmac('sha256', seed).update(purpose).digest('hex')}`) % SNARK_SCALAR_FIELD) as Secret;
+  const poolKeys: MasterKeys = { masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'), masterSecret: fieldKey('private-route/privacy-pools/master-secret') };
   const derive = (role: RouteAccountRole, index: number) =>
     hdKeyToAccount(root, { accountIndex: ROLE_ACCOUNT_INDEX[role], changeIndex: 0, addressIndex: index });
 
@@ -37,9 +46,7 @@ export function createRouteKeyring(mnemonic: string): RouteKeyring {
       if (!Number.isSafeInteger(accountIndex) || accountIndex < 0) throw new RangeError(`bad account index ${accountIndex}`);
       return { deposit: derive('deposit', accountIndex), hub: derive('hub', accountIndex), exit: derive('exit', accountIndex) };
     },
-    shieldCommitment(routeId) {
-      return `0x${createHmac('sha256', commitmentKey).update(routeId).digest('hex')}`;
-    },
+    poolMasterKeys: () => poolKeys,
   };
 }
 

@@ -28,6 +28,12 @@ export const createTransferSchema = transferRequestSchema.extend({
   userDestinationAddress: evmAddress('userDestinationAddress'),
   /** Addition to the spec: where undeliverable deposits go back to, on the source chain. */
   refundAddress: evmAddress('refundAddress').optional(),
+  /** Addition to the spec: wait for at least this anonymity set in the pool (bounded by PRIVACY_MAX_ANONYMITY_SET). */
+  minAnonymitySet: z
+    .number({ error: 'minAnonymitySet must be a number' })
+    .int('minAnonymitySet must be an integer')
+    .positive('minAnonymitySet must be positive')
+    .optional(),
 });
 
 export const tokensQuerySchema = z.object({

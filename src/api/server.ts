@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import type { Logger } from '../logger.ts';
 import { observabilityRoutes, postgresCheck, temporalCheck } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
-import { transferSettings, type ServiceContext } from '../runtime.ts';
+import { privacySettings, transferSettings, type ServiceContext } from '../runtime.ts';
 import { createTransferService } from '../transfers/transferService.ts';
 import { createApi } from './app.ts';
 
@@ -26,6 +26,7 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
     quotes: service.quotes,
     keyring: service.keyring,
     settings: transferSettings(config),
+    privacy: privacySettings(config),
   });
   try {
     const app = createApi({ quotes: service.quotes, transfers, logger });

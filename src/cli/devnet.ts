@@ -57,14 +57,14 @@ export async function fault(action: string | undefined, operation: string | unde
     if (!operation) throw usageError(`fault set needs an operation: ${faultOperations.join(', ')}`);
     const count = opts.count === undefined ? undefined : Number(opts.count);
     if (count !== undefined && !(Number.isInteger(count) && count > 0)) throw usageError('--count must be a positive integer');
-    const spec = { operation, mode: opts.mode ?? 'fail', ...(count !== undefined && { count }), ...(opts.delayMs !== undefined && { delayMs: Number(opts.delayMs) }) };
+    const spec = { operation, mode: opts.mode ?? (operation === 'asp-review' ? 'reject' : 'fail'), ...(count !== undefined && { count }), ...(opts.delayMs !== undefined && { delayMs: Number(opts.delayMs) }) };
     response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
   } else if (action === 'clear') {
     response = await fetch(operation ? `${endpoint}/${operation}` : endpoint, { method: 'DELETE' });
   } else if (action === 'list') {
     response = await fetch(endpoint);
   } else {
-    throw usageError('usage: routectl devnet fault set <operation> [--count N] [--mode fail|refund|delay] | clear [<operation>] | list');
+    throw usageError('usage: routectl devnet fault set <operation> [--count N] [--mode fail|refund|delay|reject] | clear [<operation>] | list');
   }
   const body = (await response.json()) as unknown;
   if (!response.ok) throw new CliError(`emulator refused: ${JSON.stringify(body)}`, 1);

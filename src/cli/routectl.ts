@@ -18,7 +18,7 @@ const USAGE = `usage: routectl <command>
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
   devnet info [--json]                               local chains (chainId, rpcUrl) and token addresses
   devnet fund <routeId> [--amount <decimal>]         send the route's amount from the devnet faucet
-  devnet fault set <op> [--count N] [--mode M]       ops: bridge-in, shield, unshield, bridge-out
+  devnet fault set <op> [--count N] [--mode M]       ops: bridge-in, shield, unshield, bridge-out, asp-review (the ASP rejects deposits)
   devnet fault clear [<op>] | devnet fault list`;
 
 async function main(argv: string[]): Promise<number> {

@@ -51,6 +51,11 @@ export const transfers = pgTable(
     userDestinationAddress: text('user_destination_address').notNull(),
     /** Where undeliverable funds go back to (optional at create; without it they are held for an operator). */
     refundAddress: text('refund_address'),
+    /** The anonymity set the route waits for before leaving the pool (config default, or raised at create). */
+    minAnonymitySet: integer('min_anonymity_set'),
+    /** What the route got, once it left the pool: same-bucket deposits from its own to its withdrawal, and the time between. */
+    anonymitySet: integer('anonymity_set'),
+    privacyWaitedSeconds: integer('privacy_waited_seconds'),
 
     /** Parked: a step exhausted its retry budget after funds were received; an operator decides. */
     needsAttention: boolean('needs_attention').notNull().default(false),
@@ -78,6 +83,27 @@ export interface HeldFunds {
   address: string;
   amount: string;
 }
+
+/**
+ * A route's note in the privacy pool: the public facts of its deposit (the note's secrets derive from the
+ * signer's keys and the route's account index, and are never stored). Written by the shield activity.
+ */
+export const poolNotes = pgTable('pool_notes', {
+  routeId: text('route_id').primaryKey(),
+  /** The pool's asset (the hub token). */
+  asset: text('asset').notNull(),
+  label: text('label').notNull(),
+  commitment: text('commitment').notNull(),
+  /** Value of the note after the pool's deposit fee. */
+  value: text('value').notNull(),
+  /** The amount bucket of `value` (src/privacy/buckets.ts), for the anonymity set. */
+  bucket: text('bucket').notNull(),
+  txHash: text('tx_hash').notNull(),
+  blockNumber: text('block_number').notNull(),
+  depositedAt: timestamp('deposited_at', { withTimezone: true }).notNull(),
+  withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
 
 /**
  * Write-ahead record of every on-chain send, keyed by (route, step). The signed transaction is stored
@@ -116,7 +142,7 @@ export const bridgeOrders = pgTable(
 
 /**
  * Per-route accounting: one row per money movement (received, bridged_in, arrived_on_hub, shielded,
- * unshielded, bridged_out, paid, service_fee, refunded). Inserts are idempotent on (route, entryKey);
+ * unshielded, bridged_out, paid, service_fee, refunded, ragequit). Inserts are idempotent on (route, entryKey);
  * entryKey is the kind, or kind:key for movements that can happen more than once (refunds).
  */
 export const ledgerEntries = pgTable(

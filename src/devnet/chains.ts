@@ -16,9 +16,9 @@ import {
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { devnetPrivacyPoolAbi, devnetPrivacyPoolBytecode } from './artifacts/DevnetPrivacyPool.ts';
 import { testTokenAbi, testTokenBytecode } from './artifacts/TestToken.ts';
 import { deployCctp } from './cctp.ts';
+import { deployPrivacyPools } from './privacyPools.ts';
 import type { ChainRole, DevnetChain, DevnetManifest, DevnetToken } from './manifest.ts';
 
 export interface StartDevnetChainsOptions {
@@ -42,12 +42,15 @@ export interface DevnetChains {
   stop(): Promise<void>;
 }
 
-/** Private keys of accounts 0-4 of anvil's default mnemonic "test test ... junk". Devnet only. */
-export const DEVNET_ACCOUNTS: { faucet: Hex; gas: Hex; relaySolver: Hex; poolOperator: Hex; treasury: Hex } = {
+/**
+ * Private keys of accounts 0-4 of anvil's default mnemonic "test test ... junk". Devnet only.
+ * `poolRelayer` submits every route's pool withdrawal (Entrypoint.relay) and funds gas after it.
+ */
+export const DEVNET_ACCOUNTS: { faucet: Hex; gas: Hex; relaySolver: Hex; poolRelayer: Hex; treasury: Hex } = {
   faucet: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
   gas: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
   relaySolver: '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
-  poolOperator: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  poolRelayer: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
   treasury: '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
 };
 
@@ -67,9 +70,6 @@ const TOKENS = [
   { symbol: 'USDC', name: 'USD Coin', decimals: 6, faucetMint: 1_000_000_000n, solverMint: 10_000_000n },
   { symbol: 'WETH', name: 'Wrapped Ether', decimals: 18, faucetMint: 1_000_000n, solverMint: 10_000n },
 ] as const;
-
-/** Railgun's 0.25% shield and unshield fees. */
-const POOL_FEE_BPS = 25;
 
 // Explicit gas limits let us send every deployment transaction back to back without waiting
 // for receipts: gas estimation of a mint would fail while its token is not yet mined.
@@ -117,7 +117,7 @@ export async function startDevnetChains(opts: StartDevnetChainsOptions): Promise
     );
     const manifest: DevnetManifest = {
       chains: [source!.chain, hub!.chain, destination!.chain],
-      privacyPool: hub!.pool!,
+      privacyPools: await deployPrivacyPools(hub!.chain, { stateDir, log }),
       faucetPrivateKey: DEVNET_ACCOUNTS.faucet,
     };
     if (opts.cctp) {
@@ -264,8 +264,6 @@ async function waitForRpc(rpcUrl: string, chainId: number, failed: () => string 
 
 interface ChainSetup {
   chain: DevnetChain;
-  /** Only on the hub. */
-  pool?: DevnetManifest['privacyPool'];
 }
 
 async function setUpChain(
@@ -287,7 +285,7 @@ async function setUpChain(
   const reusable = await savedDeployment(client, role, chainId, saved);
   if (reusable) {
     log(`[${node.label}] reusing deployments from the saved state`);
-    return { chain: { ...base, tokens: reusable.tokens }, pool: reusable.pool };
+    return { chain: { ...base, tokens: reusable.tokens } };
   }
 
   const faucet = privateKeyToAccount(DEVNET_ACCOUNTS.faucet);
@@ -309,26 +307,6 @@ async function setUpChain(
       }),
     );
     tokens.push({ symbol: t.symbol, name: t.name, decimals: t.decimals, address });
-  }
-
-  let pool: DevnetManifest['privacyPool'] | undefined;
-  if (role === 'hub') {
-    const address = getContractAddress({ from: faucet.address, nonce: BigInt(nonce) });
-    hashes.push(
-      await wallet.deployContract({
-        abi: devnetPrivacyPoolAbi,
-        bytecode: devnetPrivacyPoolBytecode,
-        args: [
-          privateKeyToAccount(DEVNET_ACCOUNTS.poolOperator).address,
-          privateKeyToAccount(DEVNET_ACCOUNTS.treasury).address,
-          POOL_FEE_BPS,
-          POOL_FEE_BPS,
-        ],
-        nonce: nonce++,
-        gas: DEPLOY_GAS,
-      }),
-    );
-    pool = { chainId, address, shieldFeeBps: POOL_FEE_BPS, unshieldFeeBps: POOL_FEE_BPS };
   }
 
   const solver = privateKeyToAccount(DEVNET_ACCOUNTS.relaySolver).address;
@@ -356,8 +334,7 @@ async function setUpChain(
   if (failed) throw new Error(`[${node.label}] devnet setup transaction ${failed.transactionHash} reverted`);
 
   log(`[${node.label}] deployed ${tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')}`);
-  if (pool) log(`[${node.label}] deployed DevnetPrivacyPool ${pool.address}`);
-  return { chain: { ...base, tokens }, pool };
+  return { chain: { ...base, tokens } };
 }
 
 /**
@@ -369,14 +346,11 @@ async function savedDeployment(
   role: ChainRole,
   chainId: number,
   saved: DevnetManifest | undefined,
-): Promise<{ tokens: DevnetToken[]; pool?: DevnetManifest['privacyPool'] } | undefined> {
+): Promise<{ tokens: DevnetToken[] } | undefined> {
   const chain = saved?.chains.find((c) => c.role === role && c.chainId === chainId);
   if (!chain) return undefined;
-  const pool = role === 'hub' ? saved?.privacyPool : undefined;
-  if (role === 'hub' && pool?.chainId !== chainId) return undefined;
-
-  const addresses: Address[] = [...chain.tokens.map((t) => t.address), ...(pool ? [pool.address] : [])];
+  const addresses: Address[] = chain.tokens.map((t) => t.address);
   const codes = await Promise.all(addresses.map((address) => client.getCode({ address })));
   if (!codes.every((code) => code !== undefined && code !== '0x')) return undefined;
-  return { tokens: chain.tokens, pool };
+  return { tokens: chain.tokens };
 }

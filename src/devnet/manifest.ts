@@ -43,10 +43,27 @@ export interface CctpDeployment {
   feeRecipient: Address;
 }
 
+/** The Privacy Pools contracts on the hub chain (`src/devnet/privacyPools.ts`). */
+export interface PrivacyPoolsDeployment {
+  chainId: number;
+  entrypoint: Address;
+  /** The pool of the hub's USDC. */
+  pool: Address;
+  asset: Address;
+  /** The pool's SCOPE, decimal. */
+  scope: string;
+  /** Block before the first deployment transaction: event scans start here. */
+  deployBlock: number;
+  /** Holds ASP_POSTMAN: the ASP emulator's account. */
+  postman: Address;
+  vettingFeeBps: number;
+  maxRelayFeeBps: number;
+}
+
 export interface DevnetManifest {
   chains: DevnetChain[];
-  /** Hub-chain devnet privacy pool contract. */
-  privacyPool: { chainId: number; address: Address; shieldFeeBps: number; unshieldFeeBps: number };
+  /** Privacy Pools on the hub chain. */
+  privacyPools: PrivacyPoolsDeployment;
   /** Funded account used by `routectl devnet fund` (holds every test token on every chain). */
   faucetPrivateKey: Hex;
   /** Only when the chains were started with `cctp: true`. */

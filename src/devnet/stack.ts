@@ -9,10 +9,12 @@ import { ensureStrayScanner } from '../temporal/strayScanner.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { createFaultRegistry } from '../emulators/faults.ts';
+import { startAspEmulator, type AspEmulator } from '../emulators/asp/index.ts';
 import { startHubRpcProxy } from '../emulators/pool-rpc/index.ts';
 import { startIrisEmulator } from '../emulators/iris/index.ts';
 import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index.ts';
 import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
+import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
@@ -26,11 +28,30 @@ import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
 
+/**
+ * The local stack's privacy rules: the same mechanisms as production (random delay after the ASP's approval,
+ * a minimum anonymity set with a bounded wait) in a window of seconds, so a transfer takes about 10 s.
+ * Override any of them with the same variables (docs/privacy.md).
+ */
+export const DEVNET_PRIVACY_ENV = {
+  POOL_ETA_SECONDS: '1',
+  PRIVACY_DELAY_MIN_SECONDS: '1',
+  PRIVACY_DELAY_MAX_SECONDS: '4',
+  PRIVACY_MIN_ANONYMITY_SET: '1',
+  PRIVACY_MAX_WAIT_SECONDS: '20',
+  PRIVACY_POLL_SECONDS: '1',
+} as const;
+
+/** How long the ASP emulator keeps a deposit pending before approving it (ASP_APPROVAL_DELAY_MS). */
+const DEVNET_ASP_APPROVAL_DELAY_MS = 1000;
+
 export interface LocalStackOptions {
   dataDir: string;
   ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number } & {
     /** Iris emulator in burn-and-mint mode (default: a free port). */
     iris?: number;
+    /** ASP emulator (default: a free port). */
+    asp?: number;
     /** Worker's /healthz, /readyz, /metrics (default: a free port). */
     workerHttp?: number;
     /** The Temporal SDK's own Prometheus exporter (default: not exported). */
@@ -54,6 +75,7 @@ export interface LocalStack {
   temporalMetricsUrl?: string;
   temporal: { address: string; namespace: string; uiUrl: string; client: Client };
   relay: RelayEmulator;
+  asp: AspEmulator;
   /** The Iris emulator, in burn-and-mint mode. */
   irisUrl: string | null;
   manifest: DevnetManifest;
@@ -106,8 +128,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
     const hub = manifest.chains.find((c) => c.role === 'hub');
     if (!hub) throw new Error('devnet manifest has no hub chain');
-    const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, poolAddress: manifest.privacyPool.address, faults, port: 0 });
+    const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, entrypoint: manifest.privacyPools.entrypoint, faults, port: 0 });
     stops.push(hubRpc.stop);
+    const asp = await startAspEmulator({
+      chainId: hub.chainId,
+      rpcUrl: hub.rpcUrl,
+      deployment: manifest.privacyPools,
+      postmanPrivateKey: DEVNET_ASP_POSTMAN_KEY,
+      approvalDelayMs: Number(opts.env?.ASP_APPROVAL_DELAY_MS ?? DEVNET_ASP_APPROVAL_DELAY_MS),
+      port: opts.ports.asp ?? 0,
+      faults,
+      statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'asp-emulator.json'),
+      log: (entry) => logger.debug('asp emulator', entry as Record<string, unknown>),
+    });
+    stops.push(asp.stop);
     let iris: { url: string; stop(): Promise<void> } | null = null;
     if (burnAndMint) {
       iris = await startIrisEmulator({
@@ -139,16 +173,19 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       CHAIN_RPC_URLS: JSON.stringify(serviceRpcUrls),
       SIGNER_MNEMONIC: await devnetSignerMnemonic(opts.dataDir, opts.ephemeral),
       GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
-      PRIVACY_POOL_ADDRESS: manifest.privacyPool.address,
-      POOL_OPERATOR_PRIVATE_KEY: DEVNET_ACCOUNTS.poolOperator,
-      // The devnet pool has no proof-of-innocence wait.
-      POOL_ETA_SECONDS: '5',
+      PRIVACY_POOLS_ENTRYPOINT: manifest.privacyPools.entrypoint,
+      PRIVACY_POOLS_START_BLOCK: String(manifest.privacyPools.deployBlock),
+      PRIVACY_POOLS_ASP_URL: asp.url,
+      POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
+      ...DEVNET_PRIVACY_ENV,
       ...definedOnly(opts.env ?? {}),
       DATABASE_URL: postgres.url,
     });
 
     const service = createServiceContext(config, { pollIntervalMs: opts.pollIntervalMs });
     stops.push(service.close);
+    // Refuses circuit files that are not the SDK's before any transfer can need a proof.
+    await service.prover.ready();
 
     const worker = await startTransferWorker({
       address: config.TEMPORAL_ADDRESS,
@@ -185,6 +222,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       temporalMetricsUrl: worker.temporalMetricsUrl,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
+      asp,
       irisUrl: iris?.url ?? null,
       manifest,
       service,

@@ -30,9 +30,19 @@ export function serviceFee(grossOutput: bigint, policy: FeePolicy, destTokenUsdP
   return percentage > minimum ? percentage : minimum;
 }
 
-/** Fee the privacy pool takes on shield or unshield (floor, as the pool contract computes it). */
+/** Fee the privacy pool takes on a deposit or a withdrawal (floor, as the pool contract computes it). */
 export function poolFee(amount: bigint, feeBps: number): bigint {
   return (amount * BigInt(feeBps)) / 10_000n;
+}
+
+/** The smallest gross amount whose net after a floored `feeBps` fee is at least `net`. */
+export function grossForNet(net: bigint, feeBps: number): bigint {
+  if (feeBps < 0 || feeBps >= 10_000) throw new RangeError(`fee of ${feeBps} bps is out of range`);
+  const bps = BigInt(feeBps);
+  // gross - floor(gross * bps / 10^4) >= net  <=>  gross >= net * 10^4 / (10^4 - bps), up to the floor's slack
+  let gross = ceilDiv(net * 10_000n, 10_000n - bps);
+  while (gross > 0n && gross - 1n - poolFee(gross - 1n, feeBps) >= net) gross -= 1n;
+  return gross;
 }
 
 /** USD value of `units` at `tokenUsdPrice`, as a number for display (never used for amount math). */

@@ -3,7 +3,7 @@ import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.t
 import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
 import type { CctpChainConfig } from '../providers/cctp/chains.ts';
 import type { BurnAndMintBridge } from '../providers/cctp/types.ts';
-import type { PrivacyPool } from '../providers/privacy-pool/types.ts';
+import type { PrivacyPool } from '../providers/privacyPool.ts';
 import { QuoteError, type QuoteService } from './quoteService.ts';
 
 const USDC_DECIMALS = 6;
@@ -27,12 +27,13 @@ const usdcToken = (chain: CctpChainConfig): BridgeToken => ({ chainId: chain.cha
 
 /**
  * Quotes in burn-and-mint mode (USDC only), with exact bigint math along the path:
- *   amount -burn/mint-> hub (bridge-in fee) -shield fee-> note -unshield fee (privacyFeeAmount)-> exit
- *   service fee = max(FEE_BPS of amount, FEE_MIN_USD, bridge-in fee + shield fee)   (it covers those two costs)
- *   burned on the way out = amount - service fee - privacyFeeAmount
+ *   amount -burn/mint-> hub (bridge-in fee) -pool deposit (vetting) fee-> note; withdrawn = amount - service fee - vetting fee
+ *   service fee = max(FEE_BPS of amount, FEE_MIN_USD, bridge-in fee)   (it covers the bridge-in)
+ *   privacyFeeAmount = the pool's real cost: vetting fee + relay fee on the withdrawal
+ *   burned on the way out = withdrawn - relay fee
  *   bridgeFeeAmount = Circle's fee on that burn (ceil(burn * minimumFee bps / 10000)); 0 when the hub is the destination
  *   quotedOutputAmount = amount - feeAmount - privacyFeeAmount - bridgeFeeAmount
- * Every fee rounds up (the service, the pool's floor aside, never under-charges); the output rounds down.
+ * The service's fees round up; the pool's round down, as its contracts compute them.
  */
 export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService {
   const chains = () => deps.bridge.chains().filter((c) => deps.enabledChainIds.includes(c.chainId));
@@ -74,16 +75,16 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
         throw error;
       }
 
-      const fees = await deps.pool.fees();
+      const fees = await deps.pool.fees(hub.usdc);
       const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
-      const onHub = amount - bridgeInFee;
-      const shieldFee = poolFee(onHub, fees.shieldFeeBps);
-      const note = onHub - shieldFee;
-      const privacyFee = poolFee(note, fees.unshieldFeeBps);
+      const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
 
       const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS);
-      const fee = ruleFee > bridgeInFee + shieldFee ? ruleFee : bridgeInFee + shieldFee;
-      const burned = amount - fee - privacyFee;
+      const fee = ruleFee > bridgeInFee ? ruleFee : bridgeInFee;
+      const withdrawn = amount - fee - vettingFee;
+      const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
+      const privacyFee = vettingFee + relayFee;
+      const burned = withdrawn - relayFee;
       if (burned <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
       const bridgeFee = destination.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(hub.chainId, destination.chainId, burned)).fee;
       const output = burned - bridgeFee;

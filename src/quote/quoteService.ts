@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { AmountError, parseAmount } from '../money/amount.ts';
 import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
-import type { PrivacyPool } from '../providers/privacy-pool/types.ts';
+import type { PrivacyPool } from '../providers/privacyPool.ts';
 import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
 
 export interface TransferRequest {
@@ -51,7 +51,7 @@ export interface QuoteServiceDeps {
   hubChainId: number;
   hubTokenSymbol: string;
   feePolicy: FeePolicy;
-  /** Expected wait between shield and unshield, part of etaSeconds. */
+  /** Expected time in the privacy pool (review, privacy delay, proof), part of etaSeconds. */
   poolEtaSeconds: number;
   /** Placeholder account for preview quotes (no deposit address is allocated for those). */
   previewAccount: Address;
@@ -66,7 +66,7 @@ export interface QuoteService {
 
 /**
  * Prices a transfer along its real path, with exact bigint math at every hop:
- *   amount (source) -bridge in-> hub asset -shield fee-> note -unshield fee-> exit balance -bridge out-> gross output
+ *   amount (source) -bridge in-> hub asset -pool deposit fee-> note -relay fee-> withdrawable -bridge out-> gross output
  *   service fee = max(FEE_BPS of gross output, FEE_MIN_USD in destination units)
  *   quotedOutputAmount = gross output - service fee
  * The bridge-out leg is later executed as EXACT_OUTPUT for quotedOutputAmount, so the service fee is also
@@ -140,10 +140,10 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
           amount,
           tradeType: 'EXACT_INPUT',
         }),
-        deps.pool.fees(),
+        deps.pool.fees(hubToken.address),
       ]);
-      const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.shieldFeeBps);
-      const exitBalance = noteValue - poolFee(noteValue, fees.unshieldFeeBps);
+      const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.depositFeeBps);
+      const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);
       if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`);
 
       const bridgeOut = await deps.bridge.quote({

@@ -1,17 +1,19 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { eq, sql } from 'drizzle-orm';
 import type { RouteKeyring } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transfers } from '../db/schema.ts';
-import type { QuoteService, Quote, TransferRequest } from '../quote/quoteService.ts';
-import { WORKFLOW_TYPE, type Address, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
+import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
+import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
 
 export interface CreateTransferRequest extends TransferRequest {
   userDestinationAddress: Address;
   /** Optional: where undeliverable deposits are refunded on the source chain. */
   refundAddress?: Address;
+  /** Optional: a larger anonymity set than the service's default to wait for in the pool. */
+  minAnonymitySet?: number;
 }
 
 export interface CreatedTransfer extends Quote {
@@ -20,6 +22,26 @@ export interface CreatedTransfer extends Quote {
   hubAccount: string;
   hubIsSmartAccount: boolean;
   status: TransferStatus;
+  /** The anonymity set this transfer waits for before leaving the pool (at most PRIVACY_MAX_WAIT_SECONDS). */
+  minAnonymitySet: number;
+}
+
+/** What a transfer got in the privacy pool, once it left it. */
+export interface PrivacyReport {
+  /** Its own deposit plus the same-bucket deposits that entered the pool before its withdrawal (docs/privacy.md). */
+  anonymitySet: number;
+  /** Seconds between its deposit into the pool and its withdrawal. */
+  waitedSeconds: number;
+}
+
+/** The service's privacy rules, from configuration. */
+export interface PrivacySettings {
+  delayMinSeconds: number;
+  delayMaxSeconds: number;
+  minAnonymitySet: number;
+  maxAnonymitySet: number;
+  maxWaitSeconds: number;
+  pollSeconds: number;
 }
 
 /** The persisted transfer as GET returns it. Internal accounts (exit account, derivation index) stay private. */
@@ -34,6 +56,8 @@ export interface TransferView extends CreatedTransfer {
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
+  /** null until the transfer has left the privacy pool. */
+  privacy: PrivacyReport | null;
 }
 
 export interface TransferServiceDeps {
@@ -43,6 +67,20 @@ export interface TransferServiceDeps {
   quotes: QuoteService;
   keyring: RouteKeyring;
   settings: TransferSettings;
+  privacy: PrivacySettings;
+}
+
+/** The route's own privacy plan: its delay drawn from the window, its anonymity set at least the service's. */
+export function drawPrivacyPlan(settings: PrivacySettings, requested?: number): PrivacyPlan {
+  if (requested !== undefined && requested > settings.maxAnonymitySet) {
+    throw new QuoteError(`minAnonymitySet must be at most ${settings.maxAnonymitySet}`);
+  }
+  return {
+    delaySeconds: randomInt(settings.delayMinSeconds, settings.delayMaxSeconds + 1),
+    minAnonymitySet: Math.max(settings.minAnonymitySet, requested ?? 0),
+    maxWaitSeconds: settings.maxWaitSeconds,
+    pollSeconds: settings.pollSeconds,
+  };
 }
 
 /** Unguessable route id: 128 random bits. */
@@ -60,6 +98,7 @@ export function createTransferService(deps: TransferServiceDeps) {
      * so no client is ever handed a deposit address that nothing watches.
      */
     async create(request: CreateTransferRequest): Promise<CreatedTransfer> {
+      const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request);
       const [{ index } = { index: 0 }] = await deps.db.execute<{ index: number }>(sql`select nextval(${routeAccountIndex.seqName}) :: int as index`);
       const accounts = deps.keyring.routeAccounts(index);
@@ -83,6 +122,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         exitAccount: accounts.exit.address,
         userDestinationAddress: request.userDestinationAddress,
         refundAddress: request.refundAddress ?? null,
+        minAnonymitySet: privacy.minAnonymitySet,
         depositDeadline,
       });
 
@@ -104,6 +144,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         depositDeadline: depositDeadline.toISOString(),
         refundAddress: request.refundAddress ?? null,
         settings: deps.settings,
+        privacy,
       };
       try {
         await deps.temporal.workflow.start(WORKFLOW_TYPE, {
@@ -130,6 +171,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         hubAccount: accounts.hub.address,
         hubIsSmartAccount: false,
         status: 'AWAITING_DEPOSIT',
+        minAnonymitySet: privacy.minAnonymitySet,
       };
     },
 
@@ -168,6 +210,8 @@ export function createTransferService(deps: TransferServiceDeps) {
         createdAt: row.createdAt.toISOString(),
         updatedAt: row.updatedAt.toISOString(),
         completedAt: row.completedAt?.toISOString() ?? null,
+        minAnonymitySet: row.minAnonymitySet ?? 1,
+        privacy: row.anonymitySet === null ? null : { anonymitySet: row.anonymitySet, waitedSeconds: row.privacyWaitedSeconds ?? 0 },
       };
     },
   };

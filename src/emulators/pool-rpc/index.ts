@@ -1,16 +1,18 @@
 import { Hono } from 'hono';
-import { type Address, type Hex, parseTransaction, toFunctionSelector } from 'viem';
+import { type Address, type Hex, getAbiItem, parseTransaction, toFunctionSelector } from 'viem';
+import { entrypointAbi } from '../../providers/privacy-pools/abi.ts';
 import type { FaultOperation, FaultRegistry } from '../faults.ts';
 import { listen } from '../http.ts';
 
 /**
  * The hub chain's JSON-RPC endpoint as the service sees it on the local stack: a pass-through to anvil
- * that can reject the devnet pool's shield and unshield transactions (fault injection), the way a real
- * node or relayer rejects a transaction. The service's adapters are unchanged; only its RPC URL points here.
+ * that can reject the pool's deposits (shield) and relayed withdrawals (unshield) sent to its Entrypoint
+ * (fault injection), the way a real node rejects a transaction. The service's adapters are unchanged; only
+ * its RPC URL points here.
  */
 const SELECTORS: Record<Hex, FaultOperation> = {
-  [toFunctionSelector('shield(address,uint256,bytes32)')]: 'shield',
-  [toFunctionSelector('unshield(bytes32,address)')]: 'unshield',
+  [toFunctionSelector(getAbiItem({ abi: entrypointAbi, name: 'deposit' }))]: 'shield',
+  [toFunctionSelector(getAbiItem({ abi: entrypointAbi, name: 'relay' }))]: 'unshield',
 };
 
 interface JsonRpcRequest {
@@ -25,9 +27,9 @@ export interface HubRpcProxy {
   stop(): Promise<void>;
 }
 
-export async function startHubRpcProxy(opts: { upstreamUrl: string; poolAddress: Address; faults: FaultRegistry; port: number; host?: string }): Promise<HubRpcProxy> {
+export async function startHubRpcProxy(opts: { upstreamUrl: string; entrypoint: Address; faults: FaultRegistry; port: number; host?: string }): Promise<HubRpcProxy> {
   const host = opts.host ?? '127.0.0.1';
-  const pool = opts.poolAddress.toLowerCase();
+  const pool = opts.entrypoint.toLowerCase();
 
   const injectedFault = (request: JsonRpcRequest) => {
     if (request.method !== 'eth_sendRawTransaction' || typeof request.params?.[0] !== 'string') return null;

@@ -1,0 +1,28 @@
+/**
+ * Amount buckets and anonymity sets of the privacy pool.
+ *
+ * Amounts are public on chain: an observer tells a 125.50 USDC deposit from a 121.00 one at a glance, so only
+ * deposits of about the same value can hide each other. A bucket is a note value rounded to three
+ * significant digits (half up): 100.00 and 100.40 USDC share the bucket 100 (6 decimals: "100000000"),
+ * 125.5 → 126, 1,234.56 → 1,230, 0.98765 → 0.988. Three digits absorb the small drift of bridge prices
+ * between transfers of the same requested amount, while different requested amounts land in different buckets.
+ *
+ * A route's anonymity set is its own deposit plus every same-bucket deposit (anyone's) that entered the pool
+ * after it and before its withdrawal: the deposits an observer cannot tell its withdrawal apart from by
+ * amount or order. It counts itself, so 1 means nobody else.
+ */
+const SIGNIFICANT_DIGITS = 3;
+
+export function amountBucket(value: bigint): string {
+  if (value < 0n) throw new RangeError('a pool note value cannot be negative');
+  const digits = value.toString().length;
+  if (digits <= SIGNIFICANT_DIGITS) return value.toString();
+  const unit = 10n ** BigInt(digits - SIGNIFICANT_DIGITS);
+  return (((value + unit / 2n) / unit) * unit).toString();
+}
+
+/** The route's own deposit plus the same-bucket deposits among `later` (deposits after its own). */
+export function anonymitySet(ownValue: bigint, later: readonly { value: bigint }[]): number {
+  const bucket = amountBucket(ownValue);
+  return 1 + later.filter((deposit) => amountBucket(deposit.value) === bucket).length;
+}
