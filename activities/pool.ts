@@ -10,6 +10,7 @@ import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
+import { whileHeartbeating } from './heartbeat.ts';
 import { bookLegSend } from './legs.ts';
 import { recordLedger } from './projection.ts';
 
@@ -100,7 +101,7 @@ export function poolActivities(deps: ActivityDeps) {
         throw ApplicationFailure.retryable(`the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`, 'BridgeTooExpensive');
       }
 
-      const withdrawal = await deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross });
+      const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross }));
       const later = await deps.pool.depositsAfter(note.asset, note.blockNumber, withdrawal.blockNumber);
       await deps.db.transaction(async (tx) => {
         await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));
@@ -127,7 +128,7 @@ export function poolActivities(deps: ActivityDeps) {
       if (!(await deps.sender.intent(plan.routeId, 'ragequit')) && (await deps.pool.unspent(note, plan.accountIndex)) === 0n) return null;
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       await ensureGas(deps, plan.routeId, 'ragequit', plan.hubChainId, hub.address);
-      const result = await deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex });
+      const result = await whileHeartbeating(deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex }));
       await recordLedger(deps, { routeId: plan.routeId, kind: 'ragequit', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
       return { amount: result.amount.toString() };
     },

@@ -62,6 +62,7 @@ function startEmulator(opts: { approvalDelayMs?: number; statePath?: string } = 
     deployment: d,
     postmanPrivateKey: DEVNET_ASP_POSTMAN_KEY,
     approvalDelayMs: opts.approvalDelayMs ?? APPROVAL_DELAY_MS,
+    reviewIntervalMs: 100,
     port: 0,
     statePath: opts.statePath ?? statePath,
     faults,

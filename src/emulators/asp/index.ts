@@ -17,6 +17,8 @@ export interface AspEmulatorOptions {
   postmanPrivateKey: Hex;
   /** How long a deposit stays pending after the emulator first sees it. */
   approvalDelayMs: number;
+  /** Reviews happen in rounds at least this far apart (default 2000 ms), each posting at most one root. */
+  reviewIntervalMs?: number;
   /** 0 = a free port chosen by the OS. */
   port: number;
   /** Default 127.0.0.1. */
@@ -63,6 +65,7 @@ export async function startAspEmulator(opts: AspEmulatorOptions): Promise<AspEmu
     faults,
     deployBlock: deployment.deployBlock,
     approvalDelayMs: opts.approvalDelayMs,
+    reviewIntervalMs: opts.reviewIntervalMs ?? 2000,
     pollIntervalMs: opts.pollIntervalMs ?? 200,
     log,
   });

@@ -15,7 +15,9 @@ export interface Reviewer {
 /**
  * The emulated ASP: one loop that follows the pool's deposits and state-tree leaves, reviews each deposit
  * approvalDelayMs after it saw it (approved unless an 'asp-review' fault declines it), and publishes the
- * root of the approved labels on chain with Entrypoint.updateRoot, one root per iteration at most.
+ * root of the approved labels on chain with Entrypoint.updateRoot. Like the real ASP it reviews in rounds,
+ * at most one every reviewIntervalMs: every new root invalidates the withdrawal proofs being built against
+ * the previous one, so a root per deposit would starve withdrawals while deposits keep coming.
  * A failed iteration is logged and the work is picked up again on the next one.
  */
 export function createReviewer(deps: {
@@ -24,10 +26,12 @@ export function createReviewer(deps: {
   faults: FaultRegistry;
   deployBlock: number;
   approvalDelayMs: number;
+  reviewIntervalMs: number;
   pollIntervalMs: number;
   log: (obj: object) => void;
 }): Reviewer {
   const { store, chain, faults, log } = deps;
+  let lastReview = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = true;
@@ -60,8 +64,10 @@ export function createReviewer(deps: {
 
   /** Reviews the deposits that are due and, if any was approved, computes the new root (mtRoot). */
   function review(now: number): void {
+    if (now - lastReview < deps.reviewIntervalMs) return;
     const due = store.state.deposits.filter((d) => d.reviewStatus === 'pending' && now >= d.seenAt + deps.approvalDelayMs);
     if (due.length === 0) return;
+    lastReview = now;
     store.update((state) => {
       for (const deposit of due) {
         const declined = faults.take('asp-review', 'reject') !== null;

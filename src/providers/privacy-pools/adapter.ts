@@ -24,6 +24,8 @@ import type { Prover } from './prover.ts';
 const MAX_TREE_DEPTH = 32n;
 /** Blocks per eth_getLogs request when scanning the pool's events. */
 const LOG_RANGE = 10_000n;
+/** Proofs made against an ASP root that the ASP replaced before they could be sent are made again, this often. */
+const PROOF_ATTEMPTS = 5;
 
 const depositedEvent = getAbiItem({ abi: poolAbi, name: 'Deposited' });
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
@@ -131,27 +133,33 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       throw new PoolNoteSpentError(`the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`);
     }
 
-    const [state, approved] = await Promise.all([pool.stateTree.leaves(), approvedLabels(pool)]);
-    if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
     const withdrawal = {
       processooor: entrypoint,
       data: encodeAbiParameters(relayDataParameters, [{ recipient: input.to, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
     };
-    const stateMerkleProof = generateMerkleProof(state, commitment.hash);
-    const aspMerkleProof = generateMerkleProof(approved.labels, label);
     const change = generateWithdrawalSecrets(opts.masterKeys, label as Hash, 0n);
-    const proof = await prover.proveWithdrawal(commitment, {
-      context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
-      withdrawalAmount: input.amount,
-      stateMerkleProof,
-      aspMerkleProof,
-      stateRoot: stateMerkleProof.root as Hash,
-      stateTreeDepth: MAX_TREE_DEPTH,
-      aspRoot: approved.root as Hash,
-      aspTreeDepth: MAX_TREE_DEPTH,
-      newNullifier: change.nullifier,
-      newSecret: change.secret,
-    });
+    let proof: WithdrawalProof | null = null;
+    for (let attempt = 1; !proof; attempt++) {
+      const [state, approved] = await Promise.all([pool.stateTree.leaves(), approvedLabels(pool)]);
+      if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
+      const stateMerkleProof = generateMerkleProof(state, commitment.hash);
+      const candidate = await prover.proveWithdrawal(commitment, {
+        context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
+        withdrawalAmount: input.amount,
+        stateMerkleProof,
+        aspMerkleProof: generateMerkleProof(approved.labels, label),
+        stateRoot: stateMerkleProof.root as Hash,
+        stateTreeDepth: MAX_TREE_DEPTH,
+        aspRoot: approved.root as Hash,
+        aspTreeDepth: MAX_TREE_DEPTH,
+        newNullifier: change.nullifier,
+        newSecret: change.secret,
+      });
+      // The pool accepts only the latest ASP root: a proof against one replaced meanwhile is made again.
+      const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
+      if (latest === approved.root) proof = candidate;
+      else if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
+    }
     await sender.send({
       routeId: input.routeId,
       step,
