@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { AmountError, MAX_WHOLE_TOKENS, ceilDiv, formatAmount, parseAmount, parseDecimal } from '../src/money/amount.ts';
-import { poolFee, serviceFee, unitsToUsd, usdToTokenUnits } from '../src/money/fees.ts';
+import { grossForNet, poolFee, serviceFee, unitsToUsd, usdToTokenUnits } from '../src/money/fees.ts';
 
 const decimals = fc.integer({ min: 0, max: 24 });
 const units = fc.bigInt({ min: 1n, max: 10n ** 30n });
@@ -92,5 +92,21 @@ describe('fees', () => {
     assert.equal(unitsToUsd(97_812_197n, 6, '1'), 97.81);
     assert.equal(unitsToUsd(39_124_879_206_750_000n, 18, '2500'), 97.81);
     assert.equal(unitsToUsd(1n, 6, null), null);
+  });
+});
+
+describe('grossForNet (pool withdrawals)', () => {
+  test('is the smallest gross whose net after the floored fee is exactly the target', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 24n }), fc.integer({ min: 0, max: 9_999 }), (net, bps) => {
+        const gross = grossForNet(net, bps);
+        assert.equal(gross - poolFee(gross, bps), net, 'the recipient gets exactly the target');
+        assert.ok(gross - 1n - poolFee(gross - 1n, bps) < net, 'one unit less would not do');
+      }),
+    );
+  });
+
+  test('refuses a fee of 100 % or more', () => {
+    assert.throws(() => grossForNet(1n, 10_000), RangeError);
   });
 });
