@@ -1,4 +1,5 @@
 import type { FaultRegistry } from '../faults.ts';
+import { pollingLoop, type PollingLoop } from '../pollingLoop.ts';
 import type { AspChain, PoolEvent } from './onchain.ts';
 import type { AspState, AspStore } from './store.ts';
 import { leanImtRoot, placeholderCid } from './tree.ts';
@@ -6,11 +7,7 @@ import { leanImtRoot, placeholderCid } from './tree.ts';
 /** Blocks per eth_getLogs call, so a long-running chain is caught up in steps. */
 const MAX_BLOCKS_PER_SCAN = 5_000;
 
-export interface Reviewer {
-  start(): void;
-  /** Stops polling and waits for the running iteration, if any. */
-  stop(): Promise<void>;
-}
+export type Reviewer = PollingLoop;
 
 /**
  * The emulated ASP: one loop that follows the pool's deposits and state-tree leaves, reviews each deposit
@@ -32,9 +29,6 @@ export function createReviewer(deps: {
 }): Reviewer {
   const { store, chain, faults, log } = deps;
   let lastReview = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
 
   async function scan(): Promise<void> {
     const head = await chain.head();
@@ -103,37 +97,5 @@ export function createReviewer(deps: {
     if (target && target.root !== onchain) await publish(target.root);
   }
 
-  function tick(): Promise<void> {
-    running ??= iterate()
-      .catch((err: unknown) => log({ event: 'asp.error', error: firstLine(err) }))
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      void tick().then(schedule);
-    }, deps.pollIntervalMs);
-  }
-
-  return {
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      schedule();
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
-}
-
-function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0] ?? text;
+  return pollingLoop(iterate, deps.pollIntervalMs, (error) => log({ event: 'asp.error', error }));
 }

@@ -1,4 +1,5 @@
 import type { FaultRegistry } from '../faults.ts';
+import { firstLine, pollingLoop, type PollingLoop } from '../pollingLoop.ts';
 import type { Onchain } from './onchain.ts';
 import type { Order, OrderStore } from './orders.ts';
 
@@ -7,13 +8,7 @@ const MAX_PAYOUT_ERRORS = 5;
 
 const IN_FLIGHT = new Set<Order['status']>(['pending', 'delayed', 'submitted']);
 
-export interface Watcher {
-  start(): void;
-  /** Stops polling and waits for the running iteration, if any. */
-  stop(): Promise<void>;
-  /** One iteration now (for tests); never overlaps with the polling loop. */
-  tick(): Promise<void>;
-}
+export type Watcher = PollingLoop;
 
 /**
  * The emulated solver: one loop that detects deposits to waiting orders' deposit addresses
@@ -29,9 +24,6 @@ export function createWatcher(deps: {
   log: (obj: object) => void;
 }): Watcher {
   const { store, onchain, faults, log } = deps;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
 
   async function detectDeposits(): Promise<void> {
     const waiting = store.list().filter((o) => o.status === 'waiting');
@@ -138,38 +130,5 @@ export function createWatcher(deps: {
     }
   }
 
-  function tick(): Promise<void> {
-    running ??= iterate()
-      .catch((err: unknown) => log({ event: 'watcher.error', error: firstLine(err) }))
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      void tick().then(schedule);
-    }, deps.pollIntervalMs);
-  }
-
-  return {
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      schedule();
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-    tick,
-  };
-}
-
-function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0] ?? text;
+  return pollingLoop(iterate, deps.pollIntervalMs, (error) => log({ event: 'watcher.error', error }));
 }

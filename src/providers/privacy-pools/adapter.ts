@@ -62,7 +62,6 @@ export interface PrivacyPoolsOptions {
 interface AssetPool {
   address: Address;
   scope: bigint;
-  vettingFeeBps: number;
   asp: AspClient;
   stateTree: LeafScanner;
 }
@@ -78,14 +77,14 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   const client = () => opts.clients.publicClient(chainId);
   const pools = new Map<string, () => Promise<AssetPool>>();
 
-  /** The asset's pool, read from the Entrypoint once (the fee configuration on every `fees` call). */
+  /** The asset's pool, read from the Entrypoint once (its fees are read again on every `fees` call). */
   function poolOf(asset: Address): Promise<AssetPool> {
     let get = pools.get(asset.toLowerCase());
     if (!get) {
       get = lazy(async () => {
         const config = await assetConfig(asset);
         const scope = await client().readContract({ address: config.pool, abi: poolAbi, functionName: 'SCOPE' });
-        return { address: config.pool, scope, vettingFeeBps: config.vettingFeeBps, asp: opts.asp(scope), stateTree: createLeafScanner(opts, config.pool) };
+        return { address: config.pool, scope, asp: opts.asp(scope), stateTree: createLeafScanner(opts, config.pool) };
       });
       pools.set(asset.toLowerCase(), get);
     }
