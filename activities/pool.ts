@@ -102,7 +102,7 @@ export function poolActivities(deps: ActivityDeps) {
       }
 
       const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross }));
-      const later = await deps.pool.depositsAfter(note.asset, note.blockNumber, withdrawal.blockNumber);
+      const later = await deps.pool.depositsAfter(note.asset, note.blockNumber, withdrawal.provenAtBlock);
       await deps.db.transaction(async (tx) => {
         await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));
         await tx

@@ -37,6 +37,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     clients: chains,
     sender,
     prover,
+    proofConcurrency: config.PROOF_CONCURRENCY,
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };

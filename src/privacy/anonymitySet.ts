@@ -8,8 +8,9 @@
  * between transfers of the same requested amount, while different requested amounts land in different buckets.
  *
  * A route's anonymity set is its own deposit plus every same-bucket deposit (anyone's) that entered the pool
- * after it and before its withdrawal: the deposits an observer cannot tell its withdrawal apart from by
- * amount or order. It counts itself, so 1 means nobody else.
+ * after it and was in the pool state its withdrawal was proved against (a public root: later deposits cannot
+ * be the spent note): the deposits an observer cannot tell its withdrawal apart from by amount or order.
+ * It counts itself, so 1 means nobody else.
  */
 const SIGNIFICANT_DIGITS = 3;
 

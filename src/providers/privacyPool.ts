@@ -52,6 +52,11 @@ export interface PoolDeposit {
 
 export interface PoolWithdrawal {
   txHash: Hex;
+  /**
+   * The block of the pool state the withdrawal was proved against: deposits after it cannot be the note it
+   * spent, so they are not part of its anonymity set.
+   */
+  provenAtBlock: bigint;
   /** What `to` received: the gross amount less the withdrawal fee. */
   delivered: bigint;
   fee: bigint;

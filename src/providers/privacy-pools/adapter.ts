@@ -12,7 +12,7 @@ import {
   type WithdrawalProof,
 } from '@0xbow/privacy-pools-core-sdk';
 import { poseidon1 } from 'poseidon-lite';
-import { encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type LocalAccount } from 'viem';
+import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
 import type { NoteReview, PoolDeposit, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
@@ -56,6 +56,8 @@ export interface PrivacyPoolsOptions {
   prover: Prover;
   /** The ASP's API client for a pool's scope (createAspClient in production). */
   asp: (scope: bigint) => AspClient;
+  /** Withdrawals proved at once: the prover's concurrency, so that each proof starts from a fresh snapshot. */
+  proofConcurrency: number;
 }
 
 /** One asset's pool as registered at the Entrypoint. */
@@ -76,6 +78,9 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   const { chainId, entrypoint, sender, prover } = opts;
   const client = () => opts.clients.publicClient(chainId);
   const pools = new Map<string, () => Promise<AssetPool>>();
+  // The trees are read when a proof can start, not when it is queued: a snapshot taken before waiting
+  // behind other proofs would be stale (the ASP root replaced) by the time the proof is made.
+  const proofSlots = createLimiter(opts.proofConcurrency);
 
   /** The asset's pool, read from the Entrypoint once (its fees are read again on every `fees` call). */
   function poolOf(asset: Address): Promise<AssetPool> {
@@ -137,28 +142,31 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       data: encodeAbiParameters(relayDataParameters, [{ recipient: input.to, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
     };
     const change = generateWithdrawalSecrets(opts.masterKeys, label as Hash, 0n);
-    let proof: WithdrawalProof | null = null;
-    for (let attempt = 1; !proof; attempt++) {
-      const [state, approved] = await Promise.all([pool.stateTree.leaves(), approvedLabels(pool)]);
-      if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
-      const stateMerkleProof = generateMerkleProof(state, commitment.hash);
-      const candidate = await prover.proveWithdrawal(commitment, {
-        context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
-        withdrawalAmount: input.amount,
-        stateMerkleProof,
-        aspMerkleProof: generateMerkleProof(approved.labels, label),
-        stateRoot: stateMerkleProof.root as Hash,
-        stateTreeDepth: MAX_TREE_DEPTH,
-        aspRoot: approved.root as Hash,
-        aspTreeDepth: MAX_TREE_DEPTH,
-        newNullifier: change.nullifier,
-        newSecret: change.secret,
-      });
-      // The pool accepts only the latest ASP root: a proof against one replaced meanwhile is made again.
-      const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
-      if (latest === approved.root) proof = candidate;
-      else if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
-    }
+
+    /** Proves against the trees as they are now; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
+    const proveAgainstLatestRoots = async (): Promise<WithdrawalProof> => {
+      for (let attempt = 1; ; attempt++) {
+        const [{ leaves }, approved] = await Promise.all([pool.stateTree.scan(), approvedLabels(pool)]);
+        if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
+        const stateMerkleProof = generateMerkleProof(leaves, commitment.hash);
+        const proof = await prover.proveWithdrawal(commitment, {
+          context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
+          withdrawalAmount: input.amount,
+          stateMerkleProof,
+          aspMerkleProof: generateMerkleProof(approved.labels, label),
+          stateRoot: stateMerkleProof.root as Hash,
+          stateTreeDepth: MAX_TREE_DEPTH,
+          aspRoot: approved.root as Hash,
+          aspTreeDepth: MAX_TREE_DEPTH,
+          newNullifier: change.nullifier,
+          newSecret: change.secret,
+        });
+        const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
+        if (latest === approved.root) return proof;
+        if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
+      }
+    };
+    const proof = await proofSlots(proveAgainstLatestRoots);
     await sender.send({
       routeId: input.routeId,
       step,
@@ -167,6 +175,16 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       to: entrypoint,
       data: encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [withdrawal, contractProof(proof, 8), pool.scope] }),
     });
+  }
+
+  /** The block where the pool reached the state root a withdrawal transaction proved against (from its calldata). */
+  async function stateRootBlock(pool: AssetPool, txHash: Hex): Promise<bigint> {
+    const { input } = await client().getTransaction({ hash: txHash });
+    const { args } = decodeFunctionData({ abi: entrypointAbi, data: input });
+    const stateRoot = (args[1] as { pubSignals: readonly bigint[] }).pubSignals[3]!;
+    const block = (await pool.stateTree.scan()).rootBlocks.get(stateRoot);
+    if (block === undefined) throw new Error(`withdrawal ${txHash} proved against a state root the pool never had`);
+    return block;
   }
 
   return {
@@ -244,6 +262,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         if (!event) throw new Error(`withdrawal transaction ${sent.txHash} emitted no WithdrawalRelayed event`);
         return {
           txHash: sent.txHash,
+          provenAtBlock: await stateRootBlock(await poolOf(input.note.asset), sent.txHash),
           delivered: event.args._amount - event.args._feeAmount,
           fee: event.args._feeAmount,
           blockNumber: sent.receipt.blockNumber,
@@ -301,8 +320,11 @@ async function scanLogs<E extends typeof depositedEvent | typeof leafInsertedEve
 }
 
 interface LeafScanner {
-  /** Every commitment ever inserted into the pool's state tree, in order; concurrent callers share one scan. */
-  leaves(): Promise<bigint[]>;
+  /**
+   * Every commitment ever inserted into the pool's state tree, in order, and the block where each of its
+   * roots was reached; concurrent callers share one scan.
+   */
+  scan(): Promise<{ leaves: bigint[]; rootBlocks: ReadonlyMap<bigint, bigint> }>;
 }
 
 /**
@@ -311,32 +333,53 @@ interface LeafScanner {
  */
 function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): LeafScanner {
   const leaves: bigint[] = [];
+  const rootBlocks = new Map<bigint, bigint>();
   let scannedTo = opts.fromBlock - 1n;
-  let scanning: Promise<bigint[]> | null = null;
+  let scanning: Promise<{ leaves: bigint[]; rootBlocks: ReadonlyMap<bigint, bigint> }> | null = null;
 
-  async function scan(): Promise<bigint[]> {
+  async function scan() {
     const client = opts.clients.publicClient(opts.chainId);
     const head = await client.getBlockNumber();
-    for (const log of await scanLogs(opts, address, leafInsertedEvent, scannedTo + 1n, head)) leaves[Number(log.args._index!) - 1] = log.args._leaf!;
+    for (const log of await scanLogs(opts, address, leafInsertedEvent, scannedTo + 1n, head)) {
+      leaves[Number(log.args._index!) - 1] = log.args._leaf!;
+      rootBlocks.set(log.args._root!, log.blockNumber);
+    }
     scannedTo = head;
     const root = await client.readContract({ address, abi: poolAbi, functionName: 'currentRoot', blockNumber: head });
     const complete = leaves.every((leaf) => leaf !== undefined) && Object.keys(leaves).length === leaves.length;
     if (!complete || (leaves.length > 0 && generateMerkleProof(leaves, leaves[0]!).root !== root)) {
       // A gap or a reorg: start over from the deployment block on the next call.
       leaves.length = 0;
+      rootBlocks.clear();
       scannedTo = opts.fromBlock - 1n;
       throw new Error(`the pool's scanned leaves do not match its root ${root} at block ${head}; rescanning`);
     }
-    return [...leaves];
+    return { leaves: [...leaves], rootBlocks };
   }
 
   return {
-    leaves() {
+    scan() {
       scanning ??= scan().finally(() => {
         scanning = null;
       });
       return scanning;
     },
+  };
+}
+
+/** Runs at most `slots` tasks at once; the others wait in order. */
+function createLimiter(slots: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (task) => {
+    if (active >= slots) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
   };
 }
 
