@@ -19,6 +19,8 @@ try {
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
   const service = createServiceContext(config);
+  // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
+  await service.prover.ready();
   const worker = await startTransferWorker({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
