@@ -31,3 +31,30 @@ export async function listen(app: Hono, port: number, host = '127.0.0.1'): Promi
       }),
   };
 }
+
+/**
+ * Serves an emulator's app and runs its background loop; `stop` (idempotent) ends the loop, then the server.
+ * `name` prefixes the started/stopped log events.
+ */
+export async function serveWithLoop(
+  app: Hono,
+  loop: { start(): void; stop(): Promise<void> },
+  opts: { port: number; host?: string; name: string; log: (obj: object) => void; started?: Record<string, unknown> },
+): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const { url, port, close } = await listen(app, opts.port, opts.host);
+  loop.start();
+  opts.log({ event: `${opts.name}.started`, url, ...opts.started });
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    stop() {
+      stopping ??= (async () => {
+        await loop.stop();
+        await close();
+        opts.log({ event: `${opts.name}.stopped`, url });
+      })();
+      return stopping;
+    },
+  };
+}

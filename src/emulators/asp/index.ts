@@ -2,7 +2,7 @@ import { isAddressEqual, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PrivacyPoolsDeployment } from '../../devnet/manifest.ts';
 import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
-import { listen } from '../http.ts';
+import { serveWithLoop } from '../http.ts';
 import { type AspChain, connectAspChain } from './onchain.ts';
 import { createReviewer } from './reviewer.ts';
 import { createAspApp } from './server.ts';
@@ -71,24 +71,14 @@ export async function startAspEmulator(opts: AspEmulatorOptions): Promise<AspEmu
   });
   const app = createAspApp({ chainId: opts.chainId, scope, store, faults, startedAt: Date.now(), log });
 
-  const { url, port, close } = await listen(app, opts.port, opts.host);
-  reviewer.start();
-  log({ event: 'asp_emulator.started', url, chainId: opts.chainId, pool: deployment.pool, scope: deployment.scope });
-
-  let stopping: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    faults,
-    stop() {
-      stopping ??= (async () => {
-        await reviewer.stop();
-        await close();
-        log({ event: 'asp_emulator.stopped', url });
-      })();
-      return stopping;
-    },
-  };
+  const server = await serveWithLoop(app, reviewer, {
+    port: opts.port,
+    host: opts.host,
+    name: 'asp_emulator',
+    log,
+    started: { chainId: opts.chainId, pool: deployment.pool, scope: deployment.scope },
+  });
+  return { ...server, faults };
 }
 
 function validateOptions(opts: AspEmulatorOptions): void {

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import type { DevnetManifest } from '../../devnet/manifest.ts';
-import { listen } from '../http.ts';
+import { serveWithLoop } from '../http.ts';
 import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
 import { connectOnchain } from './onchain.ts';
 import { openOrderStore } from './orders.ts';
@@ -59,22 +59,6 @@ export async function startRelayEmulator(opts: RelayEmulatorOptions): Promise<Re
   const watcher = createWatcher({ store, onchain, faults, pollIntervalMs: opts.pollIntervalMs ?? 500, log });
   const app = createRelayApp({ manifest: opts.manifest, onchain, store, faults, prices, feeBps, log });
 
-  const { url, port, close } = await listen(app, opts.port, opts.host);
-  watcher.start();
-  log({ event: 'relay_emulator.started', url, solver: onchain.solver, feeBps: Number(feeBps) });
-
-  let stopping: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    faults,
-    stop() {
-      stopping ??= (async () => {
-        await watcher.stop();
-        await close();
-        log({ event: 'relay_emulator.stopped', url });
-      })();
-      return stopping;
-    },
-  };
+  const server = await serveWithLoop(app, watcher, { port: opts.port, host: opts.host, name: 'relay_emulator', log, started: { solver: onchain.solver, feeBps: Number(feeBps) } });
+  return { ...server, faults };
 }
