@@ -110,7 +110,8 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
             dstChainId: destinationChainId,
             message: status.message,
             attestation: status.attestation,
-            relayer: deps.gasAccount,
+            // After the pool only the pool's relayer acts: the gas account stays on the deposit side.
+            relayer: leg === 'out' ? deps.poolRelayer : deps.gasAccount,
           });
           if (!minted.txHash) {
             throw ApplicationFailure.nonRetryable(`burn ${order.requestId} was minted by another relayer and the mint transaction was not found`, 'MintNotFound');

@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { eq, sql } from 'drizzle-orm';
+import { and, count, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
-import { amountBucket, anonymitySet } from '../src/privacy/anonymitySet.ts';
+import { amountBucket } from '../src/privacy/anonymitySet.ts';
 import type { NoteReview, PoolNote } from '../src/providers/privacyPool.ts';
 import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
@@ -16,7 +16,7 @@ import { recordLedger } from './projection.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
-  /** The route's own deposit plus the same-bucket deposits that entered the pool after it (src/privacy/anonymitySet.ts). */
+  /** The route's own deposit plus the service's same-bucket deposits that entered the pool after it (src/privacy/anonymitySet.ts). */
   anonymitySet: number;
 }
 
@@ -44,6 +44,58 @@ export function poolActivities(deps: ActivityDeps) {
     return note;
   }
 
+  /**
+   * The route's own deposit plus the service's deposits of the same bucket that entered the pool after it,
+   * up to `untilBlock`, and were not ragequit. Only the service's own deposits count: the one gas account
+   * that funds every hub account, and the one relayer that sends every withdrawal, tell an observer which
+   * deposits and withdrawals are the service's.
+   */
+  async function anonymitySetOf(routeId: string, untilBlock?: bigint): Promise<number> {
+    const [own] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, routeId));
+    if (!own) return 0;
+    const [row] = await deps.db
+      .select({ later: count() })
+      .from(poolNotes)
+      .where(
+        and(
+          eq(poolNotes.bucket, own.bucket),
+          eq(poolNotes.asset, own.asset),
+          ne(poolNotes.routeId, routeId),
+          isNull(poolNotes.ragequitAt),
+          sql`${poolNotes.blockNumber}::numeric > ${own.blockNumber}::numeric`,
+          ...(untilBlock === undefined ? [] : [sql`${poolNotes.blockNumber}::numeric <= ${untilBlock.toString()}::numeric`]),
+        ),
+      );
+    return 1 + (row?.later ?? 0);
+  }
+
+  /** The route's note: as recorded, or recovered from its recorded deposit transaction (a deposit mined before the record). */
+  async function recordedNote(plan: RoutePlan) {
+    const note = await loadNote(plan.routeId);
+    if (note || !(await deps.sender.intent(plan.routeId, 'shield'))) return note;
+    const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
+    const deposited = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount: 0n, noteIndex: plan.accountIndex });
+    await insertNote(plan.routeId, deposited);
+    return loadNote(plan.routeId);
+  }
+
+  async function insertNote(routeId: string, note: PoolNote): Promise<void> {
+    await deps.db
+      .insert(poolNotes)
+      .values({
+        routeId,
+        asset: note.asset,
+        label: note.label,
+        commitment: note.commitment,
+        value: note.value.toString(),
+        bucket: amountBucket(note.value),
+        txHash: note.txHash,
+        blockNumber: note.blockNumber.toString(),
+        depositedAt: new Date(note.timestamp * 1000),
+      })
+      .onConflictDoNothing();
+  }
+
   return {
     /** Deposits exactly what the bridge-in delivered to the route's hub account (never more: no other route's funds). */
     async shield(input: { plan: RoutePlan; amount: string }): Promise<{ noteValue: string }> {
@@ -58,20 +110,7 @@ export function poolActivities(deps: ActivityDeps) {
       }
       await ensureGas(deps, plan.routeId, 'shield', plan.hubChainId, hub.address);
       const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
-      await deps.db
-        .insert(poolNotes)
-        .values({
-          routeId: plan.routeId,
-          asset: note.asset,
-          label: note.label,
-          commitment: note.commitment,
-          value: note.value.toString(),
-          bucket: amountBucket(note.value),
-          txHash: note.txHash,
-          blockNumber: note.blockNumber.toString(),
-          depositedAt: new Date(note.timestamp * 1000),
-        })
-        .onConflictDoNothing();
+      await insertNote(plan.routeId, note);
       await recordLedger(deps, { routeId: plan.routeId, kind: 'shielded', chainId: plan.hubChainId, token: plan.hubToken, amount: note.value.toString(), txHash: note.txHash });
       return { noteValue: note.value.toString() };
     },
@@ -79,8 +118,8 @@ export function poolActivities(deps: ActivityDeps) {
     /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
     async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
       const note = await requireNote(routeId);
-      const [review, later] = await Promise.all([deps.pool.review(note), deps.pool.depositsAfter(note.asset, note.blockNumber)]);
-      return { review, anonymitySet: anonymitySet(note.value, later) };
+      const [review, set] = await Promise.all([deps.pool.review(note), anonymitySetOf(routeId)]);
+      return { review, anonymitySet: set };
     },
 
     /**
@@ -102,12 +141,12 @@ export function poolActivities(deps: ActivityDeps) {
       }
 
       const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross }));
-      const later = await deps.pool.depositsAfter(note.asset, note.blockNumber, withdrawal.provenAtBlock);
+      const set = await anonymitySetOf(plan.routeId, withdrawal.provenAtBlock);
       await deps.db.transaction(async (tx) => {
         await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));
         await tx
           .update(transfers)
-          .set({ anonymitySet: anonymitySet(note.value, later), privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp), updatedAt: sql`now()` })
+          .set({ anonymitySet: set, privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp), updatedAt: sql`now()` })
           .where(eq(transfers.routeId, plan.routeId));
       });
       await recordLedger(deps, { routeId: plan.routeId, kind: 'unshielded', chainId: plan.hubChainId, token: plan.hubToken, amount: withdrawal.delivered.toString(), txHash: withdrawal.txHash });
@@ -123,12 +162,18 @@ export function poolActivities(deps: ActivityDeps) {
      * deposit the ASP rejected, or any route an operator ends while its funds sit in the pool.
      */
     async ragequit(plan: RoutePlan): Promise<{ amount: string } | null> {
-      const note = await loadNote(plan.routeId);
+      const note = await recordedNote(plan);
       if (!note || note.withdrawn) return null;
-      if (!(await deps.sender.intent(plan.routeId, 'ragequit')) && (await deps.pool.unspent(note, plan.accountIndex)) === 0n) return null;
+      if (!(await deps.sender.intent(plan.routeId, 'ragequit'))) {
+        // A withdrawal sent before the route ended (e.g. cancelled while unshielding) settles first: if it was
+        // mined, the note is spent and the route's money is on its way out, not back.
+        if (await whileHeartbeating(deps.pool.recordedWithdrawal({ routeId: plan.routeId, asset: note.asset }))) return null;
+        if ((await deps.pool.unspent(note, plan.accountIndex)) === 0n) return null;
+      }
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       await ensureGas(deps, plan.routeId, 'ragequit', plan.hubChainId, hub.address);
       const result = await whileHeartbeating(deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex }));
+      await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
       await recordLedger(deps, { routeId: plan.routeId, kind: 'ragequit', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
       return { amount: result.amount.toString() };
     },

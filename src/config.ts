@@ -88,8 +88,10 @@ export const configSchema = z.object({
   PRIVACY_MAX_WAIT_SECONDS: positiveInt.default(21_600),
   /** The largest `minAnonymitySet` a client may ask for at create. */
   PRIVACY_MAX_ANONYMITY_SET: positiveInt.default(50),
-  /** How often a waiting route checks its review and anonymity set (the first checks come sooner). */
+  /** How often a waiting route checks its review and anonymity set (the first checks come sooner, later ones later). */
   PRIVACY_POLL_SECONDS: positiveInt.default(30),
+  /** A deposit the ASP has not approved after this long parks the route (0xbow: most within an hour, some take days). */
+  PRIVACY_REVIEW_TIMEOUT_SECONDS: positiveInt.default(7 * 24 * 3600),
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
@@ -119,6 +121,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = result.data;
   if (config.BRIDGE_PROVIDER === 'cctp' && config.HUB_TOKEN_SYMBOL.toUpperCase() !== 'USDC') {
     throw new ConfigError('HUB_TOKEN_SYMBOL must be USDC in burn-and-mint mode (BRIDGE_PROVIDER=cctp)');
+  }
+  if (config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY.toLowerCase()) {
+    throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
   }
   if (config.PRIVACY_DELAY_MIN_SECONDS > config.PRIVACY_DELAY_MAX_SECONDS) {
     throw new ConfigError('PRIVACY_DELAY_MIN_SECONDS must not exceed PRIVACY_DELAY_MAX_SECONDS');

@@ -114,6 +114,7 @@ export function privacySettings(config: Config): PrivacySettings {
     maxAnonymitySet: config.PRIVACY_MAX_ANONYMITY_SET,
     maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,
     pollSeconds: config.PRIVACY_POLL_SECONDS,
+    reviewTimeoutSeconds: config.PRIVACY_REVIEW_TIMEOUT_SECONDS,
   };
 }
 

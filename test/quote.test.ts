@@ -30,11 +30,11 @@ const fakeBridge: DepositAddressBridge = {
 };
 const fakePool: PrivacyPool = {
   chainId: 2,
-  fees: async () => ({ depositFeeBps: 50, withdrawalFeeBps: 10 }),
+  fees: async () => ({ depositFeeBps: 50, withdrawalFeeBps: 10, minimumDeposit: 1_000_000n }),
   deposit: async () => assert.fail('not used'),
   review: async () => assert.fail('not used'),
-  depositsAfter: async () => assert.fail('not used'),
   withdraw: async () => assert.fail('not used'),
+  recordedWithdrawal: async () => assert.fail('not used'),
   ragequit: async () => assert.fail('not used'),
   unspent: async () => assert.fail('not used'),
 };
@@ -77,7 +77,9 @@ describe('quote math', () => {
   });
 
   test('an amount whose fees eat the output is refused with a clear reason', async () => {
-    await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '1' }), (error: unknown) => error instanceof QuoteError && /fees exceed the output/.test(error.message));
+    await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '1.002' }), (error: unknown) => error instanceof QuoteError && /fees exceed the output/.test(error.message));
+    // below the pool's minimum deposit (1 USDC after the bridge-in)
+    await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '0.9' }), (error: unknown) => error instanceof QuoteError && /privacy pool takes deposits of at least 1 USDC/.test(error.message));
     await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '0.000001' }), QuoteError);
   });
 

@@ -203,31 +203,32 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
   };
 
   /**
-   * Still SHIELDED: waits until the pool approves the note, then the route's random delay, then until its
-   * anonymity set is reached or it has waited its longest (docs/privacy.md). Polls with a growing interval.
+   * Still SHIELDED: waits until the pool approves the note and its anonymity set is reached (or it has waited
+   * its longest), then the route's own random delay, so that its withdrawal follows neither its deposit nor the
+   * deposit that completed its set at a predictable time (docs/privacy.md). Checks with a growing interval: the
+   * first ones quickly, then about every fiftieth of the time waited, at least every pollSeconds.
    */
   const awaitPrivacy = (shieldedAt: number) =>
     runStep('privacy-wait', async () => {
-      const { delaySeconds, minAnonymitySet, maxWaitSeconds, pollSeconds } = plan.privacy;
-      let approvedAt: number | null = null;
+      const { delaySeconds, minAnonymitySet, maxWaitSeconds, pollSeconds, reviewTimeoutSeconds } = plan.privacy;
       for (let check = 0; ; check++) {
         const status = await steps.privacyStatus({ routeId: plan.routeId });
         if (status.review === 'rejected') {
           throw ApplicationFailure.nonRetryable('the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)', 'AspRejected');
         }
-        const now = Date.now();
-        const poll = Math.min(pollSeconds, 2 ** check) * 1000;
-        if (status.review !== 'approved') {
-          await sleep(poll);
-          continue;
+        const waited = Date.now() - shieldedAt;
+        if (status.review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
+          throw ApplicationFailure.nonRetryable(
+            `the ASP has not approved the deposit after ${reviewTimeoutSeconds} s; \`retry\` waits again, \`fail\` gives the note back to the hub account (ragequit)`,
+            'AspReviewTimeout',
+          );
         }
-        approvedAt ??= now;
-        const leaveAt = approvedAt + delaySeconds * 1000;
-        const giveUpAt = shieldedAt + maxWaitSeconds * 1000;
-        if (now < leaveAt) await sleep(leaveAt - now);
-        else if (status.anonymitySet >= minAnonymitySet || now >= giveUpAt) return status;
-        else await sleep(Math.min(poll, giveUpAt - now));
+        if (status.review === 'approved' && (status.anonymitySet >= minAnonymitySet || waited >= maxWaitSeconds * 1000)) break;
+        const interval = Math.min(2 ** check, Math.max(pollSeconds, waited / 50_000)) * 1000;
+        const untilGiveUp = maxWaitSeconds * 1000 - waited;
+        await sleep(status.review === 'approved' && untilGiveUp > 0 ? Math.min(interval, untilGiveUp) : interval);
       }
+      await sleep(delaySeconds * 1000);
     });
 
   try {
@@ -244,9 +245,10 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     );
     await setStatus('RECEIVED_ON_HUB');
 
-    // Shield what actually arrived (at least the leg's guaranteed minimum), all of it the route's own.
-    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
+    // Shield what actually arrived (at least the leg's guaranteed minimum), all of it the route's own. From here
+    // a failure ragequits whatever the route has in the pool (even a deposit mined before it was recorded).
     inPool = true;
+    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
     await setStatus('SHIELDED');
     if (privacyRules) await awaitPrivacy(Date.now());
 

@@ -47,14 +47,16 @@ export interface RoutePlan {
 
 /** When a route may leave the privacy pool (docs/privacy.md). */
 export interface PrivacyPlan {
-  /** Seconds the withdrawal waits after the note is approved: drawn uniformly from the configured window at creation. */
+  /** Seconds the withdrawal waits once it may leave (approved, set reached or waited its longest): drawn uniformly from the configured window at creation. */
   delaySeconds: number;
   /** The anonymity set (its own deposit included) the route waits for... */
   minAnonymitySet: number;
   /** ...at most this long after its deposit; then it leaves with what it has. */
   maxWaitSeconds: number;
-  /** Longest interval between two checks of the note's review and anonymity set. */
+  /** Longest interval between two checks of the note's review and anonymity set (early on; it grows with the wait). */
   pollSeconds: number;
+  /** A deposit still not approved after this long parks the route for an operator. */
+  reviewTimeoutSeconds: number;
 }
 
 export interface TransferSettings {

@@ -102,6 +102,8 @@ export const poolNotes = pgTable('pool_notes', {
   blockNumber: text('block_number').notNull(),
   depositedAt: timestamp('deposited_at', { withTimezone: true }).notNull(),
   withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
+  /** Set when the note went back to its depositor: it no longer hides anyone. */
+  ragequitAt: timestamp('ragequit_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 

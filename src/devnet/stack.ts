@@ -29,8 +29,8 @@ import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
 
 /**
- * The local stack's privacy rules: the same mechanisms as production (random delay after the ASP's approval,
- * a minimum anonymity set with a bounded wait) in a window of seconds, so a transfer takes about 10 s.
+ * The local stack's privacy rules: the same mechanisms as production (the ASP's approval, a minimum anonymity
+ * set with a bounded wait, then a random delay) in a window of seconds, so a transfer takes about 20 s.
  * Override any of them with the same variables (docs/privacy.md).
  */
 export const DEVNET_PRIVACY_ENV = {
@@ -40,6 +40,7 @@ export const DEVNET_PRIVACY_ENV = {
   PRIVACY_MIN_ANONYMITY_SET: '1',
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',
+  PRIVACY_REVIEW_TIMEOUT_SECONDS: '300',
 } as const;
 
 /** How long the ASP emulator keeps a deposit pending before approving it (ASP_APPROVAL_DELAY_MS). */

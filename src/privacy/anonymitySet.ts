@@ -7,10 +7,12 @@
  * 125.5 → 126, 1,234.56 → 1,230, 0.98765 → 0.988. Three digits absorb the small drift of bridge prices
  * between transfers of the same requested amount, while different requested amounts land in different buckets.
  *
- * A route's anonymity set is its own deposit plus every same-bucket deposit (anyone's) that entered the pool
- * after it and was in the pool state its withdrawal was proved against (a public root: later deposits cannot
- * be the spent note): the deposits an observer cannot tell its withdrawal apart from by amount or order.
- * It counts itself, so 1 means nobody else.
+ * A route's anonymity set (counted in activities/pool.ts) is its own deposit plus every deposit of the service
+ * in the same bucket that entered the pool after it, was in the pool state its withdrawal was proved against
+ * (a public root: later deposits cannot be the spent note), and was not ragequit: the deposits an observer
+ * cannot tell its withdrawal apart from by amount or order. Only the service's deposits count, because the
+ * one gas account and the one relayer mark which deposits and withdrawals are the service's. It counts
+ * itself, so 1 means nobody else.
  */
 const SIGNIFICANT_DIGITS = 3;
 
@@ -20,10 +22,4 @@ export function amountBucket(value: bigint): string {
   if (digits <= SIGNIFICANT_DIGITS) return value.toString();
   const unit = 10n ** BigInt(digits - SIGNIFICANT_DIGITS);
   return (((value + unit / 2n) / unit) * unit).toString();
-}
-
-/** The route's own deposit plus the same-bucket deposits among `later` (deposits after its own). */
-export function anonymitySet(ownValue: bigint, later: readonly { value: bigint }[]): number {
-  const bucket = amountBucket(ownValue);
-  return 1 + later.filter((deposit) => amountBucket(deposit.value) === bucket).length;
 }

@@ -9,19 +9,22 @@ import type { Address, Hex, LocalAccount } from 'viem';
  */
 export interface PrivacyPool {
   readonly chainId: number;
-  /** Fees in basis points for `asset`, each rounded down by the pool: on the way in (vetting) and on the way out (relay). */
-  fees(asset: Address): Promise<{ depositFeeBps: number; withdrawalFeeBps: number }>;
+  /**
+   * Fees in basis points for `asset`, each rounded down by the pool: on the way in (vetting) and on the way
+   * out (relay); and the smallest deposit the pool takes.
+   */
+  fees(asset: Address): Promise<{ depositFeeBps: number; withdrawalFeeBps: number; minimumDeposit: bigint }>;
   /** Moves `amount` of `asset` from `owner` into the pool as the route's note; its secrets derive from `noteIndex`. */
   deposit(input: { routeId: string; owner: LocalAccount; asset: Address; amount: bigint; noteIndex: number }): Promise<PoolNote>;
   /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
   review(note: PoolNote): Promise<NoteReview>;
-  /** Deposits of anyone into `asset`'s pool in blocks (fromBlock, toBlock], for anonymity sets. */
-  depositsAfter(asset: Address, fromBlock: bigint, toBlock?: bigint): Promise<PoolDeposit[]>;
   /**
    * Withdraws `amount` (gross, before the withdrawal fee) of the note to `to`, proved in zero knowledge and
    * submitted by the account shared by all routes; the rest of the note stays in the pool as change.
    */
   withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }): Promise<PoolWithdrawal>;
+  /** The route's withdrawal if one was sent and mined (waiting for a sent one to settle); null when none was or all reverted. */
+  recordedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
   /** The note's depositor takes it back, publicly: for a note the pool will never let out privately. */
   ragequit(input: { routeId: string; owner: LocalAccount; note: PoolNote; noteIndex: number }): Promise<{ txHash: Hex; amount: bigint }>;
   /** What of the original note is still unspent: its value, or 0 once withdrawn from or ragequit. */
@@ -43,11 +46,6 @@ export interface PoolNote {
   blockNumber: bigint;
   /** Unix seconds of the deposit's block. */
   timestamp: number;
-}
-
-export interface PoolDeposit {
-  value: bigint;
-  blockNumber: bigint;
 }
 
 export interface PoolWithdrawal {

@@ -1,4 +1,4 @@
-import { AmountError, parseAmount } from '../money/amount.ts';
+import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
 import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
 import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
 import type { CctpChainConfig } from '../providers/cctp/chains.ts';
@@ -77,6 +77,9 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
 
       const fees = await deps.pool.fees(hub.usdc);
       const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
+      if (amount - bridgeInFee < fees.minimumDeposit) {
+        throw new QuoteError(`amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, USDC_DECIMALS)} USDC`);
+      }
       const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
 
       const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS);

@@ -1,5 +1,5 @@
 import type { Address } from 'viem';
-import { AmountError, parseAmount } from '../money/amount.ts';
+import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
 import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
 import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
@@ -142,6 +142,9 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
         }),
         deps.pool.fees(hubToken.address),
       ]);
+      if (bridgeIn.amountOut < fees.minimumDeposit) {
+        throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`);
+      }
       const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.depositFeeBps);
       const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);
       if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`);

@@ -42,6 +42,7 @@ export interface PrivacySettings {
   maxAnonymitySet: number;
   maxWaitSeconds: number;
   pollSeconds: number;
+  reviewTimeoutSeconds: number;
 }
 
 /** The persisted transfer as GET returns it. Internal accounts (exit account, derivation index) stay private. */
@@ -80,6 +81,7 @@ export function drawPrivacyPlan(settings: PrivacySettings, requested?: number): 
     minAnonymitySet: Math.max(settings.minAnonymitySet, requested ?? 0),
     maxWaitSeconds: settings.maxWaitSeconds,
     pollSeconds: settings.pollSeconds,
+    reviewTimeoutSeconds: settings.reviewTimeoutSeconds,
   };
 }
 

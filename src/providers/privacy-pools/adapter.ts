@@ -15,7 +15,7 @@ import { poseidon1 } from 'poseidon-lite';
 import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
-import type { NoteReview, PoolDeposit, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
+import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
 import type { Prover } from './prover.ts';
@@ -26,8 +26,11 @@ const MAX_TREE_DEPTH = 32n;
 const LOG_RANGE = 10_000n;
 /** Proofs made against an ASP root that the ASP replaced before they could be sent are made again, this often. */
 const PROOF_ATTEMPTS = 5;
+/** Recorded withdrawal attempts per route (each reverted one spent nothing); then an operator looks. */
+const WITHDRAWAL_ATTEMPTS = 10;
 
-const depositedEvent = getAbiItem({ abi: poolAbi, name: 'Deposited' });
+const withdrawalStep = (attempt: number) => (attempt === 1 ? 'unshield' : `unshield#${attempt}`);
+
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
 
 /** The pool will not let this note out: it was spent by a transaction this service has no record of. */
@@ -97,10 +100,10 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   }
 
   async function assetConfig(asset: Address) {
-    const [pool, , vettingFeeBps, maxRelayFeeBps] = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'assetConfig', args: [asset] });
+    const [pool, minimumDeposit, vettingFeeBps, maxRelayFeeBps] = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'assetConfig', args: [asset] });
     if (pool === zeroAddress) throw new Error(`no Privacy Pool is registered for ${asset} at the Entrypoint ${entrypoint}`);
     if (BigInt(opts.relayFeeBps) > maxRelayFeeBps) throw new Error(`PRIVACY_RELAY_FEE_BPS (${opts.relayFeeBps}) exceeds the pool's maximum relay fee of ${maxRelayFeeBps} bps`);
-    return { pool, vettingFeeBps: Number(vettingFeeBps) };
+    return { pool, minimumDeposit, vettingFeeBps: Number(vettingFeeBps) };
   }
 
   const depositSecrets = (pool: AssetPool, noteIndex: number) => generateDepositSecrets(opts.masterKeys, pool.scope as Hash, BigInt(noteIndex));
@@ -177,13 +180,27 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     });
   }
 
+  async function describeWithdrawal(asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolWithdrawal> {
+    const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs });
+    // Transaction hashes stay out of error texts: with the routeId beside them they would link the route's two sides in logs.
+    if (!event) throw new Error('a withdrawal transaction emitted no WithdrawalRelayed event');
+    return {
+      txHash: sent.txHash,
+      provenAtBlock: await stateRootBlock(await poolOf(asset), sent.txHash),
+      delivered: event.args._amount - event.args._feeAmount,
+      fee: event.args._feeAmount,
+      blockNumber: sent.receipt.blockNumber,
+      timestamp: await blockTime(sent.receipt.blockNumber),
+    };
+  }
+
   /** The block where the pool reached the state root a withdrawal transaction proved against (from its calldata). */
   async function stateRootBlock(pool: AssetPool, txHash: Hex): Promise<bigint> {
     const { input } = await client().getTransaction({ hash: txHash });
     const { args } = decodeFunctionData({ abi: entrypointAbi, data: input });
     const stateRoot = (args[1] as { pubSignals: readonly bigint[] }).pubSignals[3]!;
     const block = (await pool.stateTree.scan()).rootBlocks.get(stateRoot);
-    if (block === undefined) throw new Error(`withdrawal ${txHash} proved against a state root the pool never had`);
+    if (block === undefined) throw new Error('a withdrawal proved against a state root the pool never had');
     return block;
   }
 
@@ -192,7 +209,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
     async fees(asset) {
       const config = await assetConfig(asset);
-      return { depositFeeBps: config.vettingFeeBps, withdrawalFeeBps: opts.relayFeeBps };
+      return { depositFeeBps: config.vettingFeeBps, withdrawalFeeBps: opts.relayFeeBps, minimumDeposit: config.minimumDeposit };
     },
 
     async deposit({ routeId, owner, asset, amount, noteIndex }) {
@@ -215,7 +232,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [asset, amount, hashPrecommitment(nullifier, secret)] }),
       });
       const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
-      if (!event) throw new Error(`deposit transaction ${txHash} emitted no Deposited event of the pool`);
+      if (!event) throw new Error('a deposit transaction emitted no Deposited event of the pool');
       return {
         asset,
         label: event.args._label.toString(),
@@ -239,36 +256,33 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       return status === 'declined' ? 'rejected' : 'pending';
     },
 
-    async depositsAfter(asset, fromBlock, toBlock) {
-      const { address } = await poolOf(asset);
-      const logs = await scanLogs(opts, address, depositedEvent, fromBlock + 1n, toBlock);
-      return logs.map((log): PoolDeposit => ({ value: log.args._value!, blockNumber: log.blockNumber }));
-    },
-
     async withdraw(input) {
       // Each attempt has its own write-ahead record: a relay that reverted (the ASP root moved between the
       // proof and its block) spent nothing, so the next attempt proves again against fresh roots.
-      for (let attempt = 1; ; attempt++) {
-        const step = attempt === 1 ? 'unshield' : `unshield#${attempt}`;
-        if (!(await sender.intent(input.routeId, step))) await proveAndRecord(input, step);
-        let sent: Awaited<ReturnType<TxSender['send']>>;
+      for (let attempt = 1; attempt <= WITHDRAWAL_ATTEMPTS; attempt++) {
+        const step = withdrawalStep(attempt);
         try {
-          sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
+          if (!(await sender.intent(input.routeId, step))) await proveAndRecord(input, step);
+          const sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
+          return await describeWithdrawal(input.note.asset, sent);
         } catch (error) {
-          if (error instanceof TransactionRevertedError) continue;
-          throw error;
+          if (!(error instanceof TransactionRevertedError)) throw error;
         }
-        const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs });
-        if (!event) throw new Error(`withdrawal transaction ${sent.txHash} emitted no WithdrawalRelayed event`);
-        return {
-          txHash: sent.txHash,
-          provenAtBlock: await stateRootBlock(await poolOf(input.note.asset), sent.txHash),
-          delivered: event.args._amount - event.args._feeAmount,
-          fee: event.args._feeAmount,
-          blockNumber: sent.receipt.blockNumber,
-          timestamp: await blockTime(sent.receipt.blockNumber),
-        } satisfies PoolWithdrawal;
       }
+      throw new Error(`the withdrawal of route ${input.routeId} reverted ${WITHDRAWAL_ATTEMPTS} times; an operator must look at the pool and the ASP`);
+    },
+
+    async recordedWithdrawal({ routeId, asset }) {
+      for (let attempt = 1; attempt <= WITHDRAWAL_ATTEMPTS; attempt++) {
+        const step = withdrawalStep(attempt);
+        if (!(await sender.intent(routeId, step))) return null;
+        try {
+          return await describeWithdrawal(asset, await sender.send({ routeId, step, chainId, account: opts.relayer, to: entrypoint }));
+        } catch (error) {
+          if (!(error instanceof TransactionRevertedError)) throw error;
+        }
+      }
+      return null;
     },
 
     async ragequit({ routeId, owner, note, noteIndex }) {
@@ -282,7 +296,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       }
       const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
       const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
-      if (!event) throw new Error(`ragequit transaction ${txHash} emitted no Ragequit event`);
+      if (!event) throw new Error('a ragequit transaction emitted no Ragequit event');
       return { txHash, amount: event.args._value };
     },
 
@@ -308,7 +322,7 @@ function contractProof(proof: WithdrawalProof | CommitmentProof, signals: 4 | 8)
 }
 
 /** A pool's events of one kind from `fromBlock` to `toBlock` (default: the head), in ranges the RPC accepts. */
-async function scanLogs<E extends typeof depositedEvent | typeof leafInsertedEvent>(opts: PrivacyPoolsOptions, address: Address, event: E, fromBlock: bigint, toBlock?: bigint) {
+async function scanLogs<E extends typeof leafInsertedEvent>(opts: PrivacyPoolsOptions, address: Address, event: E, fromBlock: bigint, toBlock?: bigint) {
   const client = opts.clients.publicClient(opts.chainId);
   const head = toBlock ?? (await client.getBlockNumber());
   const logs = [];

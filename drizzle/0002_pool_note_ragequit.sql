@@ -1,0 +1,1 @@
+ALTER TABLE "pool_notes" ADD COLUMN "ragequit_at" timestamp with time zone;
