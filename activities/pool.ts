@@ -69,10 +69,17 @@ export function poolActivities(deps: ActivityDeps) {
     return 1 + (row?.later ?? 0);
   }
 
-  /** The route's note: as recorded, or recovered from its recorded deposit transaction (a deposit mined before the record). */
+  /**
+   * The route's note: as recorded, or recovered from its deposit transaction when that was mined but the
+   * activity stopped before recording it. A deposit recorded but never mined stays unsent: a route that is
+   * ending must not pay the pool's fee for nothing.
+   */
   async function recordedNote(plan: RoutePlan) {
     const note = await loadNote(plan.routeId);
-    if (note || !(await deps.sender.intent(plan.routeId, 'shield'))) return note;
+    const intent = note ? null : await deps.sender.intent(plan.routeId, 'shield');
+    if (!intent) return note;
+    const receipt = await deps.chains.publicClient(plan.hubChainId).getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
+    if (receipt?.status !== 'success') return null;
     const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
     const deposited = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount: 0n, noteIndex: plan.accountIndex });
     await insertNote(plan.routeId, deposited);
@@ -165,9 +172,10 @@ export function poolActivities(deps: ActivityDeps) {
       const note = await recordedNote(plan);
       if (!note || note.withdrawn) return null;
       if (!(await deps.sender.intent(plan.routeId, 'ragequit'))) {
-        // A withdrawal sent before the route ended (e.g. cancelled while unshielding) settles first: if it was
-        // mined, the note is spent and the route's money is on its way out, not back.
-        if (await whileHeartbeating(deps.pool.recordedWithdrawal({ routeId: plan.routeId, asset: note.asset }))) return null;
+        // A withdrawal mined before the route ended (cancelled while unshielding): the note is spent and the
+        // route's money is on its way out, not back. One recorded but not mined yet loses the race to the
+        // ragequit (the nullifier is spent once) and reverts, spending nothing.
+        if (await deps.pool.minedWithdrawal({ routeId: plan.routeId, asset: note.asset })) return null;
         if ((await deps.pool.unspent(note, plan.accountIndex)) === 0n) return null;
       }
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);

@@ -138,7 +138,8 @@ describe('POST /api/private-route/quote', () => {
     await expect400('/api/private-route/quote', { ...base, tokenSymbol: 'DOGE' }, /tokenSymbol "DOGE" is not supported/);
     await expect400('/api/private-route/quote', { ...base, destTokenSymbol: 'DOGE' }, /destTokenSymbol "DOGE" is not supported/);
     await expect400('/api/private-route/quote', { ...base, destChainId: hub }, /hub chain/);
-    await expect400('/api/private-route/quote', { ...base, amount: '1' }, /fees exceed the output/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1.002' }, /fees exceed the output/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1' }, /the privacy pool takes deposits of at least 1 USDC/);
     await expect400('/api/private-route/quote', { ...base, padding: 'x'.repeat(100_000) }, /request body is too large/);
   });
 

@@ -34,7 +34,7 @@ const fakePool: PrivacyPool = {
   deposit: async () => assert.fail('not used'),
   review: async () => assert.fail('not used'),
   withdraw: async () => assert.fail('not used'),
-  recordedWithdrawal: async () => assert.fail('not used'),
+  minedWithdrawal: async () => assert.fail('not used'),
   ragequit: async () => assert.fail('not used'),
   unspent: async () => assert.fail('not used'),
 };

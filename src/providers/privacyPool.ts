@@ -23,8 +23,8 @@ export interface PrivacyPool {
    * submitted by the account shared by all routes; the rest of the note stays in the pool as change.
    */
   withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }): Promise<PoolWithdrawal>;
-  /** The route's withdrawal if one was sent and mined (waiting for a sent one to settle); null when none was or all reverted. */
-  recordedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
+  /** The route's withdrawal if one of its recorded attempts is mined; null otherwise. Read-only: it broadcasts nothing. */
+  minedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
   /** The note's depositor takes it back, publicly: for a note the pool will never let out privately. */
   ragequit(input: { routeId: string; owner: LocalAccount; note: PoolNote; noteIndex: number }): Promise<{ txHash: Hex; amount: bigint }>;
   /** What of the original note is still unspent: its value, or 0 once withdrawn from or ragequit. */

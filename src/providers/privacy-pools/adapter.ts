@@ -272,15 +272,13 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       throw new Error(`the withdrawal of route ${input.routeId} reverted ${WITHDRAWAL_ATTEMPTS} times; an operator must look at the pool and the ASP`);
     },
 
-    async recordedWithdrawal({ routeId, asset }) {
+    async minedWithdrawal({ routeId, asset }) {
       for (let attempt = 1; attempt <= WITHDRAWAL_ATTEMPTS; attempt++) {
-        const step = withdrawalStep(attempt);
-        if (!(await sender.intent(routeId, step))) return null;
-        try {
-          return await describeWithdrawal(asset, await sender.send({ routeId, step, chainId, account: opts.relayer, to: entrypoint }));
-        } catch (error) {
-          if (!(error instanceof TransactionRevertedError)) throw error;
-        }
+        const intent = await sender.intent(routeId, withdrawalStep(attempt));
+        if (!intent) return null;
+        // Read only: a recorded withdrawal that never reached the chain is not pushed out now.
+        const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
+        if (receipt?.status === 'success') return describeWithdrawal(asset, { txHash: intent.txHash, receipt });
       }
       return null;
     },
