@@ -76,12 +76,9 @@ export function poolActivities(deps: ActivityDeps) {
    */
   async function recordedNote(plan: RoutePlan) {
     const note = await loadNote(plan.routeId);
-    const intent = note ? null : await deps.sender.intent(plan.routeId, 'shield');
-    if (!intent) return note;
-    const receipt = await deps.chains.publicClient(plan.hubChainId).getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
-    if (receipt?.status !== 'success') return null;
-    const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
-    const deposited = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount: 0n, noteIndex: plan.accountIndex });
+    if (note) return note;
+    const deposited = await deps.pool.minedDeposit({ routeId: plan.routeId, asset: plan.hubToken });
+    if (!deposited) return null;
     await insertNote(plan.routeId, deposited);
     return loadNote(plan.routeId);
   }

@@ -35,6 +35,7 @@ const fakePool: PrivacyPool = {
   review: async () => assert.fail('not used'),
   withdraw: async () => assert.fail('not used'),
   minedWithdrawal: async () => assert.fail('not used'),
+  minedDeposit: async () => assert.fail('not used'),
   ragequit: async () => assert.fail('not used'),
   unspent: async () => assert.fail('not used'),
 };

@@ -21,6 +21,11 @@ export interface SendRequest {
   to: Address;
   data?: Hex;
   value?: bigint;
+  /**
+   * Gas above the estimate, in percent: for calls whose cost grows with state that other transactions may
+   * change before this one is mined (a pool insert costs more when the tree gets deeper).
+   */
+  gasHeadroomPercent?: number;
 }
 
 export interface SentTransaction {
@@ -125,6 +130,7 @@ export function createTxSender(db: Database, clients: ChainClients, opts: { rece
           value: request.value,
           nonce,
         });
+        if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
         const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
         const row = {
           routeId: request.routeId,

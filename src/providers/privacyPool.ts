@@ -16,6 +16,8 @@ export interface PrivacyPool {
   fees(asset: Address): Promise<{ depositFeeBps: number; withdrawalFeeBps: number; minimumDeposit: bigint }>;
   /** Moves `amount` of `asset` from `owner` into the pool as the route's note; its secrets derive from `noteIndex`. */
   deposit(input: { routeId: string; owner: LocalAccount; asset: Address; amount: bigint; noteIndex: number }): Promise<PoolNote>;
+  /** The route's note if one of its recorded deposit attempts is mined; null otherwise. Read-only: it broadcasts nothing. */
+  minedDeposit(input: { routeId: string; asset: Address }): Promise<PoolNote | null>;
   /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
   review(note: PoolNote): Promise<NoteReview>;
   /**

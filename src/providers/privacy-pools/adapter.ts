@@ -26,9 +26,12 @@ const MAX_TREE_DEPTH = 32n;
 const LOG_RANGE = 10_000n;
 /** Proofs made against an ASP root that the ASP replaced before they could be sent are made again, this often. */
 const PROOF_ATTEMPTS = 5;
-/** Recorded withdrawal attempts per route (each reverted one spent nothing); then an operator looks. */
-const WITHDRAWAL_ATTEMPTS = 10;
+/** Recorded attempts of a deposit or a withdrawal per route (each reverted one moved nothing); then an operator looks. */
+const SEND_ATTEMPTS = 10;
+/** Deposits and withdrawals insert into the tree, whose cost grows when other inserts land first. */
+const GAS_HEADROOM_PERCENT = 30;
 
+const depositStep = (attempt: number) => (attempt === 1 ? 'shield' : `shield#${attempt}`);
 const withdrawalStep = (attempt: number) => (attempt === 1 ? 'unshield' : `unshield#${attempt}`);
 
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
@@ -177,7 +180,22 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       account: opts.relayer,
       to: entrypoint,
       data: encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [withdrawal, contractProof(proof, 8), pool.scope] }),
+      gasHeadroomPercent: GAS_HEADROOM_PERCENT,
     });
+  }
+
+  async function describeDeposit(pool: AssetPool, asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolNote> {
+    const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: sent.receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
+    if (!event) throw new Error('a deposit transaction emitted no Deposited event of the pool');
+    return {
+      asset,
+      label: event.args._label.toString(),
+      commitment: event.args._commitment.toString(),
+      value: event.args._value,
+      txHash: sent.txHash,
+      blockNumber: sent.receipt.blockNumber,
+      timestamp: await blockTime(sent.receipt.blockNumber),
+    };
   }
 
   async function describeWithdrawal(asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolWithdrawal> {
@@ -223,25 +241,35 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         to: asset,
         data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [entrypoint, amount] }),
       });
-      const { txHash, receipt } = await sender.send({
-        routeId,
-        step: 'shield',
-        chainId,
-        account: owner,
-        to: entrypoint,
-        data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [asset, amount, hashPrecommitment(nullifier, secret)] }),
-      });
-      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
-      if (!event) throw new Error('a deposit transaction emitted no Deposited event of the pool');
-      return {
-        asset,
-        label: event.args._label.toString(),
-        commitment: event.args._commitment.toString(),
-        value: event.args._value,
-        txHash,
-        blockNumber: receipt.blockNumber,
-        timestamp: await blockTime(receipt.blockNumber),
-      };
+      // A reverted deposit moved nothing (and used none of the allowance): the next attempt is a new transaction.
+      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
+        try {
+          const sent = await sender.send({
+            routeId,
+            step: depositStep(attempt),
+            chainId,
+            account: owner,
+            to: entrypoint,
+            data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [asset, amount, hashPrecommitment(nullifier, secret)] }),
+            gasHeadroomPercent: GAS_HEADROOM_PERCENT,
+          });
+          return await describeDeposit(pool, asset, sent);
+        } catch (error) {
+          if (!(error instanceof TransactionRevertedError)) throw error;
+        }
+      }
+      throw new Error(`the pool deposit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`);
+    },
+
+    async minedDeposit({ routeId, asset }) {
+      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
+        const intent = await sender.intent(routeId, depositStep(attempt));
+        if (!intent) return null;
+        // Read only: a recorded deposit that never reached the chain is not pushed out now.
+        const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
+        if (receipt?.status === 'success') return describeDeposit(await poolOf(asset), asset, { txHash: intent.txHash, receipt });
+      }
+      return null;
     },
 
     async review(note) {
@@ -259,7 +287,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     async withdraw(input) {
       // Each attempt has its own write-ahead record: a relay that reverted (the ASP root moved between the
       // proof and its block) spent nothing, so the next attempt proves again against fresh roots.
-      for (let attempt = 1; attempt <= WITHDRAWAL_ATTEMPTS; attempt++) {
+      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
         const step = withdrawalStep(attempt);
         try {
           if (!(await sender.intent(input.routeId, step))) await proveAndRecord(input, step);
@@ -269,11 +297,11 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
           if (!(error instanceof TransactionRevertedError)) throw error;
         }
       }
-      throw new Error(`the withdrawal of route ${input.routeId} reverted ${WITHDRAWAL_ATTEMPTS} times; an operator must look at the pool and the ASP`);
+      throw new Error(`the withdrawal of route ${input.routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool and the ASP`);
     },
 
     async minedWithdrawal({ routeId, asset }) {
-      for (let attempt = 1; attempt <= WITHDRAWAL_ATTEMPTS; attempt++) {
+      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
         const intent = await sender.intent(routeId, withdrawalStep(attempt));
         if (!intent) return null;
         // Read only: a recorded withdrawal that never reached the chain is not pushed out now.
