@@ -184,6 +184,17 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     });
   }
 
+  /** The recorded attempt that was mined successfully, if any. Read only: an attempt that never reached the chain is not pushed out. */
+  async function minedAttempt(routeId: string, stepOf: (attempt: number) => string): Promise<Awaited<ReturnType<TxSender['send']>> | null> {
+    for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
+      const intent = await sender.intent(routeId, stepOf(attempt));
+      if (!intent) return null;
+      const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
+      if (receipt?.status === 'success') return { txHash: intent.txHash, receipt };
+    }
+    return null;
+  }
+
   async function describeDeposit(pool: AssetPool, asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolNote> {
     const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: sent.receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
     if (!event) throw new Error('a deposit transaction emitted no Deposited event of the pool');
@@ -262,14 +273,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     },
 
     async minedDeposit({ routeId, asset }) {
-      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
-        const intent = await sender.intent(routeId, depositStep(attempt));
-        if (!intent) return null;
-        // Read only: a recorded deposit that never reached the chain is not pushed out now.
-        const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
-        if (receipt?.status === 'success') return describeDeposit(await poolOf(asset), asset, { txHash: intent.txHash, receipt });
-      }
-      return null;
+      const sent = await minedAttempt(routeId, depositStep);
+      return sent && describeDeposit(await poolOf(asset), asset, sent);
     },
 
     async review(note) {
@@ -301,14 +306,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     },
 
     async minedWithdrawal({ routeId, asset }) {
-      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
-        const intent = await sender.intent(routeId, withdrawalStep(attempt));
-        if (!intent) return null;
-        // Read only: a recorded withdrawal that never reached the chain is not pushed out now.
-        const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
-        if (receipt?.status === 'success') return describeWithdrawal(asset, { txHash: intent.txHash, receipt });
-      }
-      return null;
+      const sent = await minedAttempt(routeId, withdrawalStep);
+      return sent && describeWithdrawal(asset, sent);
     },
 
     async ragequit({ routeId, owner, note, noteIndex }) {
