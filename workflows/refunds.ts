@@ -5,12 +5,14 @@ import type { Address } from './types.ts';
 
 const activities = proxyActivities<TransferActivities>({
   startToCloseTimeout: '2 minutes',
+  // Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts): one lost with its worker is retried after this.
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 const scanner = proxyActivities<TransferActivities>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 

@@ -22,8 +22,15 @@ import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds,
 const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 'DeliveryMismatch', 'TransactionRevertedError', 'NonceConsumedError'];
 
 /** Bookkeeping (projection, ledger reads) must never park a transfer: retried until it works. */
+/**
+ * Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts), so one lost with its worker
+ * (kill -9, OOM) is retried elsewhere after this long, not after its start-to-close timeout.
+ */
+const HEARTBEAT_TIMEOUT = '10 seconds';
+
 const bookkeeping = proxyActivities<TransferActivities>({
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
@@ -38,7 +45,7 @@ class OperatorFailure extends Error {}
 /** Gives a failed route's unspent pool note back to its hub account; a few tries, then the note is reported as held. */
 const recovery = proxyActivities<TransferActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
@@ -62,14 +69,13 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       nonRetryableErrorTypes: NON_RETRYABLE,
     },
   };
-  const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes' });
-  // A withdrawal may queue behind other routes' proofs; it heartbeats while it waits and proves.
-  const proving = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute' });
-  // Long waits heartbeat between polls, but one poll may include a receipt wait of up to 2 minutes (a mint).
-  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: '3 minutes' });
+  const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes', heartbeatTimeout: HEARTBEAT_TIMEOUT });
+  // A withdrawal may queue behind other routes' proofs.
+  const proving = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '30 minutes', heartbeatTimeout: HEARTBEAT_TIMEOUT });
+  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: HEARTBEAT_TIMEOUT });
   const deposits = proxyActivities<TransferActivities>({
     startToCloseTimeout: '48 hours',
-    heartbeatTimeout: '15 seconds',
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
 

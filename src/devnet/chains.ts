@@ -20,6 +20,7 @@ import { testTokenAbi, testTokenBytecode } from './artifacts/TestToken.ts';
 import { deployCctp } from './cctp.ts';
 import { deployPrivacyPools } from './privacyPools.ts';
 import type { ChainRole, DevnetChain, DevnetManifest, DevnetToken } from './manifest.ts';
+import { noProcessRegistry, type ProcessRegistry } from './processes.ts';
 
 export interface StartDevnetChainsOptions {
   /** Interface anvil binds to and the host used in the manifest's RPC URLs. Default 127.0.0.1. */
@@ -33,6 +34,8 @@ export interface StartDevnetChainsOptions {
   stateDir?: string;
   /** Also deploy the devnet CCTP v2 contracts (`src/devnet/cctp.ts`) and put them in `manifest.cctp`. */
   cctp?: boolean;
+  /** Records the anvil processes so a start after a crash can stop the ones left behind. */
+  processes?: ProcessRegistry;
   log?: (line: string) => void;
 }
 
@@ -97,6 +100,7 @@ export async function startDevnetChains(opts: StartDevnetChainsOptions): Promise
         port: opts.ports[role],
         chainId: chainIds[role],
         statePath: stateDir ? join(stateDir, `anvil-${chainIds[role]}.json`) : undefined,
+        processes: opts.processes ?? noProcessRegistry,
         log,
       }),
     ),
@@ -170,6 +174,7 @@ async function startAnvil(p: {
   port: number;
   chainId: number;
   statePath: string | undefined;
+  processes: ProcessRegistry;
   log: (line: string) => void;
 }): Promise<AnvilNode> {
   // Checked up front because an old anvil still holding the port would answer our readiness
@@ -181,6 +186,7 @@ async function startAnvil(p: {
 
   // Own process group: a terminal's Ctrl-C reaches the stack, which stops the chains after the worker.
   const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  p.processes.track(p.label, child);
   const output: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
@@ -200,11 +206,13 @@ async function startAnvil(p: {
   const rpcUrl = `http://${p.host}:${p.port}`;
   const stop = async () => {
     process.removeListener('exit', killOnExit);
-    if (hasExited(child)) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
+    if (!hasExited(child)) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    p.processes.forget(child.pid);
   };
 
   try {

