@@ -22,9 +22,13 @@ export function directLegs(deps: ActivityDeps): LegMover {
     prepare,
 
     async start(request) {
-      await prepare(request);
       const step = `bridge-${orderKey(request.leg, request.generation)}:transfer`;
-      await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder);
+      // A retry after the payment looks at the recorded send first: once it is mined the balance is gone, and
+      // the recorded transaction (settled below) is the outcome.
+      if (!(await deps.sender.intent(request.routeId, step))) {
+        await prepare(request);
+        await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder);
+      }
       const { txHash } = await deps.sender.send({
         routeId: request.routeId,
         step,
