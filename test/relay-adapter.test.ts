@@ -179,6 +179,7 @@ describe('relay adapter: requests and mapping', () => {
       depositAddress: getAddress(DEPOSIT),
       amountIn: 25_000_000n,
       amountOut: 24_975_000n,
+      minAmountOut: 24_975_000n,
       amountInUsd: '25.001',
       amountOutUsd: '24.976',
       timeEstimateSeconds: 12,
@@ -196,6 +197,15 @@ describe('relay adapter: requests and mapping', () => {
     assert.equal(quote.requestId, null);
     assert.equal(quote.depositAddress, null);
     assert.equal(quote.amountOut, 24_975_000n);
+  });
+
+  test('the order’s minimum output is Relay’s minimumAmount (the output less slippage)', async () => {
+    const out = quoteResponse.details.currencyOut;
+    const slipped = { ...quoteResponse, details: { ...quoteResponse.details, currencyOut: { ...out, minimumAmount: '24900000' } } };
+    const { bridge } = bridgeWith(() => json(slipped));
+    const quote = await bridge.quote(quoteRequest);
+    assert.equal(quote.amountOut, 24_975_000n);
+    assert.equal(quote.minAmountOut, 24_900_000n);
   });
 
   test('a deposit-address quote without a deposit address is a route error', async () => {
@@ -289,9 +299,13 @@ describe('relay adapter: error mapping', () => {
   });
 
   for (const status of [429, 500, 502, 503, 401]) {
-    test(`HTTP ${status} is unavailable`, async () => {
+    test(`HTTP ${status} is unavailable${status === 401 ? ', and not transient (a key to fix)' : ', and transient'}`, async () => {
       const { bridge } = bridgeWith(() => json({ message: 'nope' }, status));
-      await assert.rejects(bridge.quote(quoteRequest), BridgeUnavailableError);
+      await assert.rejects(bridge.quote(quoteRequest), (err: Error) => {
+        assert.ok(err instanceof BridgeUnavailableError);
+        assert.equal(err.transient, status !== 401);
+        return true;
+      });
     });
   }
 

@@ -51,7 +51,10 @@ export interface BridgeQuote {
   /** Address to send exactly amountIn of originCurrency to; present when useDepositAddress was true. */
   depositAddress: Address | null;
   amountIn: bigint;
+  /** The expected output. */
   amountOut: bigint;
+  /** The least the order delivers (Relay's `minimumAmount`: the expected output less its slippage tolerance); absent: amountOut. */
+  minAmountOut?: bigint;
   amountInUsd: string | null;
   amountOutUsd: string | null;
   timeEstimateSeconds: number;
@@ -75,9 +78,18 @@ export class BridgeRouteError extends Error {
   override name = 'BridgeRouteError';
 }
 
-/** The provider could not be reached or answered with a server error / rate limit. Retryable. */
+/**
+ * The provider could not be reached or answered with a server error / rate limit. Retryable. `transient`:
+ * worth retrying soon within the same call (network, 5xx, 429); false when it needs a person (a refused API key).
+ */
 export class BridgeUnavailableError extends Error {
   override name = 'BridgeUnavailableError';
+  constructor(
+    message: string,
+    readonly transient = true,
+  ) {
+    super(message);
+  }
 }
 
 export interface DepositAddressBridge {

@@ -123,6 +123,7 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
         depositAddress,
         amountIn: BigInt(res.details.currencyIn.amount),
         amountOut: BigInt(res.details.currencyOut.amount),
+        minAmountOut: BigInt(res.details.currencyOut.minimumAmount ?? res.details.currencyOut.amount),
         amountInUsd: res.details.currencyIn.amountUsd ?? null,
         amountOutUsd: res.details.currencyOut.amountUsd ?? null,
         timeEstimateSeconds: res.details.timeEstimate ?? 0,

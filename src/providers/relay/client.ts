@@ -85,6 +85,8 @@ export interface RelayQuoteRequest {
 const quoteAmountSchema = z.looseObject({
   amount: integerString,
   amountUsd: z.string().nullish(),
+  // The amount less the slippage tolerance: what the order delivers at least.
+  minimumAmount: integerString.optional(),
 });
 const quoteResponseSchema = z.looseObject({
   steps: z.array(
@@ -230,7 +232,7 @@ function httpError(what: string, status: number, body: string, scrub: (text: str
   if (status === 400 || status === 422) return new BridgeRouteError(`no route: ${detail}`);
   if (status === 429) return new BridgeUnavailableError(`relay rate limit hit (${what}): ${detail}`);
   if (status === 401 || status === 403) {
-    return new BridgeUnavailableError(`relay refused the request (${what}, HTTP ${status}); check the API key: ${detail}`);
+    return new BridgeUnavailableError(`relay refused the request (${what}, HTTP ${status}); check the API key: ${detail}`, false);
   }
   return new BridgeUnavailableError(`relay error (${what}, HTTP ${status}): ${detail}`);
 }
