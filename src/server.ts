@@ -4,7 +4,7 @@ import { migrateDatabase } from './db/client.ts';
 import { startApi } from './api/server.ts';
 import { createLogger } from './logger.ts';
 import { createServiceContext } from './runtime.ts';
-import { onShutdown } from './shutdown.ts';
+import { StopList, onShutdown } from './shutdown.ts';
 
 const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'api' } });
 
@@ -14,10 +14,10 @@ try {
   const service = createServiceContext(config);
   const api = await startApi(service, logger);
   logger.info('api listening', { url: api.url, config: describeConfig(config) });
-  onShutdown(logger, async () => {
-    await api.stop();
-    await service.close();
-  });
+  const stops = new StopList(logger);
+  stops.add('database pool', service.close);
+  stops.add('API', api.stop);
+  onShutdown(logger, () => stops.stopAll());
 } catch (error) {
   logger.error(error instanceof ConfigError ? error.message : 'api failed to start', { error: String(error) });
   process.exit(1);

@@ -7,7 +7,7 @@ import { hostPort, portFromEnv } from './observability/http.ts';
 import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
 import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/workerHttp.ts';
 import { createServiceContext } from './runtime.ts';
-import { onShutdown } from './shutdown.ts';
+import { StopList, onShutdown } from './shutdown.ts';
 import { ensureStrayScanner } from './temporal/strayScanner.ts';
 import { startTransferWorker } from './temporal/worker.ts';
 
@@ -34,11 +34,11 @@ try {
   await ensureStrayScanner(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config);
   await connection.close();
   logger.info('worker running', { http: http.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
-  onShutdown(logger, async () => {
-    await http.stop();
-    await worker.stop();
-    await service.close();
-  });
+  const stops = new StopList(logger);
+  stops.add('database pool and prover threads', service.close);
+  stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
+  stops.add('worker HTTP', http.stop);
+  onShutdown(logger, () => stops.stopAll());
 } catch (error) {
   logger.error(error instanceof ConfigError ? error.message : 'worker failed to start', { error: String(error) });
   process.exit(1);

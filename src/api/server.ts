@@ -1,8 +1,7 @@
-import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import type { Hono } from 'hono';
 import type { Logger } from '../logger.ts';
-import { observabilityRoutes, postgresCheck, temporalCheck } from '../observability/http.ts';
+import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
 import { privacySettings, transferSettings, type ServiceContext } from '../runtime.ts';
 import { createTransferService } from '../transfers/transferService.ts';
@@ -29,15 +28,16 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
     privacy: privacySettings(config),
   });
   try {
-    const app = createApi({ quotes: service.quotes, transfers, logger });
+    const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
+    const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds });
     // Beside the spec routes: /healthz, /readyz (Postgres and Temporal answer), /metrics.
     app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, registry: metricsRegistry(service.db, logger), logger }));
-    const { url, close } = await listen(app, config.PORT, config.HOST);
+    const server = await serveHttp(app, config.PORT, config.HOST);
     return {
-      url,
+      url: server.url,
       temporal,
       async stop() {
-        await close();
+        await server.stop();
         await connection.close();
       },
     };
@@ -45,13 +45,4 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
     await connection.close();
     throw error;
   }
-}
-
-function listen(app: Hono, port: number, hostname: string): Promise<{ url: string; close(): Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const server: ServerType = serve({ fetch: app.fetch, port, hostname }, (info) => {
-      resolve({ url: `http://${hostname}:${info.port}`, close: () => new Promise((done) => server.close(() => done())) });
-    });
-    server.once('error', reject);
-  });
 }

@@ -12,7 +12,7 @@ export interface ProcessRegistry {
   /** Records a started child; it stays recorded until `forget` (a clean stop). */
   track(name: string, child: ChildProcess | { pid: number }, stopSignal?: NodeJS.Signals): void;
   forget(pid: number | undefined): void;
-  /** Removes the record of this run (after a clean stop of everything). */
+  /** Removes the record of this run, unless a child is still recorded (its stop failed). */
   close(): void;
 }
 
@@ -73,7 +73,8 @@ export async function claimDataDir(dataDir: string, opts: { log?: (line: string)
       save();
     },
     close() {
-      rmSync(file, { force: true });
+      // A child that did not stop stays recorded, for the next start to stop.
+      if (record.children.length === 0) rmSync(file, { force: true });
     },
   };
 }

@@ -17,14 +17,15 @@ import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
+import { StopList } from '../shutdown.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
 import { startTransferWorker } from '../temporal/worker.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
-import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
 import { claimDataDir } from './processes.ts';
 import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
+import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -92,28 +93,26 @@ export interface LocalStack {
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const logger = opts.logger ?? createLogger();
   const log = (line: string) => logger.info(line);
-  const stops: Array<() => Promise<void>> = [];
-  const stop = async () => {
-    for (const fn of stops.reverse()) await fn().catch((error: unknown) => logger.error('stop failed', { error: String(error) }));
-  };
+  const stops = new StopList(logger);
+  const stop = () => stops.stopAll();
 
   try {
     await mkdir(opts.dataDir, { recursive: true });
-    const temporalConfig = readTemporalDevConfig();
     // Stops what a crashed earlier run left behind (its own children only), or refuses if it still runs.
     const processes = await claimDataDir(opts.dataDir, { log });
-    stops.push(async () => processes.close());
+    stops.add('the process record', async () => processes.close());
+    const temporalConfig = readTemporalDevConfig();
     const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
-    const [temporalServer, postgres, chains] = await allStarted(stops, [
+    const [temporalServer, postgres, chains] = await allStarted(stops, ['Temporal dev server', 'Postgres', 'anvil chains'], [
       startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, processes, log }),
       startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
       startDevnetChains({
         ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
         stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
         cctp: burnAndMint,
-        log,
         processes,
       }),
+        log,
     ] as const);
     await migrateDatabase(postgres.url);
 
@@ -129,12 +128,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'relay-emulator.json'),
       log: (entry) => logger.debug('relay emulator', entry as Record<string, unknown>),
     });
-    stops.push(relay.stop);
+    stops.add('Relay emulator', relay.stop);
 
     const hub = manifest.chains.find((c) => c.role === 'hub');
     if (!hub) throw new Error('devnet manifest has no hub chain');
     const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, entrypoint: manifest.privacyPools.entrypoint, faults, port: 0 });
-    stops.push(hubRpc.stop);
+    stops.add('hub RPC proxy', hubRpc.stop);
     const asp = await startAspEmulator({
       chainId: hub.chainId,
       rpcUrl: hub.rpcUrl,
@@ -146,7 +145,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'asp-emulator.json'),
       log: (entry) => logger.debug('asp emulator', entry as Record<string, unknown>),
     });
-    stops.push(asp.stop);
+    stops.add('ASP emulator', asp.stop);
     let iris: { url: string; stop(): Promise<void> } | null = null;
     if (burnAndMint) {
       iris = await startIrisEmulator({
@@ -157,7 +156,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'iris-emulator.json'),
         log: (entry) => logger.debug('iris emulator', entry as Record<string, unknown>),
       });
-      stops.push(iris.stop);
+      stops.add('Iris emulator', iris.stop);
     }
     const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
     const config = loadConfig({
@@ -188,7 +187,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     });
 
     const service = createServiceContext(config, { pollIntervalMs: opts.pollIntervalMs });
-    stops.push(service.close);
+    stops.add('database pool and prover threads', service.close);
     // Refuses circuit files that are not the SDK's before any transfer can need a proof.
     await service.prover.ready();
 
@@ -201,12 +200,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       logger,
       temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
     });
-    stops.push(worker.stop);
+    stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
     const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
-    stops.push(workerHttp.stop);
+    stops.add('worker HTTP', workerHttp.stop);
 
     const api = await startApi(service, logger);
-    stops.push(api.stop);
+    stops.add('API', api.stop);
     await ensureStrayScanner(api.temporal, config);
 
     const info: StackInfo = {
@@ -248,15 +247,17 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
   return mnemonic;
 }
 
-function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 /** Starts parts side by side; each one that started is stopped by `stops` even when another failed. */
-async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[]>(stops: Array<() => Promise<void>>, starts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[]>(stops: StopList, names: string[], starts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
   const settled = await Promise.allSettled(starts);
-  for (const result of settled) if (result.status === 'fulfilled') stops.push(result.value.stop);
+  settled.forEach((result, i) => {
+    if (result.status === 'fulfilled') stops.add(names[i] ?? `part ${i}`, result.value.stop);
+  });
   const failed = settled.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
 }
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));

@@ -76,6 +76,9 @@ export interface HttpServer {
   stop(): Promise<void>;
 }
 
+/** How long a stopping server lets requests in flight finish. */
+const STOP_GRACE_MS = 2_000;
+
 /** Serves a Hono app; port 0 picks a free port (the url tells which). */
 export function serveHttp(app: Hono, port: number, hostname: string): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
@@ -85,9 +88,15 @@ export function serveHttp(app: Hono, port: number, hostname: string): Promise<Ht
         url: `http://${hostPort(hostname, info.port)}`,
         stop: () =>
           new Promise((done) => {
-            server.close(() => done());
-            // Keep-alive connections (a scraper's) must not hold the stop.
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            const http = server as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+            // Requests in flight get a moment to finish; idle keep-alive connections (a scraper's) and
+            // whatever is still open after the grace (a watcher's long poll) must not hold the stop.
+            const grace = setTimeout(() => http.closeAllConnections?.(), STOP_GRACE_MS);
+            server.close(() => {
+              clearTimeout(grace);
+              done();
+            });
+            http.closeIdleConnections?.();
           }),
       });
     });

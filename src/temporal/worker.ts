@@ -56,7 +56,10 @@ export async function startTransferWorker(opts: {
       interceptors: { activity: [activityKeepalive, activityInterceptors] },
       // Heartbeats reach Temporal at least this often, well inside the activities' short heartbeat timeouts.
       maxHeartbeatThrottleInterval: '3 seconds',
+      // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
+      // worker stops regardless (their retries run after the next start).
       shutdownGraceTime: '10 seconds',
+      shutdownForceTime: '15 seconds',
     });
     const running = worker.run();
     return {
