@@ -1,5 +1,4 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Hono } from 'hono';
 import type { Logger } from '../logger.ts';
 import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';

@@ -16,16 +16,16 @@ import { startRelayEmulator, type RelayEmulator } from '../emulators/relay/index
 import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { StopList } from '../shutdown.ts';
+import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
 import { startTransferWorker } from '../temporal/worker.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { claimDataDir } from './processes.ts';
-import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -111,8 +111,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
         cctp: burnAndMint,
         processes,
-      }),
         log,
+      }),
     ] as const);
     await migrateDatabase(postgres.url);
 
@@ -258,6 +258,6 @@ async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[
   return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
-}
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
