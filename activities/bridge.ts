@@ -1,12 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { and, eq, like, min, ne, or, sql } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
+import { bridgeOrders, ledgerEntries } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { cctpLegs } from './cctpLeg.ts';
 import type { ActivityDeps } from './deps.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
-import { recordLedger } from './projection.ts';
 import { relayLegs } from './relayLeg.ts';
 
 export interface DeliveryCheck {
@@ -54,14 +55,56 @@ export function outboundLeg(deps: ActivityDeps, plan: RoutePlan, generation: num
   };
 }
 
+/**
+ * How far a fill's block time may lag the order's record (chain clock against the database clock). A real fill
+ * comes after the order was funded, so it is never close to this.
+ */
+const FILL_CLOCK_SKEW_SECONDS = 60;
+
 /** The two bridge legs, moved by the configured bridge (or by a plain transfer when a leg stays on one chain). */
 export function bridgeActivities(deps: ActivityDeps) {
   const movers = legMovers(deps);
 
+  /** When the leg's first order was recorded (every generation, set-aside orders too); null for a plain transfer. */
+  async function legOrderedAt(routeId: string, leg: BridgeLeg): Promise<Date | null> {
+    const [row] = await deps.db
+      .select({ first: min(bridgeOrders.createdAt) })
+      .from(bridgeOrders)
+      .where(and(eq(bridgeOrders.routeId, routeId), or(eq(bridgeOrders.leg, leg), like(bridgeOrders.leg, `${leg}#%`), like(bridgeOrders.leg, `${leg}~%`))));
+    return row?.first ?? null;
+  }
+
+  /**
+   * Books a fill for the route unless another route already booked the same transaction: checked and written
+   * under a lock on the transaction hash, so two routes can never both take it. A retry finds its own booking.
+   */
+  async function bookFill(entry: typeof ledgerEntries.$inferInsert & { txHash: Hex }): Promise<boolean> {
+    const hash = entry.txHash.toLowerCase();
+    return deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`fill:${hash}`}))`);
+      const [other] = await tx
+        .select({ routeId: ledgerEntries.routeId })
+        .from(ledgerEntries)
+        .where(and(sql`lower(${ledgerEntries.txHash}) = ${hash}`, ne(ledgerEntries.routeId, entry.routeId)))
+        .limit(1);
+      if (other) return false;
+      await tx.insert(ledgerEntries).values(entry).onConflictDoNothing();
+      return true;
+    });
+  }
+
   return {
-    /** Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. */
+    /**
+     * Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. A later
+     * order (after a refund) moves what the deposit account holds of it: what the refund brought back.
+     */
     async bridgeIn({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
+      let amount = BigInt(plan.amount);
+      if (generation > 1) {
+        const held = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, deposit.address);
+        if (held < amount) amount = held;
+      }
       const request: LegRequest = {
         routeId: plan.routeId,
         leg: 'in',
@@ -70,10 +113,10 @@ export function bridgeActivities(deps: ActivityDeps) {
         ...ends(plan, 'in'),
         originCurrency: plan.sourceToken,
         destinationCurrency: plan.hubToken,
-        amount: BigInt(plan.amount),
+        amount,
         tradeType: 'EXACT_INPUT',
         recipient: plan.hubAccount,
-        available: BigInt(plan.amount),
+        available: amount,
         gasFunder: deps.gasAccount,
       };
       return movers.forLeg(request).start(request);
@@ -94,30 +137,43 @@ export function bridgeActivities(deps: ActivityDeps) {
       return { txHashes: await movers.ofOrder(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order }) };
     },
 
-    /** Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it. */
+    /**
+     * Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it.
+     * A fill counts only once it is this route's alone (no other route booked it) and was mined after the leg's
+     * first order was recorded: a provider that reports someone else's payment is never taken for ours.
+     */
     async confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex; amount: string }> {
       const client = deps.chains.publicClient(check.chainId);
       const expected = BigInt(check.amount);
+      const ordered = await legOrderedAt(check.routeId, check.leg);
+      const refused: string[] = [];
       for (const hash of check.txHashes) {
         const receipt = await client.getTransactionReceipt({ hash });
         const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
           (log) => log.address.toLowerCase() === check.token.toLowerCase() && log.args.to.toLowerCase() === check.recipient.toLowerCase(),
         );
         const delivered = transfers.reduce((sum, log) => sum + log.args.value, 0n);
-        if (receipt.status === 'success' && delivered >= expected) {
-          await recordLedger(deps, {
-            routeId: check.routeId,
-            kind: check.leg === 'in' ? 'arrived_on_hub' : 'paid',
-            chainId: check.chainId,
-            token: check.token,
-            amount: delivered.toString(),
-            txHash: hash,
-          });
-          return { txHash: hash, amount: delivered.toString() };
+        if (receipt.status !== 'success' || delivered < expected) {
+          refused.push(`${hash} paid ${delivered}`);
+          continue;
         }
+        if (ordered) {
+          const block = await client.getBlock({ blockNumber: receipt.blockNumber });
+          if (Number(block.timestamp) < Math.floor(ordered.getTime() / 1000) - FILL_CLOCK_SKEW_SECONDS) {
+            refused.push(`${hash} was mined at ${new Date(Number(block.timestamp) * 1000).toISOString()}, before the order was recorded at ${ordered.toISOString()}`);
+            continue;
+          }
+        }
+        const kind = check.leg === 'in' ? 'arrived_on_hub' : 'paid';
+        const entry = { routeId: check.routeId, kind, entryKey: kind, chainId: check.chainId, token: check.token, amount: delivered.toString(), txHash: hash };
+        if (!(await bookFill(entry))) {
+          refused.push(`${hash} is already booked by another route`);
+          continue;
+        }
+        return { txHash: hash, amount: delivered.toString() };
       }
       throw ApplicationFailure.nonRetryable(
-        `bridge-${check.leg} fill ${check.txHashes.join(', ')} did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId}`,
+        `bridge-${check.leg} fill did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId} (${refused.join('; ') || 'no fill transaction'})`,
         'DeliveryMismatch',
       );
     },

@@ -4,11 +4,10 @@ import type { Hex } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
 import { BridgeRouteError } from '../src/providers/bridge.ts';
 import { CctpBurnMismatchError } from '../src/providers/cctp/adapter.ts';
-import { IrisRateLimitedError } from '../src/providers/cctp/iris.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -16,17 +15,23 @@ import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg
  * gas account. The burn's amount and maxFee are recorded before it is signed, so a retry burns nothing new.
  */
 export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover {
-  /** Exact output: the smallest burn whose amount minus Circle's fee still delivers `output`. */
+  /**
+   * Exact output: the smallest burn B with B − maxFee(B) ≥ `output`. Circle may charge anything up to maxFee
+   * (the expected fee plus CCTP_FEE_BUFFER_BPS), so sizing by the expected fee alone would underpay the
+   * recipient whenever the fee rises inside the buffer. When Circle charges less than maxFee, the difference
+   * is minted to the recipient on top of the quote (docs/money.md).
+   */
   async function burnAmountFor(request: LegRequest): Promise<{ amount: bigint; maxFee: bigint }> {
     if (request.tradeType === 'EXACT_INPUT') {
       const { maxFee } = await cctp.estimateFee(request.originChainId, request.destinationChainId, request.amount);
       return { amount: request.amount, maxFee };
     }
+    // maxFee grows with the amount, so amount = output + maxFee(amount) climbs to the smallest fixed point.
     let amount = request.amount;
     for (;;) {
       const estimate = await cctp.estimateFee(request.originChainId, request.destinationChainId, amount);
-      if (amount - estimate.fee >= request.amount) return { amount, maxFee: estimate.maxFee };
-      amount = request.amount + estimate.fee;
+      if (amount - estimate.maxFee >= request.amount) return { amount, maxFee: estimate.maxFee };
+      amount = request.amount + estimate.maxFee;
       if (amount - request.amount > request.amount) throw new Error('CCTP fee estimate does not converge');
     }
   }
@@ -91,18 +96,10 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
       return { kind: 'cctp', requestId: txHash, amountIn: order.amountIn, amountOut: order.amountOut };
     },
 
-    /** Polls Iris until the burn is attested (backing off on 429), then relays the mint. */
+    /** Polls Iris until the burn is attested (an Iris outage or rate limit is waited out here), then relays the mint. */
     async awaitArrival({ routeId, leg, originChainId, destinationChainId, order }) {
       for (;;) {
-        let status: Awaited<ReturnType<BurnAndMintBridge['attestation']>>;
-        try {
-          status = await cctp.attestation(originChainId, order.requestId as Hex);
-        } catch (error) {
-          if (!(error instanceof IrisRateLimitedError)) throw error;
-          heartbeat({ rateLimitedForMs: error.retryAfterMs });
-          await sleep(error.retryAfterMs);
-          continue;
-        }
+        const status = await pollProvider(`bridge-${leg} attestation`, () => cctp.attestation(originChainId, order.requestId as Hex), deps.pollIntervalMs);
         if (status.state === 'complete' && status.message && status.attestation) {
           const minted = await cctp.mint({
             routeId,

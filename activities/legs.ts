@@ -1,4 +1,6 @@
+import { heartbeat, sleep } from '@temporalio/activity';
 import type { Address, Hex, LocalAccount } from 'viem';
+import { BridgeUnavailableError } from '../src/providers/bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from './projection.ts';
 import type { BridgeLeg, BridgeOrderRef } from '../workflows/types.ts';
@@ -22,6 +24,11 @@ export interface LegRequest {
   available: bigint;
   /** Who tops up `from` with gas: the gas account before the pool, the pool's relayer after it. */
   gasFunder: LocalAccount;
+  /**
+   * The recorded send (its txSender step) that funds the order when it is not the leg's own send from `from`:
+   * the pool withdrawal ('unshield') that pays the first bridge-out order directly.
+   */
+  fundedBy?: string;
 }
 
 /** A leg's order, recorded but not yet funded: `payTo` must receive exactly `order.amountIn` of the origin token. */
@@ -53,4 +60,37 @@ export function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: str
     amount,
     txHash,
   });
+}
+
+/** Longest wait between two tries of a provider that keeps failing transiently. */
+const TRANSIENT_BACKOFF_CAP_MS = 30_000;
+/** Heartbeat at least this often during a wait, well inside the waiting activities' heartbeat timeout. */
+const HEARTBEAT_EVERY_MS = 10_000;
+
+/** Sleeps `ms` (cancellably), heartbeating `details` every few seconds so a long wait never misses a heartbeat. */
+export async function sleepHeartbeating(ms: number, details?: unknown): Promise<void> {
+  for (let left = ms; left > 0; left -= HEARTBEAT_EVERY_MS) {
+    heartbeat(details);
+    await sleep(Math.min(left, HEARTBEAT_EVERY_MS));
+  }
+}
+
+/**
+ * One poll of a provider inside a waiting loop (Relay's order status, Iris' attestation). Transient failures
+ * (network errors, 5xx, 429: a transient BridgeUnavailableError) are retried here with capped exponential
+ * backoff from `initialMs`, heartbeating meanwhile, so a provider outage spends no step attempt; a rate limit
+ * waits at least as long as the provider asks. Anything else escapes to the activity's retry policy.
+ */
+export async function pollProvider<T>(what: string, poll: () => Promise<T>, initialMs: number): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await poll();
+    } catch (error) {
+      if (!(error instanceof BridgeUnavailableError) || !error.transient) throw error;
+      const backoff = Math.min(Math.max(initialMs, 100) * 2 ** failures, TRANSIENT_BACKOFF_CAP_MS);
+      const retryAfterMs = 'retryAfterMs' in error && typeof error.retryAfterMs === 'number' ? error.retryAfterMs : 0;
+      const waitMs = Math.max(backoff, retryAfterMs);
+      await sleepHeartbeating(waitMs, { waitingFor: what, transientFailures: failures + 1, retryInMs: waitMs, error: error.message });
+    }
+  }
 }

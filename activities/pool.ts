@@ -137,7 +137,8 @@ export function poolActivities(deps: ActivityDeps) {
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
-      const request = outboundLeg(deps, plan, 1, deliverable);
+      // The withdrawal funds the order: once it is signed, the recorded order is the one to keep.
+      const request = { ...outboundLeg(deps, plan, 1, deliverable), fundedBy: 'unshield' };
       const { order, payTo } = await movers.forLeg(request).prepare(request);
       const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
       if (gross > note.value) {

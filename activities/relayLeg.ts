@@ -1,79 +1,131 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, type Address } from 'viem';
+import { and, eq, like, sql } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
 import { BridgeRouteError, type DepositAddressBridge } from '../src/providers/bridge.ts';
+import type { BridgeOrderRef } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
+
+type OrderRow = typeof bridgeOrders.$inferSelect;
+
+const refOf = (order: OrderRow): BridgeOrderRef => ({ kind: 'relay', requestId: order.requestId, amountIn: order.amountIn, amountOut: order.amountOut });
 
 /** Deposit-address mode: a Relay order per leg, funded by sending to its deposit address. */
 export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegMover {
-  /** The leg's order, quoted and recorded once before any funds move; a retry reuses it. */
+  const fundingStep = (request: LegRequest) => `bridge-${orderKey(request.leg, request.generation)}:deposit`;
+
+  /** Whether the send that funds the leg's order was ever signed: the leg's own send, or the one that funds it for the leg. */
+  async function fundingSigned(request: LegRequest): Promise<boolean> {
+    for (const step of [fundingStep(request), ...(request.fundedBy ? [request.fundedBy] : [])]) {
+      if (await deps.sender.intent(request.routeId, step)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The leg's order, recorded before any funds move. Relay's quotes expire in about a minute, so a recorded
+   * order is reused only once its funding is signed (a retry then settles that very send); an order never
+   * funded (a restart between recording and funding) is set aside under `<leg>~<requestId>` and replaced by a
+   * fresh one, priced for what the route holds now.
+   */
   async function prepare(request: LegRequest): Promise<PreparedLeg> {
     const { routeId, leg, from } = request;
-    // The order is recorded before any funds move; a retry reuses it and the recorded transfer.
     const key = orderKey(leg, request.generation);
     const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
-    let [order] = await findOrder();
-    if (!order) {
-      const quote = await relay
-        .quote({
-          originChainId: request.originChainId,
-          destinationChainId: request.destinationChainId,
-          originCurrency: request.originCurrency,
-          destinationCurrency: request.destinationCurrency,
-          amount: request.amount,
-          tradeType: request.tradeType,
-          recipient: request.recipient,
-          user: from.address,
-          refundTo: from.address,
-          useDepositAddress: true,
-        })
-        .catch((error: unknown) => {
-          if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
-          throw error;
-        });
-      if (!quote.requestId || !quote.depositAddress) throw new Error('bridge quote carried no deposit address');
-      if (quote.amountIn > request.available) {
-        throw ApplicationFailure.retryable(`bridge-${leg} needs ${quote.amountIn} but the route holds ${request.available}`, 'BridgeTooExpensive');
-      }
-      await deps.db
-        .insert(bridgeOrders)
-        .values({ routeId, leg: key, requestId: quote.requestId, depositAddress: quote.depositAddress, amountIn: quote.amountIn.toString(), amountOut: quote.amountOut.toString() })
-        .onConflictDoNothing();
-      [order] = await findOrder();
-      if (!order) throw new Error('bridge order was not recorded');
+    const [recorded] = await findOrder();
+    if (recorded && (await fundingSigned(request))) return { order: refOf(recorded), payTo: recorded.depositAddress as Address };
+
+    if (request.amount <= 0n) {
+      throw ApplicationFailure.retryable(`bridge-${leg} has nothing to send: the route holds ${request.available}`, 'BridgeTooExpensive');
     }
-    return {
-      order: { kind: 'relay', requestId: order.requestId, amountIn: order.amountIn, amountOut: order.amountOut },
-      payTo: order.depositAddress as Address,
+    const quote = await relay
+      .quote({
+        originChainId: request.originChainId,
+        destinationChainId: request.destinationChainId,
+        originCurrency: request.originCurrency,
+        destinationCurrency: request.destinationCurrency,
+        amount: request.amount,
+        tradeType: request.tradeType,
+        recipient: request.recipient,
+        user: from.address,
+        refundTo: from.address,
+        useDepositAddress: true,
+      })
+      .catch((error: unknown) => {
+        if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
+        throw error;
+      });
+    if (!quote.requestId || !quote.depositAddress) throw new Error('bridge quote carried no deposit address');
+    if (quote.amountIn > request.available) {
+      throw ApplicationFailure.retryable(`bridge-${leg} needs ${quote.amountIn} but the route holds ${request.available}`, 'BridgeTooExpensive');
+    }
+    // The order delivers at least its minimum (the quote less Relay's slippage tolerance): what arrival is held to.
+    const order = {
+      requestId: quote.requestId,
+      depositAddress: quote.depositAddress,
+      amountIn: quote.amountIn.toString(),
+      amountOut: (quote.minAmountOut ?? quote.amountOut).toString(),
     };
+    await deps.db.transaction(async (tx) => {
+      if (!recorded) {
+        await tx.insert(bridgeOrders).values({ routeId, leg: key, ...order }).onConflictDoNothing();
+        return;
+      }
+      // Kept findable: a concurrent attempt that read it before it was set aside may still fund it.
+      await tx.insert(bridgeOrders).values({ ...recorded, leg: `${key}~${recorded.requestId}` }).onConflictDoNothing();
+      await tx
+        .update(bridgeOrders)
+        .set({ ...order, createdAt: sql`now()` })
+        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key), eq(bridgeOrders.requestId, recorded.requestId)));
+    });
+    // A concurrent attempt may have recorded or replaced it first: the recorded one is the order.
+    const [current] = await findOrder();
+    if (!current) throw new Error('bridge order was not recorded');
+    return { order: refOf(current), payTo: current.depositAddress as Address };
+  }
+
+  /**
+   * The order a mined funding transfer paid: normally the prepared one; an order set aside while a concurrent
+   * attempt funded it is found by its deposit address.
+   */
+  async function orderFunded(request: LegRequest, prepared: PreparedLeg, receipt: TransactionReceipt): Promise<BridgeOrderRef> {
+    const [paid] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
+      (log) => isAddressEqual(log.address, request.originCurrency) && isAddressEqual(log.args.from, request.from.address),
+    );
+    if (!paid || isAddressEqual(paid.args.to, prepared.payTo)) return prepared.order;
+    const key = orderKey(request.leg, request.generation);
+    const orders = await deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, request.routeId), like(bridgeOrders.leg, `${key}~%`)));
+    const funded = orders.find((o) => isAddressEqual(o.depositAddress as Address, paid.args.to));
+    if (!funded) throw ApplicationFailure.nonRetryable(`bridge-${key}: the recorded funding transfer paid no recorded order of the route; look at its tx_intents and bridge_orders`, 'BridgeFundingMismatch');
+    return refOf(funded);
   }
 
   return {
     prepare,
 
     async start(request) {
-      const { order, payTo } = await prepare(request);
-      const step = `bridge-${orderKey(request.leg, request.generation)}:deposit`;
+      const prepared = await prepare(request);
+      const step = fundingStep(request);
       await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder);
-      const { txHash } = await deps.sender.send({
+      const { txHash, receipt } = await deps.sender.send({
         routeId: request.routeId,
         step,
         chainId: request.originChainId,
         account: request.from,
         to: request.originCurrency,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payTo, BigInt(order.amountIn)] }),
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [prepared.payTo, BigInt(prepared.order.amountIn)] }),
       });
+      const order = await orderFunded(request, prepared, receipt);
       await bookLegSend(deps, request, order.amountIn, txHash);
       return order;
     },
 
-    /** Polls the order until filled; a refund or failure is final for this order. */
+    /** Polls the order until filled; a refund or failure is final for this order. A Relay outage is waited out here. */
     async awaitArrival({ leg, order }) {
       for (;;) {
-        const status = await relay.orderStatus(order.requestId);
+        const status = await pollProvider(`bridge-${leg} order status`, () => relay.orderStatus(order.requestId), deps.pollIntervalMs);
         if (status.state === 'success') {
           if (status.outTxHashes.length === 0) throw new Error(`bridge order ${order.requestId} succeeded without a fill transaction`);
           return status.outTxHashes;

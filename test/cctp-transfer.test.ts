@@ -97,7 +97,10 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
     const received = await stack.balanceOf('destination', 'USDC', recipient);
     assert.ok(received >= BigInt(created.quotedOutputAmount), `recipient got ${received}, quoted ${created.quotedOutputAmount}`);
-    assert.ok(received - BigInt(created.quotedOutputAmount) <= 1n, 'exact output, up to one unit of fee rounding');
+    // The burn is sized so that even Circle's maxFee leaves the quote; Circle charged its expected fee (1 bps on the
+    // devnet), so the recipient also got the unused part of maxFee: the 20 % buffer on that fee, and rounding.
+    const bufferBound = BigInt(created.quotedOutputAmount) / 50_000n + 3n;
+    assert.ok(received - BigInt(created.quotedOutputAmount) <= bufferBound, `at most the maxFee buffer above the quote (${received - BigInt(created.quotedOutputAmount)})`);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n, 'the deposit was burned');
     assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n, 'everything minted on the hub was shielded');
 
