@@ -36,6 +36,7 @@ async function main() {
       temporalMetrics: portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT),
     },
     env: process.env,
+    worker: process.env.WORKER === 'external' ? 'external' : 'in-process',
     logger,
   });
 
@@ -45,7 +46,9 @@ async function main() {
       '',
       `private-route local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s)`,
       `  API                  ${stack.apiUrl}   (health ${stack.apiUrl}/healthz · ready ${stack.apiUrl}/readyz · metrics ${stack.apiUrl}/metrics)`,
-      `  Worker               ${stack.workerUrl}/healthz · ${stack.workerUrl}/readyz · ${stack.workerUrl}/metrics`,
+      stack.workerUrl
+        ? `  Worker               ${stack.workerUrl}/healthz · ${stack.workerUrl}/readyz · ${stack.workerUrl}/metrics`
+        : '  Worker               none in this process (WORKER=external): run it with "npm run devnet:worker"',
       ...(stack.temporalMetricsUrl ? [`  Temporal SDK metrics ${stack.temporalMetricsUrl}`] : []),
       `  Temporal Web UI      ${stack.temporal.uiUrl}/namespaces/${stack.temporal.namespace}/workflows`,
       `  Temporal gRPC        ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,

@@ -25,7 +25,7 @@ import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { claimDataDir } from './processes.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
-import { STACK_INFO_FILE, type StackInfo } from './stackInfo.ts';
+import { STACK_INFO_FILE, WORKER_ENV_FILE, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -65,6 +65,11 @@ export interface LocalStackOptions {
   /** Fresh chains and Temporal state on every start (tests). */
   ephemeral?: boolean;
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /**
+   * `external`: no worker in this process; run one with `npm run devnet:worker` (it reads the stack's
+   * configuration from the data folder), so a drill can kill and restart the worker alone.
+   */
+  worker?: 'in-process' | 'external';
   pollIntervalMs?: number;
   logger?: Logger;
 }
@@ -72,8 +77,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   config: Config;
   apiUrl: string;
-  /** Worker's health, readiness and metrics endpoints. */
-  workerUrl: string;
+  /** Worker's health, readiness and metrics endpoints (null with an external worker). */
+  workerUrl: string | null;
   /** The Temporal SDK's Prometheus endpoint, when exported. */
   temporalMetricsUrl?: string;
   temporal: { address: string; namespace: string; uiUrl: string; client: Client };
@@ -159,7 +164,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       stops.add('Iris emulator', iris.stop);
     }
     const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
-    const config = loadConfig({
+    const configEnv = {
       PORT: String(opts.ports.api),
       TEMPORAL_ADDRESS: temporalServer.address,
       TEMPORAL_NAMESPACE: temporalServer.namespace,
@@ -184,25 +189,15 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       ...DEVNET_PRIVACY_ENV,
       ...definedOnly(opts.env ?? {}),
       DATABASE_URL: postgres.url,
-    });
+    };
+    const config = loadConfig(configEnv);
+    // What `npm run devnet:worker` runs with (devnet keys and the data folder's own mnemonic: owner-only).
+    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(configEnv, null, 2)}\n`, { mode: 0o600 });
 
     const service = createServiceContext(config, { pollIntervalMs: opts.pollIntervalMs });
     stops.add('database pool and prover threads', service.close);
-    // Refuses circuit files that are not the SDK's before any transfer can need a proof.
-    await service.prover.ready();
 
-    const worker = await startTransferWorker({
-      address: config.TEMPORAL_ADDRESS,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      deps: service.activityDeps,
-      workflowBundle: opts.workflowBundle,
-      logger,
-      temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
-    });
-    stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
-    const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
-    stops.add('worker HTTP', workerHttp.stop);
+    const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
 
     const api = await startApi(service, logger);
     stops.add('API', api.stop);
@@ -222,8 +217,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return {
       config,
       apiUrl: api.url,
-      workerUrl: workerHttp.url,
-      temporalMetricsUrl: worker.temporalMetricsUrl,
+      workerUrl: worker?.url ?? null,
+      temporalMetricsUrl: worker?.temporalMetricsUrl,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
       asp,
@@ -245,6 +240,25 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
   const mnemonic = generateMnemonic(english);
   if (!ephemeral) await writeFile(file, `${mnemonic}\n`, { mode: 0o600 });
   return mnemonic;
+}
+
+/** The worker and its HTTP endpoints in this process. */
+async function startWorkerInProcess(service: ServiceContext, config: Config, opts: LocalStackOptions, stops: StopList, logger: Logger): Promise<{ url: string; temporalMetricsUrl?: string }> {
+  // Refuses circuit files that are not the SDK's before any transfer can need a proof.
+  await service.prover.ready();
+  const worker = await startTransferWorker({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    deps: service.activityDeps,
+    workflowBundle: opts.workflowBundle,
+    logger,
+    temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
+  });
+  stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
+  const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
+  stops.add('worker HTTP', workerHttp.stop);
+  return { url: workerHttp.url, temporalMetricsUrl: worker.temporalMetricsUrl };
 }
 
 /** Starts parts side by side; each one that started is stopped by `stops` even when another failed. */

@@ -15,6 +15,9 @@ export interface StackInfo {
 
 export const STACK_INFO_FILE = 'stack.json';
 
+/** The worker's configuration (environment variables) for `npm run devnet:worker`; owner-only. */
+export const WORKER_ENV_FILE = 'worker-env.json';
+
 export function readStackInfo(dataDir: string): StackInfo {
   const file = path.join(dataDir, STACK_INFO_FILE);
   if (!existsSync(file)) throw new Error(`no local stack found (${file} is missing); start it with "npm start"`);

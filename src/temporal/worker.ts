@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
 import { activityKeepalive } from './activityKeepalive.ts';
+import { activityCrashPoints } from './crashPoints.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -53,7 +54,7 @@ export async function startTransferWorker(opts: {
       taskQueue: opts.taskQueue,
       activities: createActivities(opts.deps),
       workflowBundle,
-      interceptors: { activity: [activityKeepalive, activityInterceptors] },
+      interceptors: { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] },
       // Heartbeats reach Temporal at least this often, well inside the activities' short heartbeat timeouts.
       maxHeartbeatThrottleInterval: '3 seconds',
       // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
