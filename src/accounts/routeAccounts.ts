@@ -17,6 +17,9 @@ export type RouteAccountRole = 'deposit' | 'hub' | 'exit';
 
 const ROLE_ACCOUNT_INDEX: Record<RouteAccountRole, number> = { deposit: 1, hub: 2, exit: 3 };
 
+/** The largest non-hardened BIP-32 child index. */
+export const MAX_ACCOUNT_INDEX = 2 ** 31 - 1;
+
 export interface RouteAccounts {
   deposit: HDAccount;
   hub: HDAccount;
@@ -43,7 +46,11 @@ export function createRouteKeyring(mnemonic: string): RouteKeyring {
 
   return {
     routeAccounts(accountIndex) {
-      if (!Number.isSafeInteger(accountIndex) || accountIndex < 0) throw new RangeError(`bad account index ${accountIndex}`);
+      // BIP-32 non-hardened child indexes end at 2^31 - 1; the route_account_index sequence would have to hand
+      // out two billion routes to get there.
+      if (!Number.isSafeInteger(accountIndex) || accountIndex < 0 || accountIndex > MAX_ACCOUNT_INDEX) {
+        throw new RangeError(`account index ${accountIndex} cannot be derived: it must be an integer from 0 to ${MAX_ACCOUNT_INDEX}`);
+      }
       return { deposit: derive('deposit', accountIndex), hub: derive('hub', accountIndex), exit: derive('exit', accountIndex) };
     },
     poolMasterKeys: () => poolKeys,

@@ -13,6 +13,11 @@ export interface ApiDeps {
   quotes: QuoteService;
   transfers: TransferService;
   logger: Logger;
+  /**
+   * Chains this deployment can watch and pay on (those with an RPC URL in CHAIN_RPC_URLS). A chain the bridge
+   * lists but the service cannot reach is not offered: quote and create answer 400. Omitted: every bridge chain.
+   */
+  servedChainIds?: ReadonlySet<number>;
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -40,16 +45,26 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
 
 export function createApi(deps: ApiDeps): Hono {
   const app = new Hono();
+  const served = (chainId: number) => !deps.servedChainIds || deps.servedChainIds.has(chainId);
+  const requireServed = (request: { sourceChainId: number; destChainId: number }) => {
+    for (const field of ['sourceChainId', 'destChainId'] as const) {
+      if (!served(request[field])) {
+        throw new BadRequest(`${field} ${request[field]} is not a supported chain: this deployment has no RPC URL for it (see GET /api/bridge/chains)`);
+      }
+    }
+  };
   app.use('/api/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => fail(c, 400, `request body is too large (at most ${MAX_BODY_BYTES / 1024} KiB)`) }));
 
   app.post('/api/private-route/quote', async (c) => {
     const request = parse(transferRequestSchema, await jsonBody(c));
+    requireServed(request);
     const { quote } = await deps.quotes.quote(request);
     return ok(c, quote);
   });
 
   app.post('/api/private-route', async (c) => {
     const request = parse(createTransferSchema, await jsonBody(c));
+    requireServed(request);
     const created = await deps.transfers.create(request);
     deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
     return ok(c, created);
@@ -62,12 +77,13 @@ export function createApi(deps: ApiDeps): Hono {
     return ok(c, transfer);
   });
 
-  app.get('/api/bridge/chains', async (c) => ok(c, await deps.quotes.chains()));
+  app.get('/api/bridge/chains', async (c) => ok(c, (await deps.quotes.chains()).filter((chain) => served(chain.chainId))));
 
   app.get('/api/bridge/tokens', async (c) => {
     const params = c.req.query();
     const query = tokensQuerySchema.safeParse(params);
     if (!query.success) throw new BadRequest(describeZodError(query.error, params));
+    if (!served(query.data.chainId)) throw new BadRequest(`chainId ${query.data.chainId} is not a supported chain: this deployment has no RPC URL for it (see GET /api/bridge/chains)`);
     return ok(c, await deps.quotes.tokens(query.data.chainId, query.data.search));
   });
 

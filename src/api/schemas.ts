@@ -2,7 +2,12 @@ import { isAddress, zeroAddress } from 'viem';
 import { z } from 'zod';
 
 const chainId = (field: string) =>
-  z.number({ error: `${field} must be a number` }).int(`${field} must be an integer`).positive(`${field} must be positive`).max(2 ** 53 - 1, `${field} is too large`);
+  z
+    .number({ error: `${field} must be a number` })
+    // First, so that 2^53 and beyond are called too large rather than not an integer.
+    .max(Number.MAX_SAFE_INTEGER, `${field} is too large (at most ${Number.MAX_SAFE_INTEGER}); see GET /api/bridge/chains for the supported chains`)
+    .int(`${field} must be an integer`)
+    .positive(`${field} must be positive`);
 
 const symbol = (field: string) =>
   z.string({ error: `${field} must be a string` }).trim().min(1, `${field} must not be empty`).max(32, `${field} is too long`);
@@ -40,7 +45,8 @@ export const tokensQuerySchema = z.object({
   chainId: z
     .string({ error: 'chainId query parameter is required' })
     .regex(/^[1-9]\d{0,15}$/, 'chainId must be a positive integer')
-    .transform(Number),
+    .transform(Number)
+    .refine((value) => Number.isSafeInteger(value), 'chainId is too large (at most 9007199254740991)'),
   search: z.string().max(64, 'search is too long').optional(),
 });
 

@@ -27,7 +27,8 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
     privacy: privacySettings(config),
   });
   try {
-    const app = createApi({ quotes: service.quotes, transfers, logger });
+    const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
+    const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds });
     // Beside the spec routes: /healthz, /readyz (Postgres and Temporal answer), /metrics.
     app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, registry: metricsRegistry(service.db, logger), logger }));
     const server = await serveHttp(app, config.PORT, config.HOST);

@@ -1,4 +1,10 @@
-import { boolean, index, integer, jsonb, pgSequence, pgTable, primaryKey, doublePrecision, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgSequence, pgTable, primaryKey, doublePrecision, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/**
+ * Chain ids and derivation indexes: int8 (EIP-155 chain ids exceed int4), read as JS numbers. The API accepts
+ * chain ids up to Number.MAX_SAFE_INTEGER only, so every stored value is exact.
+ */
+const chainIdColumn = (name: string) => bigint(name, { mode: 'number' });
 
 /** Source of per-route account derivation indexes; never reused, so no two routes share an account. */
 export const routeAccountIndex = pgSequence('route_account_index_seq', { startWith: 1 });
@@ -13,15 +19,15 @@ export const transfers = pgTable(
   {
     routeId: text('route_id').primaryKey(),
     /** Derivation index of the route's deposit, hub and exit accounts. */
-    accountIndex: integer('account_index').notNull().unique(),
+    accountIndex: bigint('account_index', { mode: 'number' }).notNull().unique(),
     status: text('status').notNull(),
     /** Sequence number of the last projected status; an older write never overwrites a newer one. */
     statusSeq: integer('status_seq').notNull().default(0),
     error: text('error'),
 
-    sourceChainId: integer('source_chain_id').notNull(),
-    destChainId: integer('dest_chain_id').notNull(),
-    hubChainId: integer('hub_chain_id').notNull(),
+    sourceChainId: chainIdColumn('source_chain_id').notNull(),
+    destChainId: chainIdColumn('dest_chain_id').notNull(),
+    hubChainId: chainIdColumn('hub_chain_id').notNull(),
     symbol: text('symbol').notNull(),
     destSymbol: text('dest_symbol').notNull(),
     sourceToken: text('source_token').notNull(),
@@ -117,7 +123,7 @@ export const txIntents = pgTable(
   {
     routeId: text('route_id').notNull(),
     step: text('step').notNull(),
-    chainId: integer('chain_id').notNull(),
+    chainId: chainIdColumn('chain_id').notNull(),
     fromAddress: text('from_address').notNull(),
     nonce: integer('nonce').notNull(),
     txHash: text('tx_hash').notNull(),
@@ -154,7 +160,7 @@ export const ledgerEntries = pgTable(
     routeId: text('route_id').notNull(),
     kind: text('kind').notNull(),
     entryKey: text('entry_key').notNull(),
-    chainId: integer('chain_id').notNull(),
+    chainId: chainIdColumn('chain_id').notNull(),
     token: text('token').notNull(),
     amount: text('amount').notNull(),
     txHash: text('tx_hash'),
@@ -162,3 +168,41 @@ export const ledgerEntries = pgTable(
   },
   (t) => [uniqueIndex('ledger_route_entry_uq').on(t.routeId, t.entryKey)],
 );
+
+/**
+ * Token contracts other than the route's source token seen moving into a route's deposit address (ERC-20
+ * Transfer logs of any contract), so the stray-deposit scanner checks their balances too: a deposit of a
+ * different token with the same symbol is held or refunded, never missed. Written by the scanner only.
+ */
+export const depositTokens = pgTable(
+  'deposit_tokens',
+  {
+    routeId: text('route_id').notNull(),
+    chainId: chainIdColumn('chain_id').notNull(),
+    token: text('token').notNull(),
+    /** The first transfer seen (for operators). */
+    txHash: text('tx_hash').notNull(),
+    blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.token] })],
+);
+
+/** How far the stray-deposit scanner has read each source chain's Transfer logs (next block to read). */
+export const strayScanCursors = pgTable('stray_scan_cursors', {
+  chainId: chainIdColumn('chain_id').primaryKey(),
+  nextBlock: bigint('next_block', { mode: 'number' }).notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * The signer's fingerprint: the address of a derivation path no route uses, recorded by the first API or
+ * worker that starts on this database. Every later start compares its own, so an API and a worker with
+ * different SIGNER_MNEMONICs refuse to start instead of handing out deposit addresses nobody can spend.
+ * Public information only (an address), never the secret.
+ */
+export const signerFingerprints = pgTable('signer_fingerprints', {
+  name: text('name').primaryKey(),
+  address: text('address').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -19,6 +19,8 @@ export interface CreateTransferRequest extends TransferRequest {
 export interface CreatedTransfer extends Quote {
   routeId: string;
   depositAddress: string;
+  /** The source token's contract on the source chain: only a deposit of this contract funds the transfer. */
+  depositTokenAddress: string;
   hubAccount: string;
   hubIsSmartAccount: boolean;
   status: TransferStatus;
@@ -102,7 +104,9 @@ export function createTransferService(deps: TransferServiceDeps) {
     async create(request: CreateTransferRequest): Promise<CreatedTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request);
-      const [{ index } = { index: 0 }] = await deps.db.execute<{ index: number }>(sql`select nextval(${routeAccountIndex.seqName}) :: int as index`);
+      // int8: postgres returns it as a string; the keyring refuses an index it cannot derive.
+      const [next] = await deps.db.execute<{ index: string }>(sql`select nextval(${routeAccountIndex.seqName}) as index`);
+      const index = Number(next?.index);
       const accounts = deps.keyring.routeAccounts(index);
       const routeId = newRouteId();
       const depositDeadline = new Date(Date.now() + deps.settings.depositTimeoutSeconds * 1000);
@@ -170,6 +174,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         ...quote,
         routeId,
         depositAddress: accounts.deposit.address,
+        depositTokenAddress: sourceToken.address,
         hubAccount: accounts.hub.address,
         hubIsSmartAccount: false,
         status: 'AWAITING_DEPOSIT',
@@ -203,6 +208,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         etaSeconds: row.etaSeconds,
         route: row.route,
         depositAddress: row.depositAddress,
+        depositTokenAddress: row.sourceToken,
         hubAccount: row.hubAccount,
         hubIsSmartAccount: row.hubIsSmartAccount,
         userDestinationAddress: row.userDestinationAddress,
