@@ -1,12 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { recordLedger } from './projection.ts';
+import { depositTokenToRefund } from './strays.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
@@ -34,16 +35,19 @@ export function fundsActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Sends everything the route's deposit account holds of its source token to `to`. Keyed by
+     * Sends everything the route's deposit account holds of its source token (or of `token`: another ERC-20
+     * sent there by mistake) to `to`. Keyed by
      * (route, `refund:<key>`): a retry settles the same transaction, never a second refund.
      */
-    async refundDeposit(input: { routeId: string; to: Address; key: string }): Promise<{ amount: string; txHash: Hex }> {
+    async refundDeposit(input: { routeId: string; to: Address; key: string; token?: Address }): Promise<{ amount: string; txHash: Hex }> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
       if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
       const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
-      const token = route.sourceToken as Address;
       const step = `refund:${input.key}`;
-      if (!(await deps.sender.intent(input.routeId, step))) {
+      const signed = await deps.sender.intent(input.routeId, step);
+      // The token given (a stray of another ERC-20), else the source token, else another token held there.
+      const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
+      if (!signed) {
         const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
         if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
         await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
@@ -61,7 +65,8 @@ export function fundsActivities(deps: ActivityDeps) {
       const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
       if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
       const amount = refund.args.value.toString();
-      await recordLedger(deps, { routeId: input.routeId, kind: 'refunded', key: input.key, chainId: route.sourceChainId, token, amount, txHash });
+      // The token the signed transaction moved (a retry may not know which one a refund without a token chose).
+      await recordLedger(deps, { routeId: input.routeId, kind: 'refunded', key: input.key, chainId: route.sourceChainId, token: getAddress(refund.address), amount, txHash });
       return { amount, txHash };
     },
   };

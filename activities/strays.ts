@@ -1,73 +1,253 @@
-import { heartbeat } from '@temporalio/activity';
-import { and, eq, gte, inArray } from 'drizzle-orm';
-import type { Address } from 'viem';
+import { heartbeat, log } from '@temporalio/activity';
+import { type SQL, and, eq, gte, inArray, notInArray, or } from 'drizzle-orm';
+import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, getAddress, parseAbiItem, type Address, type PublicClient } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { type HeldFunds, transfers } from '../src/db/schema.ts';
+import { depositTokens, type HeldFunds, strayScanCursors, transfers } from '../src/db/schema.ts';
+import { redactUrls } from '../src/redact.ts';
 import type { ActivityDeps } from './deps.ts';
 
 const SCAN_BATCH = 8;
+/** Transfer logs are read this many blocks at a time (providers cap eth_getLogs ranges)… */
+const LOG_BLOCK_RANGE = 2_000n;
+/** …for this many deposit addresses per call (providers cap OR-lists of topics). */
+const LOG_ADDRESS_BATCH = 100;
+/** A scan reads at most this many ranges per chain; the next one continues where it stopped. */
+const MAX_LOG_RANGES_PER_SCAN = 250;
+/** Blocks read again on every scan, so a log that a short reorg moved is not missed. */
+const REORG_MARGIN_BLOCKS = 12n;
+const FINISHED = ['COMPLETED', 'FAILED'];
+
+const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 export interface StrayDeposit {
   routeId: string;
   amount: string;
   refundAddress: Address | null;
+  /** The token contract to refund: the route's source token, or another ERC-20 sent to its deposit address. */
+  token?: Address;
 }
+
+type Route = typeof transfers.$inferSelect;
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
  * Surplus, second and late deposits: money that reaches a route's deposit address after the route took
  * (or stopped waiting for) its deposit. Only finished routes are scanned, so a running transfer's own
- * deposit is never mistaken for a stray one.
+ * deposit is never mistaken for a stray one. Besides the route's source token, every ERC-20 contract seen
+ * sending to a deposit address (Transfer logs of any contract) is checked: a deposit of another token with
+ * the same symbol is held or refunded, never missed.
  */
 export function strayActivities(deps: ActivityDeps) {
+  /** Tokens the bridge lists on a chain (verified ones): only those are refunded without an operator. */
+  async function knownTokens(chainId: number): Promise<Set<string> | null> {
+    try {
+      if (deps.bridge.mode === 'cctp') {
+        const chain = deps.bridge.cctp.chains().find((c) => c.chainId === chainId);
+        return new Set(chain ? [chain.usdc.toLowerCase()] : []);
+      }
+      return new Set((await deps.bridge.relay.listTokens(chainId)).map((t) => t.address.toLowerCase()));
+    } catch {
+      return null; // the provider is down: decide about other tokens on a later scan
+    }
+  }
+
+  /**
+   * Reads the ERC-20 Transfer logs of any contract into the deposit addresses of the routes that can still
+   * receive a stray (running, or finished within the retention), from each source chain's cursor to its
+   * head, and records every token other than the route's own.
+   */
+  async function discoverDepositTokens(since: Date): Promise<void> {
+    const watched = or(notInArray(transfers.status, FINISHED), gte(transfers.updatedAt, since));
+    const chainIds = (await deps.db.selectDistinct({ chainId: transfers.sourceChainId }).from(transfers).where(watched)).map((r) => r.chainId);
+    for (const chainId of chainIds) {
+      // One chain's RPC failing (or missing) must not stop the scan of the others: it resumes from its cursor next time.
+      await discoverOnChain(chainId, watched).catch((error: unknown) => {
+        log.warn('stray scan: Transfer logs of a source chain could not be read', { chainId, error: redactUrls(error instanceof Error ? error.message : String(error)) });
+      });
+    }
+  }
+
+  async function discoverOnChain(chainId: number, watched: SQL | undefined): Promise<void> {
+    const client = deps.chains.publicClient(chainId);
+    // The head first, the routes second: a route created after the list was read gets its deposits after the head.
+    const head = await client.getBlockNumber();
+    const routes = await deps.db
+      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, sourceToken: transfers.sourceToken, createdAt: transfers.createdAt })
+      .from(transfers)
+      .where(and(eq(transfers.sourceChainId, chainId), watched));
+    if (routes.length === 0) return;
+    const byAddress = new Map(routes.map((r) => [r.depositAddress.toLowerCase(), r]));
+    const [cursor] = await deps.db.select().from(strayScanCursors).where(eq(strayScanCursors.chainId, chainId));
+    let from: bigint;
+    if (cursor) {
+      from = BigInt(cursor.nextBlock) > REORG_MARGIN_BLOCKS ? BigInt(cursor.nextBlock) - REORG_MARGIN_BLOCKS : 0n;
+    } else {
+      const oldest = Math.min(...routes.map((r) => r.createdAt.getTime()));
+      from = await firstBlockAtOrAfter(client, BigInt(Math.floor(oldest / 1000) - 60), head);
+    }
+    const addresses = [...byAddress.keys()] as Address[];
+    for (let ranges = 0; from <= head && ranges < MAX_LOG_RANGES_PER_SCAN; ranges++) {
+      const to = from + LOG_BLOCK_RANGE - 1n < head ? from + LOG_BLOCK_RANGE - 1n : head;
+      for (let i = 0; i < addresses.length; i += LOG_ADDRESS_BATCH) {
+        const logs = await client.getLogs({ event: TRANSFER_EVENT, args: { to: addresses.slice(i, i + LOG_ADDRESS_BATCH) }, fromBlock: from, toBlock: to, strict: false });
+        const found = logs.flatMap((log) => {
+          // ERC-20 only: ERC-721's Transfer has the same signature with an indexed third topic.
+          if (log.topics.length !== 3 || !log.args.to || log.transactionHash === null || log.blockNumber === null) return [];
+          const route = byAddress.get(log.args.to.toLowerCase());
+          if (!route || same(route.sourceToken, log.address)) return [];
+          return [{ routeId: route.routeId, chainId, token: getAddress(log.address), txHash: log.transactionHash, blockNumber: Number(log.blockNumber) }];
+        });
+        if (found.length > 0) await deps.db.insert(depositTokens).values(found).onConflictDoNothing();
+        heartbeat({ chainId, block: Number(from) });
+      }
+      await deps.db
+        .insert(strayScanCursors)
+        .values({ chainId, nextBlock: Number(to + 1n) })
+        .onConflictDoUpdate({ target: strayScanCursors.chainId, set: { nextBlock: Number(to + 1n), updatedAt: new Date() } });
+      heartbeat({ chainId, block: Number(to), head: Number(head) });
+      from = to + 1n;
+    }
+  }
+
+  /** The balance of a token that may not be an ERC-20 at all (anyone can emit a Transfer log): null then. */
+  async function balanceOrNull(chainId: number, token: Address, owner: Address): Promise<bigint | null> {
+    try {
+      return await tokenBalance(deps.chains, chainId, token, owner);
+    } catch (error) {
+      if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError)) return null;
+      throw error;
+    }
+  }
+
   return {
     /**
-     * Finds finished routes whose deposit address holds funds. Routes with a refundAddress are returned for
-     * refunding; the others are marked as holding funds that need an operator decision.
+     * Finds finished routes whose deposit address holds funds, of their source token or of any other ERC-20.
+     * Routes with a refundAddress are returned for refunding (another token only if the bridge lists it: an
+     * unknown contract could make the service pay gas for nothing); the rest is marked as held funds that need
+     * an operator decision.
      */
     async scanStrayDeposits(input: { retentionDays: number }): Promise<StrayDeposit[]> {
       const since = new Date(Date.now() - input.retentionDays * 86_400_000);
+      await discoverDepositTokens(since);
       const finished = await deps.db
         .select()
         .from(transfers)
-        .where(and(inArray(transfers.status, ['COMPLETED', 'FAILED']), gte(transfers.updatedAt, since)));
+        .where(and(inArray(transfers.status, FINISHED), gte(transfers.updatedAt, since)));
+      const known = new Map<number, Promise<Set<string> | null>>();
+      const knownOn = (chainId: number) => {
+        let set = known.get(chainId);
+        if (!set) known.set(chainId, (set = knownTokens(chainId)));
+        return set;
+      };
       const found: StrayDeposit[] = [];
-      // A few balance reads at a time, heartbeating between batches, so thousands of routes stay within the budget.
+      // A few routes at a time, heartbeating between batches, so thousands of routes stay within the budget.
       for (let i = 0; i < finished.length; i += SCAN_BATCH) {
         const batch = finished.slice(i, i + SCAN_BATCH);
-        const balances = await Promise.all(batch.map((r) => tokenBalance(deps.chains, r.sourceChainId, r.sourceToken as Address, r.depositAddress as Address)));
-        for (const [j, route] of batch.entries()) await inspect(route, balances[j]!);
+        const others = await deps.db.select().from(depositTokens).where(inArray(depositTokens.routeId, batch.map((r) => r.routeId)));
+        await Promise.all(batch.map(async (route) => {
+          try {
+            await inspectRoute(route, others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address));
+          } catch (error) {
+            log.warn('stray scan: a deposit address could not be checked', { routeId: route.routeId, error: redactUrls(error instanceof Error ? error.message : String(error)) });
+          }
+        }));
         heartbeat({ scanned: i + batch.length, of: finished.length });
       }
       return found;
 
-      async function inspect(route: (typeof finished)[number], balance: bigint) {
-        const listed = route.heldFunds?.find((h) => h.place === 'deposit')?.amount ?? '0';
-        if (balance === 0n) {
-          if (listed !== '0') await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], null, null);
-          return;
+      async function inspectRoute(route: Route, otherTokens: Address[]) {
+        const owner = route.depositAddress as Address;
+        const balances = await Promise.all([
+          tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({ token: route.sourceToken as Address, balance })),
+          ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
+        ]);
+        await inspect(route, balances, otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null);
+      }
+
+      async function inspect(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null) {
+        const listed = (route.heldFunds ?? []).filter((h) => h.place === 'deposit');
+        const next: HeldFunds[] = [];
+        const notes: string[] = [];
+        for (const { token, balance } of balances) {
+          if (balance === null || balance === 0n) continue;
+          const own = same(token, route.sourceToken);
+          const refundable = own || (known?.has(token.toLowerCase()) ?? false);
+          if (route.refundAddress && refundable) {
+            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token });
+            // Being refunded: an existing listing stays until the refund clears it.
+            next.push(...listed.filter((h) => same(h.token, token)));
+            continue;
+          }
+          if (route.refundAddress && !own && known === null) {
+            next.push(...listed.filter((h) => same(h.token, token)));
+            continue; // whether the bridge lists it is unknown right now: decide on a later scan
+          }
+          next.push({ place: 'deposit', chainId: route.sourceChainId, token, address: route.depositAddress, amount: balance.toString() });
+          notes.push(
+            own
+              ? `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and there is no refundAddress`
+              : `${balance} (smallest units) of token ${token} is held at the deposit address: it is not this route's ${route.symbol} (${route.sourceToken}), so it never funded the transfer${route.refundAddress ? ', and it is not a token the bridge lists, so it is not refunded automatically' : ''}`,
+          );
         }
-        if (route.refundAddress) {
-          found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address });
-        } else if (listed !== balance.toString()) {
-          const holding: HeldFunds = { place: 'deposit', chainId: route.sourceChainId, token: route.sourceToken, address: route.depositAddress, amount: balance.toString() };
-          const note = `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and there is no refundAddress. Refund it with: routectl refund ${route.routeId} --to <address>`;
-          await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], holding, note);
-        }
+        if (sameHoldings(listed, next)) return;
+        const how = `Refund it with: routectl refund ${route.routeId} --to <address>${notes.length > 1 ? ' (once per token)' : ''}`;
+        await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], next, notes.length > 0 ? `${notes.join('; ')}. ${how}` : null);
       }
     },
 
-    /** After a refund: the deposit address no longer holds anything for an operator to decide on. */
-    async clearDepositHolding(input: { routeId: string }): Promise<void> {
+    /** After a refund: the deposit address no longer holds that token (without one: anything) for an operator to decide on. */
+    async clearDepositHolding(input: { routeId: string; token?: Address }): Promise<void> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
-      if (route) await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], null, null);
+      if (!route) return;
+      const listed = (route.heldFunds ?? []).filter((h) => h.place === 'deposit');
+      const { token } = input;
+      await setDepositHolding(deps, route.routeId, route.heldFunds ?? [], token ? listed.filter((h) => !same(h.token, token)) : [], null);
     },
   };
 }
 
-async function setDepositHolding(deps: ActivityDeps, routeId: string, held: HeldFunds[], deposit: HeldFunds | null, note: string | null): Promise<void> {
-  const next = [...held.filter((h) => h.place !== 'deposit'), ...(deposit ? [deposit] : [])];
+/**
+ * The token a refund without an explicit one moves: the route's source token while the deposit address holds
+ * some, otherwise another token the scanner listed as held there (an operator's `routectl refund` of a
+ * wrong-token deposit). One token per refund; refund again for the next.
+ */
+export async function depositTokenToRefund(deps: ActivityDeps, route: Route): Promise<Address> {
+  const source = route.sourceToken as Address;
+  if ((await tokenBalance(deps.chains, route.sourceChainId, source, route.depositAddress as Address)) > 0n) return source;
+  for (const held of route.heldFunds ?? []) {
+    if (held.place !== 'deposit' || same(held.token, source)) continue;
+    if ((await tokenBalance(deps.chains, route.sourceChainId, held.token as Address, route.depositAddress as Address)) > 0n) return held.token as Address;
+  }
+  return source;
+}
+
+function sameHoldings(a: HeldFunds[], b: HeldFunds[]): boolean {
+  const key = (h: HeldFunds) => `${h.token.toLowerCase()}:${h.amount}`;
+  const left = a.map(key).sort();
+  const right = b.map(key).sort();
+  return left.length === right.length && left.every((k, i) => k === right[i]);
+}
+
+/** Replaces the route's deposit-address holdings; needsAttention follows whether it still holds anything. */
+async function setDepositHolding(deps: ActivityDeps, routeId: string, held: HeldFunds[], deposit: HeldFunds[], note: string | null): Promise<void> {
+  const next = [...held.filter((h) => h.place !== 'deposit'), ...deposit];
   await deps.db
     .update(transfers)
     .set({ heldFunds: next.length > 0 ? next : null, needsAttention: next.length > 0, lastError: note ?? (next.length > 0 ? 'the route holds funds; see heldFunds' : null) })
     .where(eq(transfers.routeId, routeId));
+}
+
+/** The first block whose timestamp is at or after `time` (seconds), by binary search over the chain. */
+async function firstBlockAtOrAfter(client: PublicClient, time: bigint, head: bigint): Promise<bigint> {
+  let low = 0n;
+  let high = head;
+  while (low < high) {
+    const mid = (low + high) / 2n;
+    const block = await client.getBlock({ blockNumber: mid });
+    heartbeat({ searching: 'first block to scan', block: Number(mid) });
+    if (block.timestamp < time) low = mid + 1n;
+    else high = mid;
+  }
+  return low;
 }

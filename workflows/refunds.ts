@@ -20,6 +20,8 @@ export interface RefundInput {
   routeId: string;
   to: Address;
   reason: string;
+  /** The token to refund when it is not the route's source token (a deposit of another ERC-20). */
+  token?: Address;
 }
 
 /**
@@ -27,8 +29,8 @@ export interface RefundInput {
  * time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice.
  */
 export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string }> {
-  const refund = await activities.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId });
-  await activities.clearDepositHolding({ routeId: input.routeId });
+  const refund = await activities.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token });
+  await activities.clearDepositHolding({ routeId: input.routeId, token: input.token });
   log.info('deposit refunded', { routeId: input.routeId, to: input.to, reason: input.reason, ...refund });
   return refund;
 }
@@ -47,7 +49,7 @@ export async function strayDepositScannerWorkflow(input: { intervalSeconds: numb
       try {
         await startChild(refundWorkflow, {
           workflowId: refundWorkflowId(stray.routeId),
-          args: [{ routeId: stray.routeId, to: stray.refundAddress, reason: `stray deposit of ${stray.amount}` }],
+          args: [{ routeId: stray.routeId, to: stray.refundAddress, reason: `stray deposit of ${stray.amount}`, token: stray.token }],
           parentClosePolicy: ParentClosePolicy.ABANDON,
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         });
