@@ -1,5 +1,6 @@
 /** Production entry point of the Temporal worker that runs transfer workflows and their activities. */
 import { Client, Connection } from '@temporalio/client';
+import { checkSignerFingerprint } from './accounts/signerFingerprint.ts';
 import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
 import { createLogger, isLogLevel } from './logger.ts';
@@ -19,6 +20,8 @@ try {
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
   const service = createServiceContext(config);
+  // Refuses a SIGNER_MNEMONIC other than the one this database's transfers were created with.
+  await checkSignerFingerprint(service.db, service.keyring, 'worker');
   // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
   await service.prover.ready();
   const worker = await startTransferWorker({

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import type { Logger } from '../logger.ts';
 import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
@@ -15,6 +16,8 @@ export interface RunningApi {
 /** Connects to Temporal and serves the REST API on the configured port. */
 export async function startApi(service: ServiceContext, logger: Logger): Promise<RunningApi> {
   const { config } = service;
+  // Refuses to hand out deposit addresses of another signer than the worker's.
+  await checkSignerFingerprint(service.db, service.keyring, 'api');
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const transfers = createTransferService({

@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { english, generateMnemonic } from 'viem/accounts';
 import { startApi } from '../api/server.ts';
+import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import { ensureStrayScanner } from '../temporal/strayScanner.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
@@ -246,6 +247,7 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
 async function startWorkerInProcess(service: ServiceContext, config: Config, opts: LocalStackOptions, stops: StopList, logger: Logger): Promise<{ url: string; temporalMetricsUrl?: string }> {
   // Refuses circuit files that are not the SDK's before any transfer can need a proof.
   await service.prover.ready();
+  await checkSignerFingerprint(service.db, service.keyring, 'worker');
   const worker = await startTransferWorker({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
