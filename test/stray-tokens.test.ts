@@ -83,9 +83,13 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     // C: WETH is a token the bridge lists, and C has a refundAddress: refunded automatically, booked in the ledger.
     await waitFor('the WETH refund of C', async () => ((await balance(weth, REFUND_C)) === 3_000_000_000_000_000n ? true : undefined), 60_000);
     assert.equal(await balance(weth, c.depositAddress), 0n);
-    const [refunded] = await stack.service.db.select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, c.routeId), eq(ledgerEntries.kind, 'refunded')));
-    assert.equal(refunded!.token, weth);
-    assert.equal(refunded!.amount, '3000000000000000');
+    // The ledger entry follows the receipt.
+    const refunded = await waitFor('the ledger entry of the refund', async () => {
+      const [entry] = await stack.service.db.select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, c.routeId), eq(ledgerEntries.kind, 'refunded')));
+      return entry;
+    }, 30_000);
+    assert.equal(refunded.token, weth);
+    assert.equal(refunded.amount, '3000000000000000');
     await waitFor('C no longer needs attention', async () => ((await row(c.routeId)).needsAttention ? undefined : true), 30_000);
 
     // A and B: an unknown contract is never refunded automatically (it could make the service pay gas for
