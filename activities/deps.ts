@@ -1,7 +1,7 @@
 import type { LocalAccount } from 'viem';
 import type { RouteKeyring } from '../src/accounts/routeAccounts.ts';
 import type { ChainClients } from '../src/chain/clients.ts';
-import type { TxSender } from '../src/chain/txSender.ts';
+import type { IntentControl, TxSender } from '../src/chain/txSender.ts';
 import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
@@ -11,7 +11,7 @@ import type { PrivacyPool } from '../src/providers/privacyPool.ts';
 export interface ActivityDeps {
   db: Database;
   chains: ChainClients;
-  sender: TxSender;
+  sender: TxSender & IntentControl;
   /** The bridge of the configured mode (BRIDGE_PROVIDER). */
   bridge: { mode: 'relay'; relay: DepositAddressBridge } | { mode: 'cctp'; cctp: BurnAndMintBridge };
   pool: PrivacyPool;
@@ -25,4 +25,6 @@ export interface ActivityDeps {
   poolRelayer: LocalAccount;
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
+  /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
+  refundMinimums?: Record<string, string>;
 }

@@ -1,4 +1,5 @@
 import type { Address, LocalAccount } from 'viem';
+import { IntentVoidedError, NonceConsumedError, type SendRequest } from '../src/chain/txSender.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /** Gas units a per-route account needs for its sends in one step (approve + shield is the largest). */
@@ -11,16 +12,34 @@ const GAS_UNITS_PER_STEP = 400_000n;
  */
 export async function ensureGas(deps: ActivityDeps, routeId: string, step: string, chainId: number, address: Address, funder: LocalAccount = deps.gasAccount): Promise<void> {
   const client = deps.chains.publicClient(chainId);
-  for (let n = 0; ; n++) {
+  for (let n = 0; ; ) {
     const key = `${step}:gas:${n}`;
     const base = { routeId, step: key, chainId, account: funder, to: address };
-    if (await deps.sender.intent(routeId, key)) {
-      await deps.sender.send({ ...base, value: 0n });
+    if ((await deps.sender.intent(routeId, key)) && (await settleTopUp(deps, { ...base, value: 0n }))) {
+      n++;
       continue;
     }
     const [balance, fees] = await Promise.all([client.getBalance({ address }), client.estimateFeesPerGas()]);
     const needed = GAS_UNITS_PER_STEP * fees.maxFeePerGas;
     if (balance >= needed) return;
     await deps.sender.send({ ...base, value: 2n * needed - balance });
+  }
+}
+
+/**
+ * Settles a recorded top-up. False when it can never mine because its nonce went to another transaction (ours:
+ * the sender voided it; a stranger's: voided here): the top-up never happened, so the balance decides again.
+ */
+async function settleTopUp(deps: ActivityDeps, request: SendRequest): Promise<boolean> {
+  try {
+    await deps.sender.send(request);
+    return true;
+  } catch (error) {
+    if (error instanceof NonceConsumedError) {
+      await deps.sender.void(error.intentId, 'gas top-up whose nonce a transaction that is not ours used; the balance decides again');
+      return false;
+    }
+    if (error instanceof IntentVoidedError) return false;
+    throw error;
   }
 }

@@ -1,19 +1,22 @@
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, max, ne, sql } from 'drizzle-orm';
 import {
   createWalletClient,
   http,
   keccak256,
+  parseTransaction,
   type Address,
   type Hex,
   type LocalAccount,
   type TransactionReceipt,
+  type TransactionSerializable,
 } from 'viem';
 import type { Database } from '../db/client.ts';
 import { txIntents } from '../db/schema.ts';
+import { crashPoint } from '../temporal/crashPoints.ts';
 import type { ChainClients } from './clients.ts';
 
 export interface SendRequest {
-  /** Idempotency key: one transaction per (routeId, step), ever. */
+  /** Idempotency key: one live transaction per (routeId, step); a voided one frees the key. */
   routeId: string;
   step: string;
   chainId: number;
@@ -33,120 +36,506 @@ export interface SentTransaction {
   receipt: TransactionReceipt;
 }
 
+/** A recorded send (one row of `tx_intents`). */
+export type Intent = typeof txIntents.$inferSelect;
+
 /** The transaction was mined but reverted; retrying the same signed transaction cannot help. */
 export class TransactionRevertedError extends Error {
   override name = 'TransactionRevertedError';
 }
 
-/** The sender's nonce was used by a different transaction: needs an operator, never an automatic re-sign. */
+/** The sender's nonce was used by a transaction that is not ours: needs an operator, never an automatic re-sign. */
 export class NonceConsumedError extends Error {
   override name = 'NonceConsumedError';
+  constructor(
+    message: string,
+    readonly intentId: number,
+  ) {
+    super(message);
+  }
 }
 
+/** The intent can never mine (another transaction of ours used its nonce) and was voided: the step's next try signs anew. */
+export class IntentVoidedError extends Error {
+  override name = 'IntentVoidedError';
+}
+
+/** The sender cannot pay for its transaction; once it is funded the same send goes on. */
+export class SenderUnderfundedError extends Error {
+  override name = 'SenderUnderfundedError';
+}
+
+/** Not mined yet (still waiting, or behind a stuck transaction of the same sender); the next try goes on waiting. */
+export class TransactionPendingError extends Error {
+  override name = 'TransactionPendingError';
+}
+
+/** An operator's void or cancel that does not apply (the transaction may still mine, or it mined). */
+export class VoidRefusedError extends Error {
+  override name = 'VoidRefusedError';
+}
+
+/** What the providers need: send a step's transaction once, and look it up. */
 export interface TxSender {
   send(request: SendRequest): Promise<SentTransaction>;
-  /** The recorded transaction of a step, if one was ever signed. */
+  /** The live recorded transaction of a step, if one was ever signed (the attempt that mined, once known). */
   intent(routeId: string, step: string): Promise<{ txHash: Hex } | null>;
+}
+
+/** What operators and ending routes need: the queues, and voiding intents that can never mine. */
+export interface IntentControl {
+  /** One intent by id, live or voided. */
+  get(id: number): Promise<Intent | null>;
+  /** The sender's live intents the chain has not mined yet, in nonce order. */
+  queue(chainId: number, from: Address): Promise<Intent[]>;
+  /** Voids an intent that can no longer mine: its nonce is used and none of its attempts mined. Refuses otherwise. */
+  void(id: number, reason: string): Promise<Intent>;
+  /**
+   * Replaces a pending intent with a 0-value self-send at its nonce (higher fees, recorded first) and waits for
+   * it; the original is then voided. `replaced` is false when the original mined first.
+   */
+  cancel(id: number, account: LocalAccount): Promise<{ replaced: boolean; txHash: Hex }>;
+  /** Voids the route's intents that no node has (never broadcast) and that end their sender's queue. */
+  voidUnsent(routeId: string, reason: string): Promise<Intent[]>;
+}
+
+export interface TxSenderOptions {
+  /** How long one call waits for its transaction before it throws TransactionPendingError (the next call waits on). */
+  receiptTimeoutMs?: number;
+  /** A transaction at the head of its sender's queue that is still unmined after this long is replaced with higher fees. */
+  replaceAfterMs?: number;
+  pollIntervalMs?: number;
+}
+
+/** Attempts of one intent, the first included; after that it waits for an operator (`routectl senders`). */
+export const MAX_ATTEMPTS = 10;
+
+/** Each replacement pays at least 12.5 % more on both fee fields (nodes require 10 %). */
+const bump = (fee: bigint) => {
+  const raised = (fee * 1125n + 999n) / 1000n;
+  return raised > fee ? raised : fee + 1n;
+};
+const maxOf = (...values: bigint[]) => values.reduce((a, b) => (a > b ? a : b));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
+
+/** How operators and logs name an intent: no hash, no nonce (with the route beside them they would link a route's sends). */
+const describe = (row: Intent) => `intent #${row.id} (${row.step})`;
+
+const lockSender = (tx: Db, chainId: number, from: string) => tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
+
+const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
+
+async function findIntent(db: Db, routeId: string, step: string): Promise<Intent | null> {
+  const rows = await db
+    .select()
+    .from(txIntents)
+    .where(and(eq(txIntents.routeId, routeId), eq(txIntents.step, step), ne(txIntents.status, 'voided')));
+  return rows[0] ?? null;
+}
+
+async function markVoided(db: Db, row: Intent, reason: string): Promise<Intent> {
+  const [voided] = await db
+    .update(txIntents)
+    .set({ status: 'voided', voidReason: reason })
+    .where(and(eq(txIntents.id, row.id), ne(txIntents.status, 'mined')))
+    .returning();
+  return voided ?? row;
 }
 
 /**
  * Sends transactions with a write-ahead record so that a retried activity never pays twice:
- * 1. if (routeId, step) already has a signed transaction, wait for it (re-broadcasting it if the node lost it);
+ * 1. if (routeId, step) has a live intent, settle it: wait until one of its attempts mines, re-broadcasting it if
+ *    the node lost it, and replacing it at the same nonce with higher fees when the node rejects its fees or it
+ *    waits too long at the head of its sender's queue (each replacement recorded before it is broadcast);
  * 2. otherwise, under a per-sender advisory lock, pick the nonce, sign and record the signed transaction in
  *    Postgres; only once that record is committed is it broadcast.
- * The same signed bytes are the only thing ever broadcast for a step, so at most one can be mined.
+ * All attempts of an intent share its nonce and its effect, so at most one of them is mined. A nonce used by
+ * another intent of ours voids the intent (the step may sign again); one used by a stranger stops the step.
  */
-export function createTxSender(db: Database, clients: ChainClients, opts: { receiptTimeoutMs?: number } = {}): TxSender {
-  const receiptTimeoutMs = opts.receiptTimeoutMs ?? 120_000;
+export function createTxSender(db: Database, clients: ChainClients, opts: TxSenderOptions = {}): TxSender & IntentControl {
+  const receiptTimeoutMs = opts.receiptTimeoutMs ?? 90_000;
+  const replaceAfterMs = opts.replaceAfterMs ?? 60_000;
+  const pollMs = opts.pollIntervalMs ?? 500;
+  const client = (chainId: number) => clients.publicClient(chainId);
+  const usedNonces = (row: Pick<Intent, 'chainId' | 'fromAddress'>, blockTag: 'latest' | 'pending' = 'latest') =>
+    client(row.chainId).getTransactionCount({ address: row.fromAddress as Address, blockTag });
 
-  async function broadcast(chainId: number, rawTx: Hex): Promise<void> {
+  async function get(id: number): Promise<Intent | null> {
+    const [row] = await db.select().from(txIntents).where(eq(txIntents.id, id));
+    return row ?? null;
+  }
+
+  const reload = async (row: Intent): Promise<Intent> => (await get(row.id)) ?? row;
+
+  /** Broadcasts the latest attempt; 'underpriced' when the node wants higher fees. */
+  async function broadcast(row: Intent): Promise<'sent' | 'underpriced'> {
+    crashPoint('tx:signed'); // drill: the attempt is recorded (written ahead), not yet broadcast
     try {
-      await clients.publicClient(chainId).sendRawTransaction({ serializedTransaction: rawTx });
+      await client(row.chainId).sendRawTransaction({ serializedTransaction: row.rawTx as Hex });
+      crashPoint('tx:broadcast'); // drill: broadcast, its outcome not yet recorded
+      return 'sent';
     } catch (error) {
-      // A node that already has it, or already mined it, answers with an error: the receipt check decides.
+      // A node that already has it, or already used the nonce, answers with an error: the chain decides later.
       const message = error instanceof Error ? error.message.toLowerCase() : '';
-      if (!/already known|already imported|nonce too low|known transaction|replacement transaction/.test(message)) throw error;
+      if (/already known|already imported|known transaction|nonce too low|replacement transaction underpriced/.test(message)) return 'sent';
+      if (/base fee|fee cap|underpriced|fee too low|gas price too low/.test(message)) return 'underpriced';
+      if (/insufficient funds/.test(message)) {
+        throw new SenderUnderfundedError(`${row.fromAddress} on chain ${row.chainId} cannot pay for ${describe(row)}: insufficient funds. Fund it; the send goes on by itself`);
+      }
+      throw error;
     }
   }
 
-  async function settle(chainId: number, from: Address, nonce: number, txHash: Hex, rawTx: Hex): Promise<SentTransaction> {
-    const client = clients.publicClient(chainId);
-    let receipt = await client.getTransactionReceipt({ hash: txHash }).catch(() => null);
-    if (!receipt) {
-      const mined = await client.getTransactionCount({ address: from, blockTag: 'latest' });
-      if (mined > nonce) {
-        // Our nonce is used. If not by our transaction (checked once more to avoid a race), stop.
-        receipt = await client.getTransactionReceipt({ hash: txHash }).catch(() => null);
-        if (!receipt) throw new NonceConsumedError(`nonce ${nonce} of ${from} on chain ${chainId} was used by another transaction than ${txHash}`);
-      } else {
-        await broadcast(chainId, rawTx);
-        receipt = await client.waitForTransactionReceipt({ hash: txHash, timeout: receiptTimeoutMs, pollingInterval: 250 });
+  /** The intent's latest transaction with fees ≥ 12.5 % higher on both fields, and at least what the chain asks now. */
+  async function bumped(row: Intent, change: Partial<TransactionSerializable> = {}): Promise<TransactionSerializable> {
+    const { r: _r, s: _s, v: _v, yParity: _y, ...tx } = parseTransaction(row.rawTx as Hex) as TransactionSerializable & { r?: Hex; s?: Hex; v?: bigint; yParity?: number };
+    if (tx.type === 'eip1559') {
+      const now = await client(row.chainId).estimateFeesPerGas({ chain: clients.chain(row.chainId), type: 'eip1559' });
+      const maxPriorityFeePerGas = maxOf(bump(tx.maxPriorityFeePerGas ?? 0n), now.maxPriorityFeePerGas);
+      const maxFeePerGas = maxOf(bump(tx.maxFeePerGas ?? 0n), now.maxFeePerGas, maxPriorityFeePerGas);
+      return { ...tx, ...change, maxFeePerGas, maxPriorityFeePerGas } as TransactionSerializable;
+    }
+    const now = await client(row.chainId).estimateFeesPerGas({ chain: clients.chain(row.chainId), type: 'legacy' });
+    return { ...tx, ...change, gasPrice: maxOf(bump(tx.gasPrice ?? 0n), now.gasPrice) } as TransactionSerializable;
+  }
+
+  /**
+   * Records a new attempt of the intent at the same nonce with higher fees; the caller broadcasts it. Returns the
+   * intent unchanged when another process replaced it meanwhile, when it is settled, or when a cancel supersedes it.
+   */
+  async function replace(row: Intent, account: LocalAccount): Promise<Intent> {
+    return db.transaction(async (tx) => {
+      await lockSender(tx, row.chainId, row.fromAddress);
+      const [current] = await tx.select().from(txIntents).where(eq(txIntents.id, row.id));
+      if (current?.status !== 'pending' || current.attempt !== row.attempt) return current ?? row;
+      const cancels = await tx
+        .select({ id: txIntents.id })
+        .from(txIntents)
+        .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), eq(txIntents.status, 'pending'), eq(txIntents.step, `cancel:${row.id}`)));
+      if (cancels.length > 0) return current;
+      if (current.attempt >= MAX_ATTEMPTS) {
+        throw new TransactionPendingError(`${describe(current)} is not mined after ${current.attempt} attempts with rising fees; see routectl senders`);
+      }
+      const rawTx = await account.signTransaction(await bumped(current));
+      const [next] = await tx
+        .update(txIntents)
+        .set({ txHash: keccak256(rawTx), rawTx, attempt: current.attempt + 1, earlierTxHashes: [...current.earlierTxHashes, current.txHash], lastAttemptAt: new Date() })
+        .where(eq(txIntents.id, current.id))
+        .returning();
+      return next ?? current;
+    });
+  }
+
+  /** Broadcasts the intent, replacing it while the node rejects its fees (a base fee that rose since it was signed). */
+  async function push(row: Intent, account: LocalAccount): Promise<Intent> {
+    let current = row;
+    for (let tries = 0; (await broadcast(current)) === 'underpriced'; tries++) {
+      if (tries >= 3) throw new TransactionPendingError(`the node keeps rejecting the fees of ${describe(current)}; the next try raises them again`);
+      const next = await replace(current, account);
+      if (next.attempt === current.attempt) return next;
+      current = next;
+    }
+    return current;
+  }
+
+  /** Intents of this sender that no node has (a crash before broadcast, or rejected): pushed in nonce order. */
+  async function pushQueue(chainId: number, account: LocalAccount): Promise<void> {
+    const pending = await usedNonces({ chainId, fromAddress: account.address }, 'pending');
+    const unsent = await db
+      .select()
+      .from(txIntents)
+      .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)))
+      .orderBy(asc(txIntents.nonce), asc(txIntents.id));
+    for (const row of unsent) await push(row, account);
+  }
+
+  /** The head of the sender's queue (maybe this intent) has waited too long: replace it with higher fees. */
+  async function unstick(row: Intent, head: number, account: LocalAccount): Promise<Intent> {
+    const [blocking] = await db
+      .select()
+      .from(txIntents)
+      .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, head), eq(txIntents.status, 'pending')))
+      .orderBy(desc(txIntents.id))
+      .limit(1);
+    if (blocking && Date.now() - blocking.lastAttemptAt.getTime() >= replaceAfterMs) await push(await replace(blocking, account), account);
+    else if (blocking) await push(blocking, account);
+    return reload(row);
+  }
+
+  async function minedAttempt(row: Intent): Promise<TransactionReceipt | null> {
+    for (const hash of [row.txHash, ...row.earlierTxHashes] as Hex[]) {
+      const receipt = await client(row.chainId).getTransactionReceipt({ hash }).catch(() => null);
+      if (receipt) return receipt;
+    }
+    return null;
+  }
+
+  async function recordMined(row: Intent, receipt: TransactionReceipt): Promise<void> {
+    if (row.minedTxHash === receipt.transactionHash) return;
+    // A voided intent that mined after all keeps its status (its key may be in use again) but records the truth.
+    await db
+      .update(txIntents)
+      .set({ minedTxHash: receipt.transactionHash, ...(row.status === 'pending' && { status: 'mined' }) })
+      .where(eq(txIntents.id, row.id));
+  }
+
+  async function finish(row: Intent, receipt: TransactionReceipt): Promise<SentTransaction> {
+    await recordMined(row, receipt);
+    if (receipt.status !== 'success') throw new TransactionRevertedError(`${describe(row)} reverted on chain ${row.chainId}`);
+    return { txHash: receipt.transactionHash, receipt };
+  }
+
+  /** Another intent of ours at the same nonce whose transaction mined. */
+  async function minedSibling(row: Intent): Promise<Intent | null> {
+    const siblings = await db
+      .select()
+      .from(txIntents)
+      .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), ne(txIntents.id, row.id)));
+    for (const sibling of siblings) {
+      const receipt = await minedAttempt(sibling);
+      if (receipt) {
+        await recordMined(sibling, receipt);
+        return sibling;
       }
     }
-    if (receipt.status !== 'success') throw new TransactionRevertedError(`transaction ${txHash} on chain ${chainId} reverted`);
-    return { txHash, receipt };
+    return null;
   }
 
-  async function findIntent(routeId: string, step: string) {
-    const rows = await db.select().from(txIntents).where(and(eq(txIntents.routeId, routeId), eq(txIntents.step, step)));
-    return rows[0] ?? null;
+  /** The chain used the intent's nonce: by one of its attempts, by another intent of ours (this one is voided), or by a stranger. */
+  async function resolveUsedNonce(initial: Intent): Promise<SentTransaction> {
+    let row = initial;
+    // Looked at a few times: a load-balanced RPC may answer the nonce from a node ahead of the one asked for receipts.
+    for (let look = 0; look < 3; look++) {
+      if (look > 0) await sleep(pollMs);
+      // Another process (a later send of the same sender) may have replaced it meanwhile.
+      row = await reload(row);
+      const receipt = await minedAttempt(row);
+      if (receipt) return finish(row, receipt);
+      const sibling = await minedSibling(row);
+      if (sibling) {
+        await markVoided(db, row, `its nonce was used by intent #${sibling.id} (${sibling.step})`);
+        throw new IntentVoidedError(`${describe(row)} can never mine: intent #${sibling.id} (${sibling.step}) used its nonce. It is voided; the step's next try signs anew`);
+      }
+    }
+    throw new NonceConsumedError(
+      `${describe(row)}: its nonce was used by a transaction that is not ours, so it will never mine. Find out who holds the key; then \`routectl void ${row.id}\` lets the step sign anew`,
+      row.id,
+    );
+  }
+
+  /** Waits until the intent's nonce is used, keeping the sender's queue moving meanwhile. */
+  async function settle(initial: Intent, account: LocalAccount): Promise<SentTransaction> {
+    if (initial.fromAddress.toLowerCase() !== account.address.toLowerCase()) throw new Error(`${describe(initial)} was signed by another account than ${account.address}`);
+    let row = initial;
+    const deadline = Date.now() + receiptTimeoutMs;
+    let pushed = false;
+    let lookedAtHead = Date.now();
+    for (;;) {
+      const used = await usedNonces(row);
+      if (used > row.nonce) return resolveUsedNonce(row);
+      if (!pushed) {
+        row = await push(row, account);
+        pushed = true;
+      } else if (Date.now() - lookedAtHead >= Math.min(replaceAfterMs, 10_000)) {
+        lookedAtHead = Date.now();
+        row = await unstick(row, used, account);
+      }
+      if (Date.now() >= deadline) {
+        const behind = used < row.nonce ? ` behind ${row.nonce - used} earlier transaction(s) of ${row.fromAddress}` : '';
+        throw new TransactionPendingError(`${describe(row)} is not mined after ${Math.round(receiptTimeoutMs / 1000)} s (attempt ${row.attempt})${behind}; the next try waits on`);
+      }
+      await sleep(pollMs);
+    }
+  }
+
+  /** Signs and records a new intent at the sender's next nonce: after what the node has and after our queued intents. */
+  async function signNew(request: SendRequest, tx: Db): Promise<Intent> {
+    const { account, chainId } = request;
+    const pending = await usedNonces({ chainId, fromAddress: account.address }, 'pending');
+    const [queued] = await tx
+      .select({ last: max(txIntents.nonce) })
+      .from(txIntents)
+      .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)));
+    const nonce = queued?.last == null ? pending : Math.max(pending, queued.last + 1);
+    const wallet = createWalletClient({ account, chain: clients.chain(chainId), transport: http(client(chainId).transport.url) });
+    const prepared = await wallet.prepareTransactionRequest({ account, chain: clients.chain(chainId), to: request.to, data: request.data, value: request.value, nonce });
+    if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
+    const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
+    const [row] = await tx
+      .insert(txIntents)
+      .values({ routeId: request.routeId, step: request.step, chainId, fromAddress: account.address, nonce, txHash: keccak256(rawTx), rawTx })
+      .returning();
+    if (!row) throw new Error(`the intent of ${request.routeId}/${request.step} was not recorded`);
+    return row;
   }
 
   return {
     async intent(routeId, step) {
-      const row = await findIntent(routeId, step);
-      return row ? { txHash: row.txHash as Hex } : null;
+      const row = await findIntent(db, routeId, step);
+      if (!row) return null;
+      if (row.minedTxHash) return { txHash: row.minedTxHash as Hex };
+      // After a replacement the earlier attempt may be the one that mined.
+      const mined = row.earlierTxHashes.length > 0 ? await minedAttempt(row) : null;
+      return { txHash: (mined?.transactionHash ?? row.txHash) as Hex };
+    },
+
+    get,
+
+    async queue(chainId, from) {
+      const used = await usedNonces({ chainId, fromAddress: from });
+      return db
+        .select()
+        .from(txIntents)
+        .where(and(sameSender(chainId, from), eq(txIntents.status, 'pending'), gte(txIntents.nonce, used)))
+        .orderBy(asc(txIntents.nonce), asc(txIntents.id));
     },
 
     async send(request) {
-      const existing = await findIntent(request.routeId, request.step);
-      if (existing) {
-        return settle(existing.chainId, existing.fromAddress as Address, existing.nonce, existing.txHash as Hex, existing.rawTx as Hex);
-      }
+      const existing = await findIntent(db, request.routeId, request.step);
+      if (existing) return settle(existing, request.account);
 
-      const { account, chainId } = request;
-      const client = clients.publicClient(chainId);
-      const wallet = createWalletClient({ account, chain: clients.chain(chainId), transport: http(client.transport.url) });
-
+      // Crash leftovers of this sender first: a new transaction could not mine before them anyway.
+      await pushQueue(request.chainId, request.account);
       const signed = await db.transaction(async (tx) => {
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${account.address.toLowerCase()}`}))`);
-        const again = await tx.select().from(txIntents).where(and(eq(txIntents.routeId, request.routeId), eq(txIntents.step, request.step)));
-        if (again[0]) return again[0];
-
-        // Intents recorded but never broadcast (a crash between record and broadcast) hold the next nonces: push them first.
-        const pendingNonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
-        const unsent = await tx
-          .select()
-          .from(txIntents)
-          .where(and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, account.address), gte(txIntents.nonce, pendingNonce)));
-        for (const row of unsent.sort((a, b) => a.nonce - b.nonce)) await broadcast(chainId, row.rawTx as Hex);
-        const nonce = pendingNonce + unsent.length;
-
-        const prepared = await wallet.prepareTransactionRequest({
-          account,
-          chain: clients.chain(chainId),
-          to: request.to,
-          data: request.data,
-          value: request.value,
-          nonce,
-        });
-        if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
-        const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
-        const row = {
-          routeId: request.routeId,
-          step: request.step,
-          chainId,
-          fromAddress: account.address,
-          nonce,
-          txHash: keccak256(rawTx),
-          rawTx,
-        };
-        await tx.insert(txIntents).values(row);
-        return row;
+        await lockSender(tx, request.chainId, request.account.address);
+        const again = await findIntent(tx, request.routeId, request.step);
+        if (again) return again;
+        return signNew(request, tx);
       });
       // Broadcast only after the record is committed; a failed broadcast is retried from the record by `settle`.
+      return settle(signed, request.account);
+    },
 
-      return settle(signed.chainId, signed.fromAddress as Address, signed.nonce, signed.txHash as Hex, signed.rawTx as Hex);
+    async void(id, reason) {
+      const row = await get(id);
+      if (!row) throw new VoidRefusedError(`there is no intent #${id}`);
+      if (row.status === 'voided') return row;
+      if ((await usedNonces(row)) <= row.nonce) {
+        throw new VoidRefusedError(
+          `${describe(row)} may still mine: nonce ${row.nonce} of ${row.fromAddress} on chain ${row.chainId} is unused. Replace it first with \`routectl void ${id} --cancel\``,
+        );
+      }
+      const receipt = await minedAttempt(row);
+      if (receipt) {
+        await recordMined(row, receipt);
+        throw new VoidRefusedError(`${describe(row)} mined (${receipt.status === 'success' ? 'successfully' : 'reverted'}, tx ${receipt.transactionHash}); there is nothing to void`);
+      }
+      return markVoided(db, row, reason);
+    },
+
+    async cancel(id, account) {
+      const original = await get(id);
+      if (original?.status !== 'pending') throw new VoidRefusedError(`intent #${id} is ${original?.status ?? 'unknown'}; there is nothing to cancel`);
+      const step = `cancel:${id}`;
+      let replacement = await findIntent(db, original.routeId, step);
+      if (!replacement) {
+        if ((await usedNonces(original)) > original.nonce) throw new VoidRefusedError(`the nonce of ${describe(original)} is already used; void it with \`routectl void ${id}\``);
+        replacement = await db.transaction(async (tx) => {
+          await lockSender(tx, original.chainId, original.fromAddress);
+          const again = await findIntent(tx, original.routeId, step);
+          if (again) return again;
+          // A 0-value self-send at the same nonce, with fees above every attempt of the original.
+          const rawTx = await account.signTransaction(await bumped(await reload(original), { to: account.address, value: 0n, data: undefined, gas: 21_000n }));
+          const [row] = await tx
+            .insert(txIntents)
+            .values({ routeId: original.routeId, step, chainId: original.chainId, fromAddress: original.fromAddress, nonce: original.nonce, txHash: keccak256(rawTx), rawTx })
+            .returning();
+          if (!row) throw new Error(`the cancel of intent #${id} was not recorded`);
+          return row;
+        });
+      }
+      try {
+        const sent = await settle(replacement, account);
+        await markVoided(db, original, `replaced by intent #${replacement.id} (a 0-value self-send at its nonce)`);
+        return { replaced: true, txHash: sent.txHash };
+      } catch (error) {
+        if (!(error instanceof IntentVoidedError)) throw error;
+        const mined = await get(id);
+        return { replaced: false, txHash: (mined?.minedTxHash ?? original.txHash) as Hex };
+      }
+    },
+
+    async voidUnsent(routeId, reason) {
+      const mine = await db
+        .select()
+        .from(txIntents)
+        .where(and(eq(txIntents.routeId, routeId), eq(txIntents.status, 'pending')));
+      const senders = new Map(mine.map((row) => [`${row.chainId}:${row.fromAddress}`, row]));
+      const voided: Intent[] = [];
+      for (const sender of senders.values()) {
+        await db.transaction(async (tx) => {
+          await lockSender(tx, sender.chainId, sender.fromAddress);
+          const pending = await usedNonces(sender, 'pending');
+          const tail = await tx
+            .select()
+            .from(txIntents)
+            .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)))
+            .orderBy(desc(txIntents.nonce), desc(txIntents.id));
+          // Only from the end of the queue: voiding one below another sender's intent would leave a gap that blocks it.
+          for (const row of tail) {
+            if (row.routeId !== routeId) break;
+            voided.push(await markVoided(tx, row, reason));
+          }
+        });
+      }
+      return voided;
     },
   };
+}
+
+/** A live intent as `routectl senders` shows it. */
+export interface QueuedIntent {
+  id: number;
+  routeId: string;
+  step: string;
+  chainId: number;
+  sender: string;
+  nonce: number;
+  attempts: number;
+  ageSeconds: number;
+  sinceLastAttemptSeconds: number;
+  /** The sender's next nonce to mine: everything else of this sender waits for it. */
+  head: boolean;
+  /** A node has it (in its mempool); false: never broadcast, or rejected or dropped. */
+  atNode: boolean;
+}
+
+/** Every sender's queue: live intents whose nonce the chain has not used yet, oldest nonce first. */
+export async function senderQueues(db: Database, clients: ChainClients): Promise<QueuedIntent[]> {
+  const live = await db.select().from(txIntents).where(eq(txIntents.status, 'pending')).orderBy(asc(txIntents.chainId), asc(txIntents.fromAddress), asc(txIntents.nonce));
+  const senders = new Map<string, { chainId: number; from: Address }>();
+  for (const row of live) senders.set(`${row.chainId}:${row.fromAddress}`, { chainId: row.chainId, from: row.fromAddress as Address });
+  const counts = new Map<string, { latest: number; pending: number }>();
+  await Promise.all(
+    [...senders.entries()].map(async ([key, { chainId, from }]) => {
+      const publicClient = clients.publicClient(chainId);
+      const [latest, pending] = await Promise.all([
+        publicClient.getTransactionCount({ address: from, blockTag: 'latest' }),
+        publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
+      ]);
+      counts.set(key, { latest, pending });
+    }),
+  );
+  const now = Date.now();
+  return live.flatMap((row) => {
+    const count = counts.get(`${row.chainId}:${row.fromAddress}`);
+    if (!count || row.nonce < count.latest) return [];
+    return [
+      {
+        id: row.id,
+        routeId: row.routeId,
+        step: row.step,
+        chainId: row.chainId,
+        sender: row.fromAddress,
+        nonce: row.nonce,
+        attempts: row.attempt,
+        ageSeconds: Math.round((now - row.createdAt.getTime()) / 1000),
+        sinceLastAttemptSeconds: Math.round((now - row.lastAttemptAt.getTime()) / 1000),
+        head: row.nonce === count.latest,
+        atNode: row.nonce < count.pending,
+      },
+    ];
+  });
 }

@@ -1,4 +1,5 @@
 import { bigint, boolean, index, integer, jsonb, pgSequence, pgTable, primaryKey, doublePrecision, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 
 /**
  * Chain ids and derivation indexes: int8 (EIP-155 chain ids exceed int4), read as JS numbers. The API accepts
@@ -114,23 +115,42 @@ export const poolNotes = pgTable('pool_notes', {
 });
 
 /**
- * Write-ahead record of every on-chain send, keyed by (route, step). The signed transaction is stored
- * before it is broadcast, so a retried activity re-broadcasts the same transaction (same nonce, same hash)
- * instead of signing a second payment.
+ * Write-ahead record of every on-chain send, keyed by (route, step) while it is live. The signed transaction is
+ * stored before it is broadcast, so a retried activity re-broadcasts the same transaction (same nonce) instead of
+ * signing a second payment. A transaction that does not mine is replaced at the same nonce with higher fees: a new
+ * attempt of the same intent, recorded before it is broadcast like the first. Any attempt may be the one that mines.
+ * A voided intent can never mine (its nonce went to another transaction, or it never reached a node and the route
+ * ended); it keeps its row but frees its (route, step) key.
  */
 export const txIntents = pgTable(
   'tx_intents',
   {
+    /** For operators: `routectl senders` lists it, `routectl void <id>` voids it. */
+    id: serial('id').primaryKey(),
     routeId: text('route_id').notNull(),
     step: text('step').notNull(),
     chainId: chainIdColumn('chain_id').notNull(),
     fromAddress: text('from_address').notNull(),
     nonce: integer('nonce').notNull(),
+    /** The latest attempt: the only bytes broadcast from now on. */
     txHash: text('tx_hash').notNull(),
     rawTx: text('raw_tx').notNull(),
+    /** 1, then one more for each replacement with higher fees. */
+    attempt: integer('attempt').notNull().default(1),
+    /** The hashes of the earlier attempts, oldest first. */
+    earlierTxHashes: jsonb('earlier_tx_hashes').$type<string[]>().notNull().default([]),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+    /** pending (until a send saw its nonce used) | mined | voided. */
+    status: text('status').notNull().default('pending'),
+    /** The attempt that mined (set once seen; for a voided intent: it mined after all). */
+    minedTxHash: text('mined_tx_hash'),
+    voidReason: text('void_reason'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.routeId, t.step] })],
+  (t) => [
+    uniqueIndex('tx_intents_live_step_uq').on(t.routeId, t.step).where(sql`${t.status} <> 'voided'`),
+    index('tx_intents_sender_idx').on(t.chainId, t.fromAddress, t.nonce),
+  ],
 );
 
 /** The bridge orders a route placed, one per leg, so a retry reuses the order instead of opening another. */
