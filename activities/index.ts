@@ -2,9 +2,11 @@ import { bridgeActivities } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { depositActivities } from './deposit.ts';
 import { fundsActivities } from './funds.ts';
+import { intentActivities } from './intents.ts';
 import { strayActivities } from './strays.ts';
 import { poolActivities } from './pool.ts';
 import { projectionActivities, recordLedger } from './projection.ts';
+import { recoverActivities } from './recover.ts';
 
 export type { ActivityDeps } from './deps.ts';
 
@@ -17,6 +19,8 @@ export function createActivities(deps: ActivityDeps) {
     ...poolActivities(deps),
     ...fundsActivities(deps),
     ...strayActivities(deps),
+    ...intentActivities(deps),
+    ...recoverActivities(deps),
     /**
      * Books what the service kept: the note's value less the bridge-out input (the pool's change note, the relay
      * fee and any rounding dust at the exit account).

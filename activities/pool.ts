@@ -74,7 +74,7 @@ export function poolActivities(deps: ActivityDeps) {
    * activity stopped before recording it. A deposit recorded but never mined stays unsent: a route that is
    * ending must not pay the pool's fee for nothing.
    */
-  async function recordedNote(plan: RoutePlan) {
+  async function recordedNote(plan: Pick<RoutePlan, 'routeId' | 'hubToken'>) {
     const note = await loadNote(plan.routeId);
     if (note) return note;
     const deposited = await deps.pool.minedDeposit({ routeId: plan.routeId, asset: plan.hubToken });
@@ -166,7 +166,7 @@ export function poolActivities(deps: ActivityDeps) {
      * A failed route's unspent note goes back to its hub account (the original depositor), publicly: for a
      * deposit the ASP rejected, or any route an operator ends while its funds sit in the pool.
      */
-    async ragequit(plan: RoutePlan): Promise<{ amount: string } | null> {
+    async ragequit(plan: Pick<RoutePlan, 'routeId' | 'accountIndex' | 'hubChainId' | 'hubToken'>): Promise<{ amount: string } | null> {
       const note = await recordedNote(plan);
       if (!note || note.withdrawn) return null;
       if (!(await deps.sender.intent(plan.routeId, 'ragequit'))) {

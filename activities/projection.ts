@@ -15,7 +15,7 @@ export interface StatusProjection {
 
 export interface LedgerEntry {
   routeId: string;
-  kind: 'received' | 'bridged_in' | 'arrived_on_hub' | 'shielded' | 'unshielded' | 'bridged_out' | 'paid' | 'service_fee' | 'refunded' | 'ragequit';
+  kind: 'received' | 'bridged_in' | 'arrived_on_hub' | 'shielded' | 'unshielded' | 'bridged_out' | 'paid' | 'service_fee' | 'refunded' | 'ragequit' | 'recovered';
   /** Distinguishes repeatable movements (refunds); defaults to the kind. */
   key?: string;
   chainId: number;

@@ -5,6 +5,7 @@ import { tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, type HeldFunds, strayScanCursors, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import type { ActivityDeps } from './deps.ts';
+import { belowRefundMinimum } from './funds.ts';
 
 const SCAN_BATCH = 8;
 /** Transfer logs are read this many blocks at a time (providers cap eth_getLogs ranges)… */
@@ -173,7 +174,9 @@ export function strayActivities(deps: ActivityDeps) {
           if (balance === null || balance === 0n) continue;
           const own = same(token, route.sourceToken);
           const refundable = own || (known?.has(token.toLowerCase()) ?? false);
-          if (route.refundAddress && refundable) {
+          // Dust below REFUND_MIN_AMOUNT is listed, never refunded automatically: its gas would cost more.
+          const dust = belowRefundMinimum(deps, route, token, balance);
+          if (route.refundAddress && refundable && !dust) {
             found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token });
             // Being refunded: an existing listing stays until the refund clears it.
             next.push(...listed.filter((h) => same(h.token, token)));
@@ -186,7 +189,7 @@ export function strayActivities(deps: ActivityDeps) {
           next.push({ place: 'deposit', chainId: route.sourceChainId, token, address: route.depositAddress, amount: balance.toString() });
           notes.push(
             own
-              ? `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and there is no refundAddress`
+              ? `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and ${dust ? 'is below REFUND_MIN_AMOUNT, so it is not refunded' : 'there is no refundAddress'}`
               : `${balance} (smallest units) of token ${token} is held at the deposit address: it is not this route's ${route.symbol} (${route.sourceToken}), so it never funded the transfer${route.refundAddress ? ', and it is not a token the bridge lists, so it is not refunded automatically' : ''}`,
           );
         }

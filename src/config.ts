@@ -103,6 +103,11 @@ export const configSchema = z.object({
   STRAY_SCAN_INTERVAL_SECONDS: positiveInt.default(60),
   /** Routes finished longer ago than this are no longer scanned for stray deposits. */
   STRAY_SCAN_RETENTION_DAYS: positiveInt.default(30),
+  /**
+   * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
+   * (the gas would cost more than it returns). Symbols not listed have no minimum.
+   */
+  REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({ USDC: '0.10' }),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

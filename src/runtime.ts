@@ -87,6 +87,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     gasAccount: privateKeyToAccount(config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`),
     poolRelayer,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    refundMinimums: config.REFUND_MIN_AMOUNT,
   };
   const close = async () => {
     await prover.close();

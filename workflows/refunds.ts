@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, continueAsNew, log, proxyActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, continueAsNew, log, patched, proxyActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
 import type { Address } from './types.ts';
 
@@ -8,6 +8,17 @@ const activities = proxyActivities<TransferActivities>({
   // Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts): one lost with its worker is retried after this.
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** A refund moves money: a few tries within a time budget, then the route is flagged for an operator (never retried forever). */
+export const REFUND_MAX_ATTEMPTS = 5;
+/** Refusals a retry cannot change; the first two need no operator either. */
+const REFUND_FINAL = ['NothingToRefund', 'RefundBelowMinimum', 'UnknownRoute', 'RouteSendPending', 'TransactionRevertedError', 'NonceConsumedError'];
+const refunds = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  scheduleToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: REFUND_MAX_ATTEMPTS, nonRetryableErrorTypes: REFUND_FINAL },
 });
 
 const scanner = proxyActivities<TransferActivities>({
@@ -27,9 +38,23 @@ export interface RefundInput {
 /**
  * Refunds what a finished route's deposit address holds. Workflow id `<routeId>:refund`; one runs at a
  * time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice.
+ * A refund that still fails after REFUND_MAX_ATTEMPTS tries (or 15 minutes) ends this run and flags the route
+ * (`routectl list --stuck`); dust below REFUND_MIN_AMOUNT and an empty deposit address are refused without a flag.
  */
 export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string }> {
-  const refund = await activities.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token });
+  let refund: { amount: string; txHash: string };
+  try {
+    refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token });
+  } catch (error) {
+    // Runs before this change retried forever and never got here.
+    if (!patched('refund-attempt-limit')) throw error;
+    const cause = error instanceof ActivityFailure && error.cause ? error.cause : (error as Error);
+    const type = cause instanceof ApplicationFailure ? cause.type : null;
+    if (type !== 'NothingToRefund' && type !== 'RefundBelowMinimum') {
+      await activities.flagRoute({ routeId: input.routeId, error: `refund to ${input.to} failed: ${cause.message}. Fix the cause, then run routectl refund again` });
+    }
+    throw ApplicationFailure.nonRetryable(cause.message, type ?? 'RefundFailed');
+  }
   await activities.clearDepositHolding({ routeId: input.routeId, token: input.token });
   log.info('deposit refunded', { routeId: input.routeId, to: input.to, reason: input.reason, ...refund });
   return refund;

@@ -184,7 +184,9 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       wait.catch(() => {});
       const failed = condition(() => decision?.kind === 'fail').then(() => null);
       const outcome = await Promise.race([wait, failed]);
-      if (outcome === null) {
+      // A `fail` accepted in the activation where the deposit's wait ended was answered "failing": it ends the
+      // route now (the deposit stays at the deposit address) instead of lingering until some later park.
+      if (outcome === null || (decision?.kind === 'fail' && patched('fail-with-deposit'))) {
         scope.cancel();
         throw new OperatorFailure((decision as unknown as { reason: string }).reason);
       }
@@ -283,6 +285,12 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     log.error('transfer failed', { routeId: plan.routeId, cause });
     // Runs even when the workflow was cancelled, so a cancelled transfer still records where its funds are.
     await CancellationScope.nonCancellable(async () => {
+      // Sends of the route that no node has yet must not go out later (a refund would push them out first).
+      if (patched('void-unsent-on-fail')) {
+        await recovery.voidUnsentIntents({ routeId: plan.routeId }).catch((voidError: unknown) => {
+          log.error('voiding unsent transactions failed; `routectl senders` lists them', { routeId: plan.routeId, error: describeFailure(voidError) });
+        });
+      }
       if (privacyRules && inPool) {
         const returned = await recovery.ragequit(plan).catch((ragequitError: unknown) => {
           log.error('ragequit failed; the note stays in the pool', { routeId: plan.routeId, error: describeFailure(ragequitError) });

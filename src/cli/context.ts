@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
+import { createChainClients, type ChainClients } from '../chain/clients.ts';
 import { connectDatabase, type Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
 import { readStackInfo, type StackInfo } from '../devnet/stackInfo.ts';
@@ -36,6 +37,18 @@ export function connectionSettings() {
     taskQueue: process.env.TEMPORAL_TASK_QUEUE ?? 'private-route',
     apiUrl: process.env.API_URL ?? local?.apiUrl ?? 'http://127.0.0.1:3000',
   };
+}
+
+/** Read-only chain access for routectl: CHAIN_RPC_URLS (as the service has it), else the local stack's chains. */
+export function chainClients(): ChainClients {
+  if (process.env.CHAIN_RPC_URLS) {
+    try {
+      return createChainClients(JSON.parse(process.env.CHAIN_RPC_URLS) as Record<string, string>);
+    } catch {
+      throw usageError('CHAIN_RPC_URLS must be JSON: {"42161":"https://…"}');
+    }
+  }
+  return createChainClients(Object.fromEntries(stackInfo().manifest.chains.map((c) => [String(c.chainId), c.rpcUrl])));
 }
 
 export interface OperatorContext {

@@ -1,12 +1,15 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { and, asc, desc, eq, type SQL } from 'drizzle-orm';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import { isAddress } from 'viem';
+import { senderQueues } from '../chain/txSender.ts';
 import { ledgerEntries, transfers } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
 import { failUpdate, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
+import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
 import { REFUND_WORKFLOW_TYPE, TRANSFER_STATUSES, type TransferState } from '../../workflows/types.ts';
-import { loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
+import type { IntentSummary } from '../../activities/intents.ts';
+import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 
@@ -98,6 +101,7 @@ export async function fail(ctx: OperatorContext, routeId: string, reason: string
   const row = await waitForTerminal(ctx, routeId, 30_000);
   print(`${routeId}: ${row.status}${row.error ? ` (${row.error})` : ''}`);
   for (const held of row.heldFunds ?? []) print(`  holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
+  if (row.heldFunds?.length) print(`move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --to <address> (hub, pool, exit)`);
 }
 
 export async function refund(ctx: OperatorContext, routeId: string, to: string | undefined): Promise<void> {
@@ -105,18 +109,90 @@ export async function refund(ctx: OperatorContext, routeId: string, to: string |
   const row = await loadRoute(ctx, routeId);
   if (!TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
   if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
+  const result = await runWorkflow<{ amount: string; txHash: string }>(
+    ctx,
+    REFUND_WORKFLOW_TYPE,
+    refundWorkflowId(routeId),
+    { routeId, to, reason: 'operator refund' },
+    `a refund of ${routeId} is already running`,
+  );
+  print(`${routeId}: refunded ${result.amount} to ${to} (tx ${result.txHash})`);
+}
+
+/** `routectl recover`: a FAILED route's funds at its hub account, pool note (ragequit) and exit account go to `to`. */
+export async function recover(ctx: OperatorContext, routeId: string, to: string | undefined): Promise<void> {
+  if (!to || !isAddress(to, { strict: true })) throw usageError('recover needs --to <0x address on the hub chain>');
+  const row = await loadRoute(ctx, routeId);
+  if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
+  const result = await runWorkflow<RecoverResult>(ctx, RECOVER_WORKFLOW_TYPE, recoverWorkflowId(routeId), { routeId, to }, `a recovery of ${routeId} is already running`);
+  if (result.recovered.length === 0) print(`${routeId}: nothing held at the hub account, in the pool or at the exit account`);
+  for (const moved of result.recovered) {
+    if (moved.place === 'pool') print(`${routeId}: pool note of ${moved.amount} back to the hub account (ragequit, tx ${moved.txHash})`);
+    else print(`${routeId}: ${moved.amount} sent from the ${moved.place} account (ledger recovered:${moved.key}, tx ${moved.txHash})`);
+  }
+  for (const held of result.held) {
+    print(`  still holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}${held.place === 'deposit' ? ' (routectl refund)' : ''}`);
+  }
+}
+
+/** `routectl senders`: every sender's pending transactions (what the chain has not mined), oldest nonce first. */
+export async function senders(ctx: OperatorContext, json: boolean): Promise<void> {
+  const queue = await senderQueues(ctx.db, chainClients());
+  const routeIds = [...new Set(queue.map((q) => q.routeId))];
+  const routes = routeIds.length > 0 ? await ctx.db.select().from(transfers).where(inArray(transfers.routeId, routeIds)) : [];
+  // A route's own account, or a sender all routes share (the gas account, the pool's relayer).
+  const roleOf = (routeId: string, sender: string) => {
+    const route = routes.find((r) => r.routeId === routeId);
+    const places = { deposit: route?.depositAddress, hub: route?.hubAccount, exit: route?.exitAccount };
+    return Object.entries(places).find(([, address]) => address?.toLowerCase() === sender.toLowerCase())?.[0] ?? 'shared';
+  };
+  const rows = queue.map((q) => ({ ...q, senderRole: roleOf(q.routeId, q.sender) }));
+  if (json) return print(rows);
+  if (rows.length === 0) return print('no pending transactions');
+  let current = '';
+  for (const row of rows) {
+    if (`${row.chainId}:${row.sender}` !== current) {
+      current = `${row.chainId}:${row.sender}`;
+      print(`chain ${row.chainId}  ${row.sender}  ${row.senderRole === 'shared' ? 'shared sender' : `${row.senderRole} account of ${row.routeId}`}`);
+    }
+    const state = `${row.head ? 'next to mine' : 'queued'}, ${row.atNode ? 'at the node' : 'NOT at the node'}`;
+    print(`  nonce ${row.nonce}  #${row.id}  ${row.routeId}  ${row.step}  attempt ${row.attempts}  age ${row.ageSeconds} s  (${state})`);
+  }
+  print('void one: routectl void <id> once its nonce is used, or routectl void <id> --cancel to replace it first');
+}
+
+/** `routectl void`: ends an intent that can never mine (or first makes sure of that with a 0-value replacement). */
+export async function voidIntent(ctx: OperatorContext, idArg: string, opts: { cancel: boolean; reason: string | undefined }): Promise<void> {
+  const id = Number(idArg);
+  if (!/^\d+$/.test(idArg) || !Number.isSafeInteger(id) || id <= 0) throw usageError('void needs an intent id (a number, as routectl senders lists it)');
+  const reason = opts.reason?.trim() || 'voided by an operator';
+  const result = await runWorkflow<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }>(
+    ctx,
+    VOID_INTENT_WORKFLOW_TYPE,
+    voidIntentWorkflowId(id),
+    { intentId: id, cancel: opts.cancel, reason },
+    `intent #${id} is already being voided`,
+  );
+  if (result.originalMined || !result.intent) throw notAllowed(`intent #${id} mined before its replacement did; nothing voided`);
+  const { routeId, step, voidReason } = result.intent;
+  print(`intent #${id} (${routeId} ${step}): voided${result.cancelTxHash ? ` after its replacement (tx ${result.cancelTxHash}) mined` : ''}: ${voidReason ?? reason}`);
+}
+
+/** Failures of the refund, recover and void workflows that mean "not now" (exit 4); any other is a failure (exit 1). */
+const REFUSALS = new Set(['NothingToRefund', 'RefundBelowMinimum', 'RouteSendPending', 'UnknownRoute', 'RouteNotFailed', 'VoidRefused']);
+
+/** Starts an operator workflow and waits for its result; a failure is reported with its own message. */
+async function runWorkflow<T>(ctx: OperatorContext, type: string, workflowId: string, input: unknown, busy: string): Promise<T> {
   try {
-    const handle = await ctx.temporal.workflow.start(REFUND_WORKFLOW_TYPE, {
-      workflowId: refundWorkflowId(routeId),
-      taskQueue: ctx.taskQueue,
-      args: [{ routeId, to, reason: 'operator refund' }],
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    });
-    const result = (await handle.result()) as { amount: string; txHash: string };
-    print(`${routeId}: refunded ${result.amount} to ${to} (tx ${result.txHash})`);
+    const handle = await ctx.temporal.workflow.start(type, { workflowId, taskQueue: ctx.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+    return (await handle.result()) as T;
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) throw notAllowed(`a refund of ${routeId} is already running`);
-    throw error;
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw notAllowed(busy);
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    let cause: Error = error;
+    while (cause.cause instanceof Error) cause = cause.cause;
+    const refusal = cause instanceof ApplicationFailure && cause.type !== undefined && cause.type !== null && REFUSALS.has(cause.type);
+    throw new CliError(cause.message, refusal ? 4 : 1);
   }
 }
 

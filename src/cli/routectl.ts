@@ -15,6 +15,9 @@ const USAGE = `usage: routectl <command>
   retry <routeId>                                    re-run the parked step with a fresh retry budget
   fail <routeId> --reason "…"                        end a parked (or still unfunded) route as FAILED
   refund <routeId> --to <address>                    refund funds held at a finished route's deposit address
+  recover <routeId> --to <address>                   move a FAILED route's funds at hub, pool (ragequit) and exit to an address on the hub chain
+  senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
+  void <intentId> [--cancel] [--reason "…"]          void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
   devnet info [--json]                               local chains (chainId, rpcUrl) and token addresses
   devnet fund <routeId> [--amount <decimal>]         send the route's amount from the devnet faucet
@@ -31,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
       status: { type: 'string' },
       limit: { type: 'string', default: '100' },
       reason: { type: 'string' },
+      cancel: { type: 'boolean', default: false },
       to: { type: 'string' },
       amount: { type: 'string' },
       count: { type: 'string' },
@@ -61,6 +65,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'refund':
       await withOperatorContext((ctx) => operator.refund(ctx, routeArg(), values.to));
+      return 0;
+    case 'recover':
+      await withOperatorContext((ctx) => operator.recover(ctx, routeArg(), values.to));
+      return 0;
+    case 'senders':
+      await withOperatorContext((ctx) => operator.senders(ctx, values.json));
+      return 0;
+    case 'void':
+      if (!first) throw usageError(`void needs an intent id\n${USAGE}`);
+      await withOperatorContext((ctx) => operator.voidIntent(ctx, first, { cancel: values.cancel, reason: values.reason }));
       return 0;
     case 'watch': {
       const completed = await withOperatorContext((ctx) => operator.watch(ctx, routeArg(), Number(values.timeout) * 1000));

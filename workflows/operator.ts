@@ -1,0 +1,90 @@
+import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
+import type { TransferActivities } from '../activities/index.ts';
+import type { IntentSummary } from '../activities/intents.ts';
+import type { Recovered } from '../activities/recover.ts';
+import type { Address, HeldFunds } from './types.ts';
+
+export const RECOVER_WORKFLOW_TYPE = 'recoverWorkflow';
+export const VOID_INTENT_WORKFLOW_TYPE = 'voidIntentWorkflow';
+export const recoverWorkflowId = (routeId: string) => `${routeId}:recover`;
+export const voidIntentWorkflowId = (intentId: number) => `void-intent:${intentId}`;
+
+/** Errors a retry cannot change: the operator reads them and decides. */
+const FINAL = ['UnknownRoute', 'RouteNotFailed', 'VoidRefused', 'TransactionRevertedError', 'NonceConsumedError'];
+
+/** Moves money: a few tries within a time budget, then the route is flagged for an operator. */
+const moves = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '10 minutes',
+  // Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts).
+  heartbeatTimeout: '10 seconds',
+  scheduleToCloseTimeout: '30 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: FINAL },
+});
+
+/** Bookkeeping: retried until it works. */
+const bookkeeping = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+export interface RecoverInput {
+  routeId: string;
+  to: Address;
+}
+
+export interface RecoverResult {
+  recovered: Recovered[];
+  /** What the route still holds afterwards (e.g. at its deposit address: `routectl refund`). */
+  held: HeldFunds[];
+}
+
+/**
+ * `routectl recover`: a FAILED route's funds on the hub chain (pool note via ragequit, hub and exit accounts) go
+ * to `to`. Workflow id `<routeId>:recover`, one at a time per route; survives crashes like any workflow, and
+ * every send is written ahead (activities/recover.ts), so a rerun completes or finds nothing left.
+ */
+export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResult> {
+  try {
+    const recovered: Recovered[] = [];
+    const pool = await moves.recoverPoolNote({ routeId: input.routeId });
+    if (pool) recovered.push(pool);
+    for (const place of ['hub', 'exit'] as const) recovered.push(...(await moves.recoverAccount({ routeId: input.routeId, place, to: input.to })));
+    const held = await bookkeeping.refreshHeldFunds({ routeId: input.routeId });
+    log.info('route funds recovered', { routeId: input.routeId, moves: recovered.length });
+    return { recovered, held };
+  } catch (error) {
+    const cause = causeOf(error);
+    await bookkeeping.flagRoute({ routeId: input.routeId, error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again` });
+    throw ApplicationFailure.nonRetryable(`recovery stopped: ${cause}`, 'RecoveryFailed');
+  }
+}
+
+export interface VoidIntentInput {
+  intentId: number;
+  /** First replace it with a 0-value self-send at its nonce (it may still mine otherwise). */
+  cancel: boolean;
+  reason: string;
+}
+
+/** `routectl void`: workflow id `void-intent:<id>`; runs in the worker, which holds the keys a cancel needs. */
+export async function voidIntentWorkflow(input: VoidIntentInput): Promise<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }> {
+  try {
+    let cancelTxHash: string | null = null;
+    if (input.cancel) {
+      const cancel = await moves.cancelIntent({ intentId: input.intentId });
+      if (!cancel.replaced) return { intent: null, cancelTxHash: null, originalMined: true };
+      cancelTxHash = cancel.txHash;
+    }
+    return { intent: await moves.voidIntent({ intentId: input.intentId, reason: input.reason }), cancelTxHash, originalMined: false };
+  } catch (error) {
+    const refused = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'VoidRefused';
+    throw ApplicationFailure.nonRetryable(causeOf(error), refused ? 'VoidRefused' : 'VoidFailed');
+  }
+}
+
+/** The innermost message: an activity's own failure rather than "Activity task failed". */
+function causeOf(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
