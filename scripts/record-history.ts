@@ -2,7 +2,11 @@
  * Records the Temporal history of one funded transfer on a fresh local stack, for the replay test
  * (test/replay.test.ts). Run it after changing the workflow, with the new version's name:
  *
- *   node --import tsx scripts/record-history.ts <name> [relay|cctp]
+ *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>]
+ *
+ * `--park bridge-out` (or another fault of `routectl devnet fault set`) makes that step fail until the
+ * transfer parks, then clears the fault and runs the operator's `routectl retry`: the shape of a parked
+ * transfer that an operator resumed, which is what lives longest in production.
  *
  * and commit test/histories/<name>.history (binary protobuf: this Temporal SDK's JSON helpers fail on
  * its own mixed protobufjs versions): every recorded history must keep replaying with the current
@@ -12,13 +16,16 @@ import { writeFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { startTestStack, waitFor } from '../test/support/testStack.ts';
 
-const [name, mode = 'relay'] = process.argv.slice(2);
-if (!name || !/^[\w.-]+$/.test(name) || !['relay', 'cctp'].includes(mode)) {
-  console.error('usage: record-history.ts <name> [relay|cctp]');
+const args = process.argv.slice(2);
+const parkAt = args.includes('--park') ? args[args.indexOf('--park') + 1] : undefined;
+const [name, mode = 'relay'] = args.filter((arg, i) => arg !== '--park' && args[i - 1] !== '--park');
+if (!name || !/^[\w.-]+$/.test(name) || !['relay', 'cctp'].includes(mode) || (args.includes('--park') && !parkAt)) {
+  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>]');
   process.exit(2);
 }
 
-const stack = await startTestStack({ env: { BRIDGE_PROVIDER: mode } });
+const parking: Record<string, string> = parkAt ? { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60' } : {};
+const stack = await startTestStack({ env: { BRIDGE_PROVIDER: mode, ...parking } });
 try {
   const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
   const created = await stack.api<{ routeId: string; depositAddress: `0x${string}`; amount: string }>('POST', '/api/private-route', {
@@ -28,7 +35,16 @@ try {
     userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
   });
   const route = created.body.data!;
+  if (parkAt) await expectOk(stack.routectl('devnet', 'fault', 'set', parkAt));
   await stack.fund(route.depositAddress, 'USDC', BigInt(route.amount));
+  if (parkAt) {
+    await waitFor('the transfer to park', async () => {
+      const { body } = await stack.api<{ needsAttention: boolean }>('GET', `/api/private-route/${route.routeId}`);
+      return body.data?.needsAttention ? true : undefined;
+    }, 180_000);
+    await expectOk(stack.routectl('devnet', 'fault', 'clear'));
+    await expectOk(stack.routectl('retry', route.routeId));
+  }
   const status = await waitFor('the transfer to finish', async () => {
     const { body } = await stack.api<{ status: string }>('GET', `/api/private-route/${route.routeId}`);
     return ['COMPLETED', 'FAILED'].includes(body.data!.status) ? body.data!.status : undefined;
@@ -40,4 +56,9 @@ try {
   console.log(`wrote ${file.pathname} (${history.events?.length} events)`);
 } finally {
   await stack.close();
+}
+
+async function expectOk(run: Promise<{ code: number; stdout: string; stderr: string }>): Promise<void> {
+  const { code, stdout, stderr } = await run;
+  if (code !== 0) throw new Error(`routectl exited ${code}: ${stderr || stdout}`);
 }
