@@ -114,8 +114,9 @@ describe('privacy pools prover', () => {
     withdrawalRun ??= proveNoteWithdrawal();
     const { maxGapMs, elapsedMs } = await withdrawalRun;
     t.diagnostic(`longest event-loop gap during a ${Math.round(elapsedMs)} ms proof: ${Math.round(maxGapMs)} ms`);
-    // On the main thread the gap would be the whole proof, seconds.
-    assert.ok(maxGapMs < 200, `event loop stalled for ${Math.round(maxGapMs)} ms`);
+    // On the main thread the gap would be the whole proof (seconds); off it, only scheduling noise, which a
+    // loaded CI machine stretches to a few hundred ms. Half the proof's time tells the two apart either way.
+    assert.ok(maxGapMs < elapsedMs / 2, `event loop stalled for ${Math.round(maxGapMs)} ms of a ${Math.round(elapsedMs)} ms proof`);
   });
 
   test("the SDK's error comes back as a rejection: withdrawing more than the note holds", { timeout: 30_000 }, async () => {
