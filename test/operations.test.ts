@@ -48,13 +48,16 @@ const until = (routeId: string, what: string, ok: (t: Transfer) => boolean, time
   }, timeoutMs);
 
 describe('stuck transfers', () => {
-  test('a failing bridge-out parks the transfer; clearing the fault and `routectl retry` completes it', async () => {
+  test('a failing bridge-out parks the transfers; clearing the fault and `routectl retry --all-parked` completes them', async () => {
     const created = await create('40');
+    const other = await create('41');
     // mode fail: the bridge's quote endpoint answers 500 for bridge-out orders until cleared. In deposit-address
     // mode the order is opened by the unshield step, whose pool withdrawal pays it: the transfer parks there.
     assert.equal((await routectl('devnet', 'fault', 'set', 'bridge-out')).code, 0);
     await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    await stack.fund(other.depositAddress, 'USDC', BigInt(other.amount));
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
+    await until(other.routeId, 'parked', (t) => t.needsAttention);
     assert.equal(parked.status, 'SHIELDED', 'a parked transfer keeps its status');
     assert.equal(parked.error, null);
 
@@ -75,12 +78,22 @@ describe('stuck transfers', () => {
     assert.match(shown.stdout, /parked at unshield/);
 
     assert.equal((await routectl('devnet', 'fault', 'clear')).code, 0);
-    const retried = await routectl('retry', created.routeId);
+    const dryRun = await routectl('retry', '--all-parked', '--step', 'unshield', '--dry-run');
+    assert.equal(dryRun.code, 0, dryRun.stderr);
+    for (const t of [created, other]) assert.match(dryRun.stdout, new RegExp(`${t.routeId}: would retry unshield`));
+    assert.equal((await get(created.routeId)).needsAttention, true, 'a dry run retries nothing');
+    const none = await routectl('retry', '--all-parked', '--step', 'bridge-in');
+    assert.match(none.stdout, /no parked transfers match/);
+
+    const retried = await routectl('retry', '--all-parked', '--step', 'unshield');
     assert.equal(retried.code, 0, retried.stderr);
-    const done = await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED');
-    assert.equal(done.needsAttention, false);
-    const recipient = (await get(created.routeId)).userDestinationAddress;
-    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
+    assert.match(retried.stdout, /retried 2 of 2 parked transfers/);
+    for (const t of [created, other]) {
+      const done = await until(t.routeId, 'completed', (x) => x.status === 'COMPLETED');
+      assert.equal(done.needsAttention, false);
+      const recipient = (await get(t.routeId)).userDestinationAddress;
+      assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(t.quotedOutputAmount));
+    }
 
     const again = await routectl('retry', created.routeId);
     assert.equal(again.code, 4);

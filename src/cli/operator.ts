@@ -1,5 +1,5 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, type SQL } from 'drizzle-orm';
 import { isAddress } from 'viem';
 import { senderQueues } from '../chain/txSender.ts';
 import { ledgerEntries, transfers } from '../db/schema.ts';
@@ -92,6 +92,39 @@ export async function retry(ctx: OperatorContext, routeId: string): Promise<void
   await assertNotTerminal(ctx, routeId, 'retry');
   const result = await update(() => ctx.temporal.workflow.getHandle(routeId).executeUpdate(retryUpdate));
   print(`${routeId}: ${result}`);
+}
+
+/**
+ * Retries every parked transfer that matches the filters (after a provider outage parked many at once).
+ * Each gets the same `retry` update as `routectl retry`; one that is no longer parked is reported and skipped.
+ */
+export async function retryAllParked(ctx: OperatorContext, filter: { step?: string; status?: string; error?: string; dryRun: boolean }): Promise<void> {
+  const conditions: SQL[] = [eq(transfers.needsAttention, true), isNotNull(transfers.parkedStep)];
+  if (filter.step) conditions.push(eq(transfers.parkedStep, filter.step));
+  if (filter.status) conditions.push(eq(transfers.status, filter.status.toUpperCase()));
+  const parked = (
+    await ctx.db
+      .select({ routeId: transfers.routeId, parkedStep: transfers.parkedStep, lastError: transfers.lastError })
+      .from(transfers)
+      .where(and(...conditions))
+      .orderBy(asc(transfers.parkedSince))
+  ).filter((row) => !filter.error || (row.lastError ?? '').includes(filter.error));
+  if (parked.length === 0) return print('no parked transfers match');
+  let retried = 0;
+  for (const row of parked) {
+    if (filter.dryRun) {
+      print(`${row.routeId}: would retry ${row.parkedStep}`);
+      continue;
+    }
+    try {
+      print(`${row.routeId}: ${await update(() => ctx.temporal.workflow.getHandle(row.routeId).executeUpdate(retryUpdate))}`);
+      retried += 1;
+    } catch (error) {
+      print(`${row.routeId}: not retried: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (!filter.dryRun) print(`retried ${retried} of ${parked.length} parked transfers`);
+  if (retried < parked.length && !filter.dryRun) throw new CliError(`${parked.length - retried} parked transfers were not retried`, 1);
 }
 
 export async function fail(ctx: OperatorContext, routeId: string, reason: string | undefined): Promise<void> {

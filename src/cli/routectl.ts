@@ -13,6 +13,8 @@ const USAGE = `usage: routectl <command>
   list [--status S] [--stuck] [--json] [--limit N]   transfers, newest first; --stuck = waiting for an operator
   show <routeId> [--json]                            projection, workflow state, parked step and last error, ledger
   retry <routeId>                                    re-run the parked step with a fresh retry budget
+  retry --all-parked [--step S] [--status S] [--error TEXT] [--dry-run]
+                                                     retry every parked transfer that matches (after an outage)
   fail <routeId> --reason "…"                        end a parked (or still unfunded) route as FAILED
   refund <routeId> --to <address>                    refund funds held at a finished route's deposit address
   recover <routeId> --to <address>                   move a FAILED route's funds at hub, pool (ragequit) and exit to an address on the hub chain
@@ -35,6 +37,10 @@ async function main(argv: string[]): Promise<number> {
       limit: { type: 'string', default: '100' },
       reason: { type: 'string' },
       cancel: { type: 'boolean', default: false },
+      'all-parked': { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      step: { type: 'string' },
+      error: { type: 'string' },
       to: { type: 'string' },
       amount: { type: 'string' },
       count: { type: 'string' },
@@ -58,7 +64,10 @@ async function main(argv: string[]): Promise<number> {
       await withOperatorContext((ctx) => operator.show(ctx, routeArg(), values.json));
       return 0;
     case 'retry':
-      await withOperatorContext((ctx) => operator.retry(ctx, routeArg()));
+      if (values['all-parked']) {
+        if (first) throw usageError('retry takes a routeId or --all-parked, not both');
+        await withOperatorContext((ctx) => operator.retryAllParked(ctx, { step: values.step, status: values.status, error: values.error, dryRun: values['dry-run'] }));
+      } else await withOperatorContext((ctx) => operator.retry(ctx, routeArg()));
       return 0;
     case 'fail':
       await withOperatorContext((ctx) => operator.fail(ctx, routeArg(), values.reason));
