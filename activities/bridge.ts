@@ -77,8 +77,10 @@ export function bridgeActivities(deps: ActivityDeps) {
   /**
    * Books a fill for the route unless another route already booked the same transaction: checked and written
    * under a lock on the transaction hash, so two routes can never both take it. A retry finds its own booking.
+   * Returns null once the route's entry is this fill, else why it was refused (another route took it, or the
+   * route's entry holds another fill: then nothing was written and this one is not the route's).
    */
-  async function bookFill(entry: typeof ledgerEntries.$inferInsert & { txHash: Hex }): Promise<boolean> {
+  async function bookFill(entry: typeof ledgerEntries.$inferInsert & { txHash: Hex }): Promise<string | null> {
     const hash = entry.txHash.toLowerCase();
     return deps.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`fill:${hash}`}))`);
@@ -87,9 +89,14 @@ export function bridgeActivities(deps: ActivityDeps) {
         .from(ledgerEntries)
         .where(and(sql`lower(${ledgerEntries.txHash}) = ${hash}`, ne(ledgerEntries.routeId, entry.routeId)))
         .limit(1);
-      if (other) return false;
+      if (other) return `${entry.txHash} is already booked by another route`;
       await tx.insert(ledgerEntries).values(entry).onConflictDoNothing();
-      return true;
+      const [stored] = await tx
+        .select({ txHash: ledgerEntries.txHash })
+        .from(ledgerEntries)
+        .where(and(eq(ledgerEntries.routeId, entry.routeId), eq(ledgerEntries.entryKey, entry.entryKey)));
+      if (stored?.txHash?.toLowerCase() === hash) return null;
+      return `${entry.txHash}: the route already booked another fill as ${entry.entryKey} (${stored?.txHash ?? 'without a transaction'})`;
     });
   }
 
@@ -166,8 +173,9 @@ export function bridgeActivities(deps: ActivityDeps) {
         }
         const kind = check.leg === 'in' ? 'arrived_on_hub' : 'paid';
         const entry = { routeId: check.routeId, kind, entryKey: kind, chainId: check.chainId, token: check.token, amount: delivered.toString(), txHash: hash };
-        if (!(await bookFill(entry))) {
-          refused.push(`${hash} is already booked by another route`);
+        const refusal = await bookFill(entry);
+        if (refusal) {
+          refused.push(refusal);
           continue;
         }
         return { txHash: hash, amount: delivered.toString() };

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { keccak256, toHex, type Address, type LocalAccount } from 'viem';
+import { createWalletClient, erc20Abi, http, keccak256, toHex, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { bridgeActivities } from '../activities/bridge.ts';
 import { ensureGas } from '../activities/gas.ts';
-import { createTxSender, NonceConsumedError, SenderUnderfundedError } from '../src/chain/txSender.ts';
-import { transfers, txIntents } from '../src/db/schema.ts';
+import type { ChainClients } from '../src/chain/clients.ts';
+import { createTxSender, IntentConflictError, IntentVoidedError, NonceConsumedError, SenderUnderfundedError, VoidRefusedError } from '../src/chain/txSender.ts';
+import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
 import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
 
 /**
@@ -31,8 +33,34 @@ const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 const balance = (address: Address) => client().getBalance({ address });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const quick = { replaceAfterMs: 1000, receiptTimeoutMs: 30_000, pollIntervalMs: 100 };
 /** A sender that replaces a stuck transaction after one second (the service waits a minute). */
-const quickSender = () => createTxSender(db(), stack.service.activityDeps.chains, { replaceAfterMs: 1000, receiptTimeoutMs: 30_000, pollIntervalMs: 100 });
+const quickSender = () => createTxSender(db(), stack.service.activityDeps.chains, quick);
+
+type Args<M extends 'getTransactionCount' | 'getTransactionReceipt'> = Parameters<PublicClient[M]>[0];
+/**
+ * The stack's chain clients with a hook before the RPC calls that decide what the sender does: to play another
+ * process acting in between, or a node that fails or lags. A hook calls `real()` for the node's own answer.
+ */
+function hookedChains(hooks: {
+  count?: (args: Args<'getTransactionCount'>, real: () => Promise<number>) => Promise<number>;
+  receipt?: (args: Args<'getTransactionReceipt'>, real: () => ReturnType<PublicClient['getTransactionReceipt']>) => ReturnType<PublicClient['getTransactionReceipt']>;
+}): ChainClients {
+  const base = stack.service.activityDeps.chains;
+  return {
+    chain: (id) => base.chain(id),
+    publicClient(id) {
+      const real = base.publicClient(id);
+      return new Proxy(real, {
+        get(target, prop, receiver) {
+          if (prop === 'getTransactionCount' && hooks.count) return (args: Args<'getTransactionCount'>) => hooks.count!(args, () => target.getTransactionCount(args));
+          if (prop === 'getTransactionReceipt' && hooks.receipt) return (args: Args<'getTransactionReceipt'>) => hooks.receipt!(args, () => target.getTransactionReceipt(args));
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+    },
+  };
+}
 
 async function fundedAccount(): Promise<LocalAccount> {
   const account = privateKeyToAccount(generatePrivateKey());
@@ -211,5 +239,144 @@ describe('routectl senders and void', { timeout: 180_000 }, () => {
     assert.equal(await balance(payee), 0n, 'the voided payment never happened');
     const after = JSON.parse((await stack.routectl('senders', '--json')).stdout) as Array<{ id: number }>;
     assert.ok(!after.some((r) => r.id === stuck.id));
+  });
+});
+
+describe('a voided intent', { timeout: 120_000 }, () => {
+  test('is never broadcast, even by a send that read it before the void (its route ended meanwhile)', async () => {
+    const account = await fundedAccount();
+    const payee = freshAddress();
+    const routeId = 'rt_senders_void_race';
+    const stale = await recordUnsent(account, routeId, 'bridge-in', { nonce: 0, to: payee, value: 7n });
+    let raced = false;
+    // The route ends (fail voids its unsent sends) right after this send has read its intent as pending.
+    const sender = createTxSender(
+      db(),
+      hookedChains({
+        async count(_args, real) {
+          if (!raced) {
+            raced = true;
+            assert.equal((await sender.voidUnsent(routeId, 'test: the route ended')).length, 1);
+          }
+          return real();
+        },
+      }),
+      quick,
+    );
+    await assert.rejects(sender.send({ routeId, step: 'bridge-in', chainId: chainId(), account, to: payee }), IntentVoidedError);
+    assert.equal((await intentById(stale.id)).status, 'voided');
+    assert.equal(await client().getTransactionCount({ address: account.address, blockTag: 'pending' }), 0, 'never broadcast');
+    assert.equal(await balance(payee), 0n);
+  });
+
+  test("that mined after all is the step's transaction (recorded as mined), never signed a second time", async () => {
+    const account = await fundedAccount();
+    const payee = freshAddress();
+    const routeId = 'rt_senders_void_mined';
+    const row = await recordUnsent(account, routeId, 'payout', { nonce: 0, to: payee, value: 7n });
+    // Voided as "never reached a node" by an RPC node that had not seen it, while another node had it: it mined.
+    await db().update(txIntents).set({ status: 'voided', voidReason: 'test: looked unsent' }).where(eq(txIntents.id, row.id));
+    await client().sendRawTransaction({ serializedTransaction: row.rawTx as Hex });
+    await client().waitForTransactionReceipt({ hash: row.txHash as Hex });
+
+    const sender = quickSender();
+    assert.deepEqual(await sender.intent(routeId, 'payout'), { txHash: row.txHash });
+    const sent = await sender.send({ routeId, step: 'payout', chainId: chainId(), account, to: payee, value: 7n });
+    assert.equal(sent.txHash, row.txHash);
+    assert.equal(await balance(payee), 7n, 'paid once');
+    const after = await intentById(row.id);
+    assert.deepEqual([after.status, after.minedTxHash], ['mined', row.txHash]);
+    assert.equal((await db().select().from(txIntents).where(and(eq(txIntents.routeId, routeId), eq(txIntents.step, 'payout')))).length, 1);
+  });
+});
+
+describe('a receipt the RPC does not give', { timeout: 120_000 }, () => {
+  test('is never read as "not mined": void fails on an RPC error and looks again past a lagging node', async () => {
+    const account = await fundedAccount();
+    const payee = freshAddress();
+    // Broadcast and mined; its worker died before it looked, so the record still says pending.
+    const row = await recordUnsent(account, 'rt_senders_flaky', 'payout', { nonce: 0, to: payee, value: 7n });
+    await client().sendRawTransaction({ serializedTransaction: row.rawTx as Hex });
+    await client().waitForTransactionReceipt({ hash: row.txHash as Hex });
+
+    const failing = createTxSender(
+      db(),
+      hookedChains({
+        async receipt() {
+          throw new Error('HTTP request failed. Status: 502');
+        },
+      }),
+      quick,
+    );
+    await assert.rejects(failing.void(row.id, 'test'), /Status: 502/);
+    assert.equal((await intentById(row.id)).status, 'pending', 'not voided on an RPC error');
+
+    let lagging = 1;
+    const lagged = createTxSender(
+      db(),
+      hookedChains({
+        async receipt(args, real) {
+          if (lagging-- > 0) throw new TransactionReceiptNotFoundError({ hash: args.hash });
+          return real();
+        },
+      }),
+      quick,
+    );
+    await assert.rejects(lagged.void(row.id, 'test'), (error: Error) => error instanceof VoidRefusedError && /mined \(successfully/.test(error.message));
+    const after = await intentById(row.id);
+    assert.deepEqual([after.status, after.minedTxHash], ['mined', row.txHash]);
+  });
+
+  test('recording it mined never revives an intent voided meanwhile whose step signed anew', async () => {
+    const account = await fundedAccount();
+    const payee = freshAddress();
+    const routeId = 'rt_senders_revive';
+    const first = await recordUnsent(account, routeId, 'payout', { nonce: 0, to: payee, value: 7n });
+    await client().sendRawTransaction({ serializedTransaction: first.rawTx as Hex });
+    await client().waitForTransactionReceipt({ hash: first.txHash as Hex });
+    let next: typeof first | undefined;
+    // While the operator's void looks, another process voids the intent and the step signs anew at the next nonce.
+    const sender = createTxSender(
+      db(),
+      hookedChains({
+        async count(_args, real) {
+          if (!next) {
+            await db().update(txIntents).set({ status: 'voided', voidReason: 'test: voided meanwhile' }).where(eq(txIntents.id, first.id));
+            next = await recordUnsent(account, routeId, 'payout', { nonce: 1, to: payee, value: 7n });
+          }
+          return real();
+        },
+      }),
+      quick,
+    );
+    await assert.rejects(sender.void(first.id, 'test'), VoidRefusedError);
+    const after = await intentById(first.id);
+    assert.deepEqual([after.status, after.minedTxHash], ['voided', first.txHash], 'the truth recorded, the live step left alone');
+    assert.equal((await intentById(next!.id)).status, 'pending');
+    // The step now holds a mined payment and a pending one that could pay again: it stops for an operator.
+    await assert.rejects(quickSender().send({ routeId, step: 'payout', chainId: chainId(), account, to: payee }), IntentConflictError);
+    assert.equal(await balance(payee), 7n, 'paid once');
+  });
+});
+
+describe('booking a bridge fill', { timeout: 60_000 }, () => {
+  test("confirms a fill only when the route's booked entry is that fill", async () => {
+    const token = stack.token('source', 'USDC');
+    const faucet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(stack.manifest.chains.find((c) => c.role === 'source')!.rpcUrl) });
+    const recipient = freshAddress();
+    const pay = async () => {
+      const hash = await faucet.writeContract({ chain: null, address: token, abi: erc20Abi, functionName: 'transfer', args: [recipient, 5n] });
+      await client().waitForTransactionReceipt({ hash });
+      return hash;
+    };
+    const [one, two] = [await pay(), await pay()];
+    const routeId = `rt_fill_${Date.now()}`;
+    const check = { routeId, leg: 'in' as const, chainId: chainId(), token, recipient, amount: '5' };
+    const bridge = bridgeActivities(stack.service.activityDeps);
+    assert.deepEqual(await bridge.confirmDelivery({ ...check, txHashes: [one] }), { txHash: one, amount: '5' });
+    assert.deepEqual(await bridge.confirmDelivery({ ...check, txHashes: [one] }), { txHash: one, amount: '5' }, 'a retry finds its own booking');
+    await assert.rejects(bridge.confirmDelivery({ ...check, txHashes: [two] }), /the route already booked another fill as arrived_on_hub/);
+    const booked = await db().select().from(ledgerEntries).where(eq(ledgerEntries.routeId, routeId));
+    assert.deepEqual(booked.map((e) => e.txHash), [one]);
   });
 });

@@ -1,12 +1,14 @@
-import { and, asc, desc, eq, gte, max, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, max } from 'drizzle-orm';
 import {
   createWalletClient,
   http,
   keccak256,
   parseTransaction,
+  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
   type LocalAccount,
+  type PublicClient,
   type TransactionReceipt,
   type TransactionSerializable,
 } from 'viem';
@@ -14,6 +16,9 @@ import type { Database } from '../db/client.ts';
 import { txIntents } from '../db/schema.ts';
 import { crashPoint } from '../temporal/crashPoints.ts';
 import type { ChainClients } from './clients.ts';
+import { type Db, describe, type Intent, intentById, lockSender, markMined, markVoided, nonceSiblings, sameSender, stepRows } from './intentStore.ts';
+
+export { type Intent, type QueuedIntent, senderQueues } from './intentStore.ts';
 
 export interface SendRequest {
   /** Idempotency key: one live transaction per (routeId, step); a voided one frees the key. */
@@ -35,9 +40,6 @@ export interface SentTransaction {
   txHash: Hex;
   receipt: TransactionReceipt;
 }
-
-/** A recorded send (one row of `tx_intents`). */
-export type Intent = typeof txIntents.$inferSelect;
 
 /** The transaction was mined but reverted; retrying the same signed transaction cannot help. */
 export class TransactionRevertedError extends Error {
@@ -75,10 +77,34 @@ export class VoidRefusedError extends Error {
   override name = 'VoidRefusedError';
 }
 
+/**
+ * A voided intent of a step mined after all while the step has signed anew at another nonce, which could pay a
+ * second time: an operator cancels the new one (`routectl void <id> --cancel`); the step then takes the mined one.
+ */
+export class IntentConflictError extends Error {
+  override name = 'IntentConflictError';
+}
+
+/**
+ * The transaction's receipt, or null when the node has none (not mined, as far as that node knows). Any other
+ * failure of the RPC is thrown, so the caller's retry looks again: an unreachable node never reads as "not mined".
+ */
+export async function receiptOrNull(client: PublicClient, hash: Hex): Promise<TransactionReceipt | null> {
+  try {
+    return await client.getTransactionReceipt({ hash });
+  } catch (error) {
+    if (error instanceof TransactionReceiptNotFoundError) return null;
+    throw error;
+  }
+}
+
 /** What the providers need: send a step's transaction once, and look it up. */
 export interface TxSender {
   send(request: SendRequest): Promise<SentTransaction>;
-  /** The live recorded transaction of a step, if one was ever signed (the attempt that mined, once known). */
+  /**
+   * The recorded transaction of a step, if one was ever signed (the attempt that mined, once known): its live
+   * intent, or a voided one that mined after all. Null: never signed, or voided and never mined.
+   */
   intent(routeId: string, step: string): Promise<{ txHash: Hex } | null>;
 }
 
@@ -88,14 +114,21 @@ export interface IntentControl {
   get(id: number): Promise<Intent | null>;
   /** The sender's live intents the chain has not mined yet, in nonce order. */
   queue(chainId: number, from: Address): Promise<Intent[]>;
-  /** Voids an intent that can no longer mine: its nonce is used and none of its attempts mined. Refuses otherwise. */
+  /**
+   * Voids an intent that can no longer mine: its nonce is used and none of its attempts mined, confirmed over
+   * several looks (a lagging or failing node never makes a mined intent look unmined). Refuses otherwise.
+   */
   void(id: number, reason: string): Promise<Intent>;
   /**
    * Replaces a pending intent with a 0-value self-send at its nonce (higher fees, recorded first) and waits for
    * it; the original is then voided. `replaced` is false when the original mined first.
    */
   cancel(id: number, account: LocalAccount): Promise<{ replaced: boolean; txHash: Hex }>;
-  /** Voids the route's intents that no node has (never broadcast) and that end their sender's queue. */
+  /**
+   * Voids the route's intents that no node has (never broadcast, by several looks at the sender's pending nonce)
+   * and that end their sender's queue. A voided intent is never broadcast again; should one reach the chain anyway
+   * (a node the RPC did not ask had it), it is found and recorded as mined, never taken for absent.
+   */
   voidUnsent(routeId: string, reason: string): Promise<Intent[]>;
 }
 
@@ -110,6 +143,9 @@ export interface TxSenderOptions {
 /** Attempts of one intent, the first included; after that it waits for an operator (`routectl senders`). */
 export const MAX_ATTEMPTS = 10;
 
+/** Looks at the chain before deciding "not mined" or "never reached a node": a load-balanced RPC may ask a node that lags. */
+const LOOKS = 3;
+
 /** Each replacement pays at least 12.5 % more on both fee fields (nodes require 10 %). */
 const bump = (fee: bigint) => {
   const raised = (fee * 1125n + 999n) / 1000n;
@@ -117,32 +153,6 @@ const bump = (fee: bigint) => {
 };
 const maxOf = (...values: bigint[]) => values.reduce((a, b) => (a > b ? a : b));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
-
-/** How operators and logs name an intent: no hash, no nonce (with the route beside them they would link a route's sends). */
-const describe = (row: Intent) => `intent #${row.id} (${row.step})`;
-
-const lockSender = (tx: Db, chainId: number, from: string) => tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
-
-const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
-
-async function findIntent(db: Db, routeId: string, step: string): Promise<Intent | null> {
-  const rows = await db
-    .select()
-    .from(txIntents)
-    .where(and(eq(txIntents.routeId, routeId), eq(txIntents.step, step), ne(txIntents.status, 'voided')));
-  return rows[0] ?? null;
-}
-
-async function markVoided(db: Db, row: Intent, reason: string): Promise<Intent> {
-  const [voided] = await db
-    .update(txIntents)
-    .set({ status: 'voided', voidReason: reason })
-    .where(and(eq(txIntents.id, row.id), ne(txIntents.status, 'mined')))
-    .returning();
-  return voided ?? row;
-}
 
 /**
  * Sends transactions with a write-ahead record so that a retried activity never pays twice:
@@ -153,6 +163,8 @@ async function markVoided(db: Db, row: Intent, reason: string): Promise<Intent> 
  *    Postgres; only once that record is committed is it broadcast.
  * All attempts of an intent share its nonce and its effect, so at most one of them is mined. A nonce used by
  * another intent of ours voids the intent (the step may sign again); one used by a stranger stops the step.
+ * Every broadcast re-reads the intent under its sender's lock: a voided intent is never broadcast. A voided intent
+ * that mined after all counts as the step's transaction (recorded as mined), never as absent.
  */
 export function createTxSender(db: Database, clients: ChainClients, opts: TxSenderOptions = {}): TxSender & IntentControl {
   const receiptTimeoutMs = opts.receiptTimeoutMs ?? 90_000;
@@ -162,30 +174,36 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
   const usedNonces = (row: Pick<Intent, 'chainId' | 'fromAddress'>, blockTag: 'latest' | 'pending' = 'latest') =>
     client(row.chainId).getTransactionCount({ address: row.fromAddress as Address, blockTag });
 
-  async function get(id: number): Promise<Intent | null> {
-    const [row] = await db.select().from(txIntents).where(eq(txIntents.id, id));
-    return row ?? null;
-  }
-
+  const get = (id: number) => intentById(db, id);
   const reload = async (row: Intent): Promise<Intent> => (await get(row.id)) ?? row;
 
-  /** Broadcasts the latest attempt; 'underpriced' when the node wants higher fees. */
-  async function broadcast(row: Intent): Promise<'sent' | 'underpriced'> {
-    crashPoint('tx:signed'); // drill: the attempt is recorded (written ahead), not yet broadcast
-    try {
-      await client(row.chainId).sendRawTransaction({ serializedTransaction: row.rawTx as Hex });
-      crashPoint('tx:broadcast'); // drill: broadcast, its outcome not yet recorded
-      return 'sent';
-    } catch (error) {
-      // A node that already has it, or already used the nonce, answers with an error: the chain decides later.
-      const message = error instanceof Error ? error.message.toLowerCase() : '';
-      if (/already known|already imported|known transaction|nonce too low|replacement transaction underpriced/.test(message)) return 'sent';
-      if (/base fee|fee cap|underpriced|fee too low|gas price too low/.test(message)) return 'underpriced';
-      if (/insufficient funds/.test(message)) {
-        throw new SenderUnderfundedError(`${row.fromAddress} on chain ${row.chainId} cannot pay for ${describe(row)}: insufficient funds. Fund it; the send goes on by itself`);
+  /**
+   * Broadcasts the intent's latest attempt, under its sender's lock and only while its record says pending: a
+   * voided intent is never broadcast (a void takes the same lock, so it never races a broadcast). Returns the row
+   * as recorded, and 'underpriced' when the node wants higher fees.
+   */
+  async function broadcast(row: Intent): Promise<{ row: Intent; outcome: 'sent' | 'underpriced' | 'voided' }> {
+    return db.transaction(async (tx) => {
+      await lockSender(tx, row.chainId, row.fromAddress);
+      const current = await intentById(tx, row.id);
+      if (!current || current.status === 'voided') return { row: current ?? row, outcome: 'voided' as const };
+      if (current.status === 'mined') return { row: current, outcome: 'sent' as const };
+      crashPoint('tx:signed'); // drill: the attempt is recorded (written ahead), not yet broadcast
+      try {
+        await client(current.chainId).sendRawTransaction({ serializedTransaction: current.rawTx as Hex });
+        crashPoint('tx:broadcast'); // drill: broadcast, its outcome not yet recorded
+        return { row: current, outcome: 'sent' as const };
+      } catch (error) {
+        // A node that already has it, or already used the nonce, answers with an error: the chain decides later.
+        const message = error instanceof Error ? error.message.toLowerCase() : '';
+        if (/already known|already imported|known transaction|nonce too low|replacement transaction underpriced/.test(message)) return { row: current, outcome: 'sent' as const };
+        if (/base fee|fee cap|underpriced|fee too low|gas price too low/.test(message)) return { row: current, outcome: 'underpriced' as const };
+        if (/insufficient funds/.test(message)) {
+          throw new SenderUnderfundedError(`${current.fromAddress} on chain ${current.chainId} cannot pay for ${describe(current)}: insufficient funds. Fund it; the send goes on by itself`);
+        }
+        throw error;
       }
-      throw error;
-    }
+    });
   }
 
   /** The intent's latest transaction with fees ≥ 12.5 % higher on both fields, and at least what the chain asks now. */
@@ -228,16 +246,21 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
     });
   }
 
-  /** Broadcasts the intent, replacing it while the node rejects its fees (a base fee that rose since it was signed). */
+  /**
+   * Broadcasts the intent, replacing it while the node rejects its fees (a base fee that rose since it was signed).
+   * Returns the row as recorded: a voided one was not broadcast.
+   */
   async function push(row: Intent, account: LocalAccount): Promise<Intent> {
     let current = row;
-    for (let tries = 0; (await broadcast(current)) === 'underpriced'; tries++) {
+    for (let tries = 0; ; tries++) {
+      const sent = await broadcast(current);
+      current = sent.row;
+      if (sent.outcome !== 'underpriced') return current;
       if (tries >= 3) throw new TransactionPendingError(`the node keeps rejecting the fees of ${describe(current)}; the next try raises them again`);
       const next = await replace(current, account);
       if (next.attempt === current.attempt) return next;
       current = next;
     }
-    return current;
   }
 
   /** Intents of this sender that no node has (a crash before broadcast, or rejected): pushed in nonce order. */
@@ -264,41 +287,31 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
     return reload(row);
   }
 
+  /** The attempt of the intent that a node has a receipt for. RPC failures are thrown, never read as "not mined". */
   async function minedAttempt(row: Intent): Promise<TransactionReceipt | null> {
     for (const hash of [row.txHash, ...row.earlierTxHashes] as Hex[]) {
-      const receipt = await client(row.chainId).getTransactionReceipt({ hash }).catch(() => null);
+      const receipt = await receiptOrNull(client(row.chainId), hash);
       if (receipt) return receipt;
     }
     return null;
   }
 
-  async function recordMined(row: Intent, receipt: TransactionReceipt): Promise<void> {
-    if (row.minedTxHash === receipt.transactionHash) return;
-    // A voided intent that mined after all keeps its status (its key may be in use again) but records the truth.
-    await db
-      .update(txIntents)
-      .set({ minedTxHash: receipt.transactionHash, ...(row.status === 'pending' && { status: 'mined' }) })
-      .where(eq(txIntents.id, row.id));
+  /** Records an attempt as mined; the status follows the row as it is now (see markMined), never this copy of it. */
+  async function recordMined(row: Intent, hash: string, handle: Db = db): Promise<Intent> {
+    return (await markMined(handle, row.id, hash)) ?? row;
   }
 
   async function finish(row: Intent, receipt: TransactionReceipt): Promise<SentTransaction> {
-    await recordMined(row, receipt);
+    await recordMined(row, receipt.transactionHash);
     if (receipt.status !== 'success') throw new TransactionRevertedError(`${describe(row)} reverted on chain ${row.chainId}`);
     return { txHash: receipt.transactionHash, receipt };
   }
 
   /** Another intent of ours at the same nonce whose transaction mined. */
   async function minedSibling(row: Intent): Promise<Intent | null> {
-    const siblings = await db
-      .select()
-      .from(txIntents)
-      .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), ne(txIntents.id, row.id)));
-    for (const sibling of siblings) {
+    for (const sibling of await nonceSiblings(db, row)) {
       const receipt = await minedAttempt(sibling);
-      if (receipt) {
-        await recordMined(sibling, receipt);
-        return sibling;
-      }
+      if (receipt) return recordMined(sibling, receipt.transactionHash);
     }
     return null;
   }
@@ -307,7 +320,7 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
   async function resolveUsedNonce(initial: Intent): Promise<SentTransaction> {
     let row = initial;
     // Looked at a few times: a load-balanced RPC may answer the nonce from a node ahead of the one asked for receipts.
-    for (let look = 0; look < 3; look++) {
+    for (let look = 0; look < LOOKS; look++) {
       if (look > 0) await sleep(pollMs);
       // Another process (a later send of the same sender) may have replaced it meanwhile.
       row = await reload(row);
@@ -318,6 +331,9 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
         await markVoided(db, row, `its nonce was used by intent #${sibling.id} (${sibling.step})`);
         throw new IntentVoidedError(`${describe(row)} can never mine: intent #${sibling.id} (${sibling.step}) used its nonce. It is voided; the step's next try signs anew`);
       }
+    }
+    if (row.status === 'voided') {
+      throw new IntentVoidedError(`${describe(row)} was voided and never mined: a transaction that is not ours used its nonce. The step's next try signs anew`);
     }
     throw new NonceConsumedError(
       `${describe(row)}: its nonce was used by a transaction that is not ours, so it will never mine. Find out who holds the key; then \`routectl void ${row.id}\` lets the step sign anew`,
@@ -335,6 +351,10 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
     for (;;) {
       const used = await usedNonces(row);
       if (used > row.nonce) return resolveUsedNonce(row);
+      // Voided while unmined (its route ended, or an operator voided it): never pushed out again.
+      if (row.status === 'voided') {
+        throw new IntentVoidedError(`${describe(row)} was voided (${row.voidReason ?? 'no reason recorded'}); it is not broadcast again. The step's next try signs anew`);
+      }
       if (!pushed) {
         row = await push(row, account);
         pushed = true;
@@ -347,7 +367,43 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
         throw new TransactionPendingError(`${describe(row)} is not mined after ${Math.round(receiptTimeoutMs / 1000)} s (attempt ${row.attempt})${behind}; the next try waits on`);
       }
       await sleep(pollMs);
+      row = await reload(row);
     }
+  }
+
+  /**
+   * The step's transaction: its live intent, else a voided one that mined after all (recorded as mined: what the
+   * chain did wins over the record). Null when the step never signed, or signed only voided intents that never mined.
+   */
+  async function stepIntent(routeId: string, step: string, handle: Db = db): Promise<Intent | null> {
+    const rows = await stepRows(handle, routeId, step);
+    let live = rows.find((row) => row.status !== 'voided') ?? null;
+    if (live?.status === 'mined') return live;
+    for (const voided of rows.filter((row) => row.status === 'voided')) {
+      const hash = await minedAfterVoid(voided, handle);
+      if (!hash) continue;
+      if (live) {
+        // The step signed anew after the void. At the same nonce the new intent can never mine: it is voided and the
+        // mined one is the step's. At another nonce it could pay a second time: it must not go out unseen.
+        if (live.chainId !== voided.chainId || live.fromAddress !== voided.fromAddress || live.nonce !== voided.nonce) {
+          await recordMined(voided, hash, handle);
+          throw new IntentConflictError(
+            `${describe(voided)} was voided but mined after all, and ${describe(live)} of the same step is pending at another nonce: it could pay again. Cancel it with \`routectl void ${live.id} --cancel\`; the step then takes the mined one`,
+          );
+        }
+        await markVoided(handle, live, `its nonce was used by intent #${voided.id} (voided earlier, mined after all)`);
+        live = null;
+      }
+      return recordMined(voided, hash, handle);
+    }
+    return live;
+  }
+
+  /** The mined attempt of a voided intent: as recorded, or found on chain (unless a recorded sibling mined at its nonce). */
+  async function minedAfterVoid(row: Intent, handle: Db): Promise<string | null> {
+    if (row.minedTxHash) return row.minedTxHash;
+    if ((await nonceSiblings(handle, row)).some((sibling) => sibling.minedTxHash !== null)) return null;
+    return (await minedAttempt(row))?.transactionHash ?? null;
   }
 
   /** Signs and records a new intent at the sender's next nonce: after what the node has and after our queued intents. */
@@ -373,7 +429,7 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
 
   return {
     async intent(routeId, step) {
-      const row = await findIntent(db, routeId, step);
+      const row = await stepIntent(routeId, step);
       if (!row) return null;
       if (row.minedTxHash) return { txHash: row.minedTxHash as Hex };
       // After a replacement the earlier attempt may be the one that mined.
@@ -393,14 +449,14 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
     },
 
     async send(request) {
-      const existing = await findIntent(db, request.routeId, request.step);
+      const existing = await stepIntent(request.routeId, request.step);
       if (existing) return settle(existing, request.account);
 
       // Crash leftovers of this sender first: a new transaction could not mine before them anyway.
       await pushQueue(request.chainId, request.account);
       const signed = await db.transaction(async (tx) => {
         await lockSender(tx, request.chainId, request.account.address);
-        const again = await findIntent(tx, request.routeId, request.step);
+        const again = await stepIntent(request.routeId, request.step, tx);
         if (again) return again;
         return signNew(request, tx);
       });
@@ -417,24 +473,34 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
           `${describe(row)} may still mine: nonce ${row.nonce} of ${row.fromAddress} on chain ${row.chainId} is unused. Replace it first with \`routectl void ${id} --cancel\``,
         );
       }
-      const receipt = await minedAttempt(row);
-      if (receipt) {
-        await recordMined(row, receipt);
-        throw new VoidRefusedError(`${describe(row)} mined (${receipt.status === 'success' ? 'successfully' : 'reverted'}, tx ${receipt.transactionHash}); there is nothing to void`);
+      // Its nonce is used. Which transaction used it is confirmed over several looks before anything is voided: a node
+      // that lags must not make a mined intent look unmined (the step would sign, and pay, again).
+      let current = row;
+      for (let look = 0; look < LOOKS; look++) {
+        if (look > 0) await sleep(pollMs);
+        current = await reload(current); // another process may have replaced it, or recorded it mined
+        const receipt = await minedAttempt(current);
+        if (receipt) {
+          await recordMined(current, receipt.transactionHash);
+          throw new VoidRefusedError(`${describe(row)} mined (${receipt.status === 'success' ? 'successfully' : 'reverted'}, tx ${receipt.transactionHash}); there is nothing to void`);
+        }
+        if (current.status !== 'pending') break;
       }
-      return markVoided(db, row, reason);
+      if (current.status === 'mined') throw new VoidRefusedError(`${describe(row)} mined (tx ${current.minedTxHash}); there is nothing to void`);
+      const sibling = await minedSibling(current);
+      return markVoided(db, current, sibling ? `${reason} (its nonce was used by intent #${sibling.id} (${sibling.step}))` : reason);
     },
 
     async cancel(id, account) {
       const original = await get(id);
       if (original?.status !== 'pending') throw new VoidRefusedError(`intent #${id} is ${original?.status ?? 'unknown'}; there is nothing to cancel`);
       const step = `cancel:${id}`;
-      let replacement = await findIntent(db, original.routeId, step);
+      let replacement = await stepIntent(original.routeId, step);
       if (!replacement) {
         if ((await usedNonces(original)) > original.nonce) throw new VoidRefusedError(`the nonce of ${describe(original)} is already used; void it with \`routectl void ${id}\``);
         replacement = await db.transaction(async (tx) => {
           await lockSender(tx, original.chainId, original.fromAddress);
-          const again = await findIntent(tx, original.routeId, step);
+          const again = await stepIntent(original.routeId, step, tx);
           if (again) return again;
           // A 0-value self-send at the same nonce, with fees above every attempt of the original.
           const rawTx = await account.signTransaction(await bumped(await reload(original), { to: account.address, value: 0n, data: undefined, gas: 21_000n }));
@@ -467,7 +533,12 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       for (const sender of senders.values()) {
         await db.transaction(async (tx) => {
           await lockSender(tx, sender.chainId, sender.fromAddress);
-          const pending = await usedNonces(sender, 'pending');
+          // The highest of several looks: a node that has not seen a broadcast yet must not make it look unsent.
+          let pending = 0;
+          for (let look = 0; look < LOOKS; look++) {
+            if (look > 0) await sleep(pollMs);
+            pending = Math.max(pending, await usedNonces(sender, 'pending'));
+          }
           const tail = await tx
             .select()
             .from(txIntents)
@@ -483,59 +554,4 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       return voided;
     },
   };
-}
-
-/** A live intent as `routectl senders` shows it. */
-export interface QueuedIntent {
-  id: number;
-  routeId: string;
-  step: string;
-  chainId: number;
-  sender: string;
-  nonce: number;
-  attempts: number;
-  ageSeconds: number;
-  sinceLastAttemptSeconds: number;
-  /** The sender's next nonce to mine: everything else of this sender waits for it. */
-  head: boolean;
-  /** A node has it (in its mempool); false: never broadcast, or rejected or dropped. */
-  atNode: boolean;
-}
-
-/** Every sender's queue: live intents whose nonce the chain has not used yet, oldest nonce first. */
-export async function senderQueues(db: Database, clients: ChainClients): Promise<QueuedIntent[]> {
-  const live = await db.select().from(txIntents).where(eq(txIntents.status, 'pending')).orderBy(asc(txIntents.chainId), asc(txIntents.fromAddress), asc(txIntents.nonce));
-  const senders = new Map<string, { chainId: number; from: Address }>();
-  for (const row of live) senders.set(`${row.chainId}:${row.fromAddress}`, { chainId: row.chainId, from: row.fromAddress as Address });
-  const counts = new Map<string, { latest: number; pending: number }>();
-  await Promise.all(
-    [...senders.entries()].map(async ([key, { chainId, from }]) => {
-      const publicClient = clients.publicClient(chainId);
-      const [latest, pending] = await Promise.all([
-        publicClient.getTransactionCount({ address: from, blockTag: 'latest' }),
-        publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
-      ]);
-      counts.set(key, { latest, pending });
-    }),
-  );
-  const now = Date.now();
-  return live.flatMap((row) => {
-    const count = counts.get(`${row.chainId}:${row.fromAddress}`);
-    if (!count || row.nonce < count.latest) return [];
-    return [
-      {
-        id: row.id,
-        routeId: row.routeId,
-        step: row.step,
-        chainId: row.chainId,
-        sender: row.fromAddress,
-        nonce: row.nonce,
-        attempts: row.attempt,
-        ageSeconds: Math.round((now - row.createdAt.getTime()) / 1000),
-        sinceLastAttemptSeconds: Math.round((now - row.lastAttemptAt.getTime()) / 1000),
-        head: row.nonce === count.latest,
-        atNode: row.nonce < count.pending,
-      },
-    ];
-  });
 }

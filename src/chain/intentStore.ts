@@ -1,0 +1,135 @@
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import type { Address } from 'viem';
+import type { Database } from '../db/client.ts';
+import { txIntents } from '../db/schema.ts';
+import type { ChainClients } from './clients.ts';
+
+/**
+ * The write-ahead records of the transaction sender (table `tx_intents`): how rows are found, locked, voided and
+ * marked mined. The sender (src/chain/txSender.ts) decides when; this module only says how, in SQL.
+ */
+
+/** A recorded send (one row of `tx_intents`). */
+export type Intent = typeof txIntents.$inferSelect;
+
+/** The database, or a transaction of it. */
+export type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
+
+/** How operators and logs name an intent: no hash, no nonce (with the route beside them they would link a route's sends). */
+export const describe = (row: Pick<Intent, 'id' | 'step'>) => `intent #${row.id} (${row.step})`;
+
+/** Serialises everything that picks a nonce for, broadcasts for, or voids intents of one sender, until the transaction ends. */
+export const lockSender = (tx: Db, chainId: number, from: string) => tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
+
+export const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
+
+export async function intentById(db: Db, id: number): Promise<Intent | null> {
+  const [row] = await db.select().from(txIntents).where(eq(txIntents.id, id));
+  return row ?? null;
+}
+
+/** Every intent ever recorded for a route's step, oldest first: at most one live (pending or mined), any number voided. */
+export function stepRows(db: Db, routeId: string, step: string): Promise<Intent[]> {
+  return db
+    .select()
+    .from(txIntents)
+    .where(and(eq(txIntents.routeId, routeId), eq(txIntents.step, step)))
+    .orderBy(asc(txIntents.id));
+}
+
+/** Voids a pending intent (a mined one is never voided; a voided one stays as it is). Returns the row as it now is. */
+export async function markVoided(db: Db, row: Intent, reason: string): Promise<Intent> {
+  const [voided] = await db
+    .update(txIntents)
+    .set({ status: 'voided', voidReason: reason })
+    .where(and(eq(txIntents.id, row.id), eq(txIntents.status, 'pending')))
+    .returning();
+  return voided ?? (await intentById(db, row.id)) ?? row;
+}
+
+/**
+ * Records that `hash`, an attempt of the intent, was mined. The status is decided in SQL from the row as it is
+ * now, never from a caller's copy: a pending intent becomes mined; a voided one that mined after all becomes
+ * mined too unless its step has signed anew meanwhile (one live row per step), in which case it only records
+ * the hash. Returns the row as it now is.
+ */
+export async function markMined(db: Db, id: number, hash: string): Promise<Intent | null> {
+  const [changed] = await db
+    .update(txIntents)
+    .set({ status: 'mined', minedTxHash: hash })
+    .where(
+      and(
+        eq(txIntents.id, id),
+        sql`(tx_intents.status = 'pending' or (tx_intents.status = 'voided' and not exists (
+          select 1 from tx_intents live
+          where live.route_id = tx_intents.route_id and live.step = tx_intents.step and live.status <> 'voided' and live.id <> tx_intents.id)))`,
+      ),
+    )
+    .returning();
+  if (changed) return changed;
+  const [recorded] = await db.update(txIntents).set({ minedTxHash: hash }).where(eq(txIntents.id, id)).returning();
+  return recorded ?? null;
+}
+
+/** Other intents of the same sender at the same nonce (replacements by `routectl void --cancel`, or a step signed anew). */
+export function nonceSiblings(db: Db, row: Intent): Promise<Intent[]> {
+  return db
+    .select()
+    .from(txIntents)
+    .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), ne(txIntents.id, row.id)));
+}
+
+/** A live intent as `routectl senders` shows it. */
+export interface QueuedIntent {
+  id: number;
+  routeId: string;
+  step: string;
+  chainId: number;
+  sender: string;
+  nonce: number;
+  attempts: number;
+  ageSeconds: number;
+  sinceLastAttemptSeconds: number;
+  /** The sender's next nonce to mine: everything else of this sender waits for it. */
+  head: boolean;
+  /** A node has it (in its mempool); false: never broadcast, or rejected or dropped. */
+  atNode: boolean;
+}
+
+/** Every sender's queue: live intents whose nonce the chain has not used yet, oldest nonce first. */
+export async function senderQueues(db: Database, clients: ChainClients): Promise<QueuedIntent[]> {
+  const live = await db.select().from(txIntents).where(eq(txIntents.status, 'pending')).orderBy(asc(txIntents.chainId), asc(txIntents.fromAddress), asc(txIntents.nonce));
+  const senders = new Map<string, { chainId: number; from: Address }>();
+  for (const row of live) senders.set(`${row.chainId}:${row.fromAddress}`, { chainId: row.chainId, from: row.fromAddress as Address });
+  const counts = new Map<string, { latest: number; pending: number }>();
+  await Promise.all(
+    [...senders.entries()].map(async ([key, { chainId, from }]) => {
+      const publicClient = clients.publicClient(chainId);
+      const [latest, pending] = await Promise.all([
+        publicClient.getTransactionCount({ address: from, blockTag: 'latest' }),
+        publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
+      ]);
+      counts.set(key, { latest, pending });
+    }),
+  );
+  const now = Date.now();
+  return live.flatMap((row) => {
+    const count = counts.get(`${row.chainId}:${row.fromAddress}`);
+    if (!count || row.nonce < count.latest) return [];
+    return [
+      {
+        id: row.id,
+        routeId: row.routeId,
+        step: row.step,
+        chainId: row.chainId,
+        sender: row.fromAddress,
+        nonce: row.nonce,
+        attempts: row.attempt,
+        ageSeconds: Math.round((now - row.createdAt.getTime()) / 1000),
+        sinceLastAttemptSeconds: Math.round((now - row.lastAttemptAt.getTime()) / 1000),
+        head: row.nonce === count.latest,
+        atNode: row.nonce < count.pending,
+      },
+    ];
+  });
+}
