@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
+import { and, eq, like, notLike } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { poolNotes, transfers } from '../src/db/schema.ts';
+import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
+import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema.ts';
 import { formatAmount, parseAmount } from '../src/money/amount.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -37,19 +38,24 @@ export function fundsActivities(deps: ActivityDeps) {
 
     /**
      * Sends everything the route's deposit account holds of its source token (or of `token`: another ERC-20
-     * sent there by mistake) to `to`. Keyed by
-     * (route, `refund:<key>`): a retry settles the same transaction, never a second refund.
+     * sent there by mistake) to `to`. Keyed by (route, `refund:<key>`): a retry settles the same transaction,
+     * never a second refund. Before a new refund is signed, the route's earlier refunds (other keys: runs that gave
+     * up or crashed) are settled; one that mined unbooked is booked and returned instead (`earlier`).
      */
-    async refundDeposit(input: { routeId: string; to: Address; key: string; token?: Address }): Promise<{ amount: string; txHash: Hex }> {
+    async refundDeposit(input: { routeId: string; to: Address; key: string; token?: Address }): Promise<RefundResult> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
       if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
       const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
       const step = `refund:${input.key}`;
       const signed = await deps.sender.intent(input.routeId, step);
+      if (!signed) {
+        await refuseWhileSendsPending(deps, route.routeId, route.sourceChainId, deposit.address, 'refund again');
+        const earlier = await settleEarlierRefunds(deps, route, deposit, step);
+        if (earlier) return earlier;
+      }
       // The token given (a stray of another ERC-20), else the source token, else another token held there.
       const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
       if (!signed) {
-        await refuseWhileSendsPending(deps, route, deposit.address);
         const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
         if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
         refuseDust(deps, route, token, balance);
@@ -65,14 +71,55 @@ export function fundsActivities(deps: ActivityDeps) {
         });
       }
       const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
-      const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
-      if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
-      const amount = refund.args.value.toString();
-      // The token the signed transaction moved (a retry may not know which one a refund without a token chose).
-      await recordLedger(deps, { routeId: input.routeId, kind: 'refunded', key: input.key, chainId: route.sourceChainId, token: getAddress(refund.address), amount, txHash });
-      return { amount, txHash };
+      return bookRefund(deps, route, input.key, txHash, receipt);
     },
   };
+}
+
+/** A refund as booked: `earlier` when it was signed by an earlier refund run (key) of the route, to its `to`. */
+export interface RefundResult {
+  amount: string;
+  txHash: Hex;
+  to: Address;
+  earlier?: string;
+}
+
+/** Books a mined refund under `refunded:<key>`: the token and recipient its transaction moved (a retry may not know which a refund without a token chose). */
+async function bookRefund(deps: ActivityDeps, route: Route, key: string, txHash: Hex, receipt: TransactionReceipt): Promise<RefundResult> {
+  const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
+  if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
+  const amount = refund.args.value.toString();
+  await recordLedger(deps, { routeId: route.routeId, kind: 'refunded', key, chainId: route.sourceChainId, token: getAddress(refund.address), amount, txHash });
+  return { amount, txHash, to: getAddress(refund.args.to) };
+}
+
+/**
+ * The route's refunds signed under other keys (each refund run has its own) and never booked: a run that gave up
+ * while its refund was still pending, or crashed before booking it. Each is settled (never signed again): one that
+ * mined is booked and returned, so no second refund is signed after it; one that reverted or was voided moved
+ * nothing. One still pending stops this run (TransactionPendingError, retried, then the route is flagged).
+ */
+async function settleEarlierRefunds(deps: ActivityDeps, route: Route, deposit: LocalAccount, current: string): Promise<RefundResult | null> {
+  const steps = await deps.db
+    .selectDistinct({ step: txIntents.step })
+    .from(txIntents)
+    .where(and(eq(txIntents.routeId, route.routeId), like(txIntents.step, 'refund:%'), notLike(txIntents.step, '%:gas:%')));
+  const booked = new Set(
+    (await deps.db.select({ key: ledgerEntries.entryKey }).from(ledgerEntries).where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')))).map((e) => e.key),
+  );
+  for (const { step } of steps) {
+    const key = step.slice('refund:'.length);
+    if (step === current || booked.has(`refunded:${key}`)) continue;
+    if (!(await deps.sender.intent(route.routeId, step))) continue; // voided, never mined
+    try {
+      const { txHash, receipt } = await deps.sender.send({ routeId: route.routeId, step, chainId: route.sourceChainId, account: deposit, to: route.sourceToken as Address });
+      return { ...(await bookRefund(deps, route, key, txHash, receipt)), earlier: key };
+    } catch (error) {
+      if (error instanceof TransactionRevertedError || error instanceof IntentVoidedError) continue;
+      throw error;
+    }
+  }
+  return null;
 }
 
 /** What locateFunds reads of a route: a plan, or a route as the projection holds it. */
@@ -81,17 +128,18 @@ export type RoutePlaces = Pick<RoutePlan, 'routeId' | 'accountIndex' | 'sourceCh
 type Route = typeof transfers.$inferSelect;
 
 /**
- * Before a refund is signed: the route's sends that never reached a node are voided (a failed route's stale
- * bridge-in would otherwise be pushed out first, and the refund revert), and a send a node already has, which
- * may still move the deposit, stops the refund for an operator.
+ * Before an ended route's account moves what it holds (a refund from the deposit account, a recovery from the hub
+ * or exit account): the route's sends that never reached a node are voided (a failed route's stale bridge-in would
+ * otherwise be pushed out first, and the refund revert), and a send a node already has, which may still move the
+ * funds, stops the move for an operator. `next`: what the operator does afterwards ("refund again").
  */
-async function refuseWhileSendsPending(deps: ActivityDeps, route: Route, depositAddress: Address): Promise<void> {
-  await deps.sender.voidUnsent(route.routeId, 'the route ended before this transaction reached a node; a refund follows');
-  const pending = await deps.sender.queue(route.sourceChainId, depositAddress);
+export async function refuseWhileSendsPending(deps: ActivityDeps, routeId: string, chainId: number, address: Address, next: string): Promise<void> {
+  await deps.sender.voidUnsent(routeId, 'the route ended before this transaction reached a node');
+  const pending = await deps.sender.queue(chainId, address);
   if (pending.length === 0) return;
   const listed = pending.map((row) => `intent #${row.id} (${row.step})`).join(', ');
   throw ApplicationFailure.nonRetryable(
-    `the deposit address has unmined sends that may still move its funds: ${listed}. Wait for them, or cancel them with \`routectl void <id> --cancel\`, then refund again`,
+    `${address} has unmined sends that may still move its funds: ${listed}. Wait for them, or cancel them with \`routectl void <id> --cancel\`, then ${next}`,
     'RouteSendPending',
   );
 }

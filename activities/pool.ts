@@ -179,6 +179,8 @@ export function poolActivities(deps: ActivityDeps) {
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       await ensureGas(deps, plan.routeId, 'ragequit', plan.hubChainId, hub.address);
       const result = await whileHeartbeating(deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex }));
+      // A ragequit that reverted because a withdrawal spent the note first: nothing came back.
+      if (!result) return null;
       await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
       await recordLedger(deps, { routeId: plan.routeId, kind: 'ragequit', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
       return { amount: result.amount.toString() };

@@ -2,10 +2,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
+import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { HeldFunds } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
-import { fundsActivities } from './funds.ts';
+import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
 import { ensureGas } from './gas.ts';
 import { poolActivities } from './pool.ts';
 import { recordLedger } from './projection.ts';
@@ -23,7 +24,9 @@ export interface Recovered {
  * `routectl recover`: moves what a FAILED route still holds on the hub chain to an address the operator names.
  * The pool note goes back to the hub account (ragequit), then the hub and exit accounts each send their whole
  * hub-token balance. Every send is recorded before broadcast under (route, `recover:<place>:<n>`); recorded ones
- * are settled before a new one is considered, so a rerun moves only what arrived since, and never twice.
+ * are settled before a new one is considered, so a rerun moves only what arrived since, and never twice. As before
+ * a refund, the route's sends that never reached a node are voided first, and one a node has stops the recovery.
+ * A recorded send that reverted moved nothing: it is passed over (booked nothing) and the next index decides anew.
  */
 export function recoverActivities(deps: ActivityDeps) {
   async function failedRoute(routeId: string) {
@@ -65,14 +68,27 @@ export function recoverActivities(deps: ActivityDeps) {
       const recovered: Recovered[] = [];
       for (let n = 0; ; n++) {
         const step = `recover:${input.place}:${n}`;
-        if (!(await deps.sender.intent(route.routeId, step))) {
+        const signedHere = !(await deps.sender.intent(route.routeId, step));
+        if (signedHere) {
           if ((await tokenBalance(deps.chains, route.hubChainId, token, from.address)) === 0n) return recovered;
+          // A stale send of the failed route must not go out first (or mine first, once fee-bumped) and make this one revert.
+          await refuseWhileSendsPending(deps, route.routeId, route.hubChainId, from.address, 'recover again');
           await ensureGas(deps, route.routeId, step, route.hubChainId, from.address, funder);
           const balance = await tokenBalance(deps.chains, route.hubChainId, token, from.address);
           await deps.sender.send({ ...base, step, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [input.to, balance] }) });
         }
         // A recorded send is settled, never signed again.
-        const { txHash, receipt } = await deps.sender.send({ ...base, step });
+        let sent: SentTransaction;
+        try {
+          sent = await deps.sender.send({ ...base, step });
+        } catch (error) {
+          if (!(error instanceof TransactionRevertedError)) throw error;
+          // Signed by an earlier run: it moved nothing, so the next index looks at the balance again. Signed just now:
+          // the operator looks (a rerun passes over it), rather than this loop signing one revert after another.
+          if (!signedHere) continue;
+          throw ApplicationFailure.nonRetryable(`the recovery send from the ${input.place} account reverted (${step}); nothing moved. Find out why, then run routectl recover again`, 'RecoverReverted');
+        }
+        const { txHash, receipt } = sent;
         const amount = movedOut(receipt, token, from.address).toString();
         const key = `${input.place}:${n}`;
         await recordLedger(deps, { routeId: route.routeId, kind: 'recovered', key, chainId: route.hubChainId, token, amount, txHash });

@@ -4,6 +4,7 @@ import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, type HeldFunds, strayScanCursors, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
+import { isRefundFailedNote } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { belowRefundMinimum } from './funds.ts';
 
@@ -126,7 +127,7 @@ export function strayActivities(deps: ActivityDeps) {
      * Finds finished routes whose deposit address holds funds, of their source token or of any other ERC-20.
      * Routes with a refundAddress are returned for refunding (another token only if the bridge lists it: an
      * unknown contract could make the service pay gas for nothing); the rest is marked as held funds that need
-     * an operator decision.
+     * an operator decision. Routes flagged after a failed refund are left to the operator.
      */
     async scanStrayDeposits(input: { retentionDays: number }): Promise<StrayDeposit[]> {
       const since = new Date(Date.now() - input.retentionDays * 86_400_000);
@@ -158,6 +159,9 @@ export function strayActivities(deps: ActivityDeps) {
       return found;
 
       async function inspectRoute(route: Route, otherTokens: Address[]) {
+        // A refund of this route gave up (flagged for an operator): nothing is refunded automatically, and the flag
+        // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
+        if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
         const owner = route.depositAddress as Address;
         const balances = await Promise.all([
           tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({ token: route.sourceToken as Address, balance })),

@@ -3,8 +3,9 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { and, eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { fundsActivities } from '../activities/funds.ts';
 import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
 import { createLogger } from '../src/logger.ts';
 import { activityKeepalive } from '../src/temporal/activityKeepalive.ts';
@@ -193,6 +194,12 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     } finally {
       await source.request({ method: 'anvil_setBalance' as never, params: [gas, toHex(gasBalance)] as never });
     }
+    // While it is flagged, the stray scanner (every 2 s here) refunds nothing of it, even to a refundAddress.
+    const automatic = freshAddress();
+    await db().update(transfers).set({ refundAddress: automatic }).where(eq(transfers.routeId, created.routeId));
+    await new Promise((r) => setTimeout(r, 10_000));
+    assert.equal(await stack.balanceOf('source', 'USDC', automatic), 0n, 'no automatic refund of a flagged route');
+    assert.match((await projection(created.routeId)).lastError ?? '', /^refund to 0x[0-9a-fA-F]{40} failed: /);
     const refunded = await routectl('refund', created.routeId, '--to', to);
     assert.equal(refunded.code, 0, refunded.stderr);
     assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
@@ -232,6 +239,62 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     assert.equal(after.needsAttention, false);
   });
 
+  test("a new refund run books an earlier run's refund that mined, and signs none", async () => {
+    const created = await parkAtBridgeIn('2');
+    assert.equal((await routectl('fail', created.routeId, '--reason', 'refund it')).code, 0);
+    const route = await projection(created.routeId);
+    const { deposit } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const source = chain('source').chainId;
+    await stack.chainClient('source').request({ method: 'anvil_setBalance' as never, params: [deposit.address, toHex(10n ** 18n)] as never });
+    // An earlier refund run gave up while its refund was pending; the refund mined afterwards, unbooked.
+    const earlierTo = freshAddress();
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [earlierTo, BigInt(created.amount)] });
+    const earlier = await recordUnsent(deposit, created.routeId, 'refund:earlier-run', source, { to: stack.token('source', 'USDC'), data: transfer, gas: 100_000n });
+    await stack.chainClient('source').sendRawTransaction({ serializedTransaction: earlier.rawTx as Hex });
+    await stack.chainClient('source').waitForTransactionReceipt({ hash: earlier.txHash as Hex });
+
+    const refund = await fundsActivities(stack.service.activityDeps).refundDeposit({ routeId: created.routeId, to: freshAddress(), key: 'new-run' });
+    assert.deepEqual(refund, { amount: created.amount, txHash: earlier.txHash, to: getAddress(earlierTo), earlier: 'earlier-run' });
+    const booked = await db().select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, created.routeId), eq(ledgerEntries.kind, 'refunded')));
+    assert.deepEqual(booked.map((e) => [e.entryKey, e.amount, e.txHash]), [['refunded:earlier-run', created.amount, earlier.txHash]]);
+    assert.equal((await db().select().from(txIntents).where(and(eq(txIntents.routeId, created.routeId), eq(txIntents.step, 'refund:new-run')))).length, 0, 'no second refund signed');
+  });
+
+  test('routectl recover voids the failed route\'s stale sends first and passes over a recovery send that reverted', async () => {
+    const created = await create('3');
+    assert.equal((await routectl('devnet', 'fault', 'set', 'shield', '--count', '5')).code, 0);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    assert.equal((await until(created.routeId, 'parked', (t) => t.needsAttention)).status, 'RECEIVED_ON_HUB');
+    await routectl('devnet', 'fault', 'clear');
+    assert.equal((await routectl('fail', created.routeId, '--reason', 'give it back')).code, 0);
+    const route = await projection(created.routeId);
+    const held = BigInt(route.heldFunds?.find((h) => h.place === 'hub')?.amount ?? '0');
+    assert.ok(held > 0n, 'the hub account holds the funds');
+    const { hub } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const hubChain = chain('hub').chainId;
+    const hubClient = stack.chainClient('hub');
+    await hubClient.request({ method: 'anvil_setBalance' as never, params: [hub.address, toHex(10n ** 18n)] as never });
+    const token = route.hubToken as Address;
+    const transfer = (to: Address, amount: bigint) => encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+    // An earlier recovery whose send reverted (it moved nothing): recorded, mined, final.
+    const reverted = await recordUnsent(hub, created.routeId, 'recover:hub:0', hubChain, { to: token, data: transfer(freshAddress(), held * 1000n), gas: 100_000n });
+    await hubClient.sendRawTransaction({ serializedTransaction: reverted.rawTx as Hex });
+    assert.equal((await hubClient.waitForTransactionReceipt({ hash: reverted.txHash as Hex })).status, 'reverted');
+    // A send of the failed route recorded after it ended and never broadcast: it would move the funds first.
+    const thief = freshAddress();
+    const stale = await recordUnsent(hub, created.routeId, 'stale', hubChain, { to: token, data: transfer(thief, held), gas: 100_000n });
+
+    const to = freshAddress();
+    const recovered = await routectl('recover', created.routeId, '--to', to);
+    assert.equal(recovered.code, 0, recovered.stderr);
+    assert.match(recovered.stdout, new RegExp(`${held} sent from the hub account \\(ledger recovered:hub:1`));
+    assert.equal(await stack.balanceOf('hub', 'USDC', to), held);
+    assert.equal(await stack.balanceOf('hub', 'USDC', thief), 0n, 'the stale send never went out');
+    assert.equal((await db().select().from(txIntents).where(eq(txIntents.id, stale.id)))[0]?.status, 'voided');
+    const booked = await db().select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, created.routeId), eq(ledgerEntries.kind, 'recovered')));
+    assert.deepEqual(booked.map((e) => [e.entryKey, e.amount]), [['recovered:hub:1', held.toString()]]);
+  });
+
   test("routectl recover takes a failed route's note out of the pool (ragequit) and sends it on", async () => {
     const created = await create('5');
     assert.equal((await routectl('devnet', 'fault', 'set', 'asp-review', '--count', '1')).code, 0);
@@ -240,6 +303,15 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     // A route that ended while its note was in the pool and whose own ragequit gave up (terminated here).
     await stack.temporal.client.workflow.getHandle(created.routeId).terminate('test: the route ended with its note in the pool');
     await db().update(transfers).set({ status: 'FAILED', error: 'failed by operator: test' }).where(eq(transfers.routeId, created.routeId));
+    // An earlier ragequit that reverted (it moved nothing): the recovery looks at the note again and ragequits anew.
+    const route = await projection(created.routeId);
+    const { hub } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const hubClient = stack.chainClient('hub');
+    await hubClient.request({ method: 'anvil_setBalance' as never, params: [hub.address, toHex(10n ** 18n)] as never });
+    const failing = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [freshAddress(), 10n ** 30n] });
+    const reverted = await recordUnsent(hub, created.routeId, 'ragequit', chain('hub').chainId, { to: route.hubToken as Address, data: failing, gas: 100_000n });
+    await hubClient.sendRawTransaction({ serializedTransaction: reverted.rawTx as Hex });
+    assert.equal((await hubClient.waitForTransactionReceipt({ hash: reverted.txHash as Hex })).status, 'reverted');
 
     const to = freshAddress();
     const recovered = await routectl('recover', created.routeId, '--to', to);

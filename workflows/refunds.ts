@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, continueAsNew, log, patched, proxyActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import type { Address } from './types.ts';
+import { type Address, refundFailedNote } from './types.ts';
 
 const activities = proxyActivities<TransferActivities>({
   startToCloseTimeout: '2 minutes',
@@ -37,12 +37,13 @@ export interface RefundInput {
 
 /**
  * Refunds what a finished route's deposit address holds. Workflow id `<routeId>:refund`; one runs at a
- * time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice.
+ * time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice, and an
+ * earlier run's refund is settled (and booked, if it mined) before this run signs one (activities/funds.ts).
  * A refund that still fails after REFUND_MAX_ATTEMPTS tries (or 15 minutes) ends this run and flags the route
  * (`routectl list --stuck`); dust below REFUND_MIN_AMOUNT and an empty deposit address are refused without a flag.
  */
-export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string }> {
-  let refund: { amount: string; txHash: string };
+export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string; to?: string; earlier?: string }> {
+  let refund: { amount: string; txHash: string; to?: string; earlier?: string };
   try {
     refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token });
   } catch (error) {
@@ -51,7 +52,7 @@ export async function refundWorkflow(input: RefundInput): Promise<{ amount: stri
     const cause = error instanceof ActivityFailure && error.cause ? error.cause : (error as Error);
     const type = cause instanceof ApplicationFailure ? cause.type : null;
     if (type !== 'NothingToRefund' && type !== 'RefundBelowMinimum') {
-      await activities.flagRoute({ routeId: input.routeId, error: `refund to ${input.to} failed: ${cause.message}. Fix the cause, then run routectl refund again` });
+      await activities.flagRoute({ routeId: input.routeId, error: refundFailedNote(input.to, cause.message) });
     }
     throw ApplicationFailure.nonRetryable(cause.message, type ?? 'RefundFailed');
   }

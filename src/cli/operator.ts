@@ -142,14 +142,16 @@ export async function refund(ctx: OperatorContext, routeId: string, to: string |
   const row = await loadRoute(ctx, routeId);
   if (!TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
   if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
-  const result = await runWorkflow<{ amount: string; txHash: string }>(
+  const result = await runWorkflow<{ amount: string; txHash: string; to?: string; earlier?: string }>(
     ctx,
     REFUND_WORKFLOW_TYPE,
     refundWorkflowId(routeId),
     { routeId, to, reason: 'operator refund' },
     `a refund of ${routeId} is already running`,
   );
-  print(`${routeId}: refunded ${result.amount} to ${to} (tx ${result.txHash})`);
+  // An earlier refund run's refund that mined unbooked is booked and reported instead of signing a second one.
+  if (result.earlier) print(`${routeId}: an earlier refund (refund:${result.earlier}) had sent ${result.amount} to ${result.to}; booked now, nothing new was sent (tx ${result.txHash})`);
+  else print(`${routeId}: refunded ${result.amount} to ${result.to ?? to} (tx ${result.txHash})`);
 }
 
 /** `routectl recover`: a FAILED route's funds at its hub account, pool note (ragequit) and exit account go to `to`. */

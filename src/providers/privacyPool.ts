@@ -27,8 +27,11 @@ export interface PrivacyPool {
   withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }): Promise<PoolWithdrawal>;
   /** The route's withdrawal if one of its recorded attempts is mined; null otherwise. Read-only: it broadcasts nothing. */
   minedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
-  /** The note's depositor takes it back, publicly: for a note the pool will never let out privately. */
-  ragequit(input: { routeId: string; owner: LocalAccount; note: PoolNote; noteIndex: number }): Promise<{ txHash: Hex; amount: bigint }>;
+  /**
+   * The note's depositor takes it back, publicly: for a note the pool will never let out privately. A reverted
+   * attempt moved nothing and is followed by a new one; null when, after one reverted, the note is spent.
+   */
+  ragequit(input: { routeId: string; owner: LocalAccount; note: PoolNote; noteIndex: number }): Promise<{ txHash: Hex; amount: bigint } | null>;
   /** What of the original note is still unspent: its value, or 0 once withdrawn from or ragequit. */
   unspent(note: PoolNote, noteIndex: number): Promise<bigint>;
 }

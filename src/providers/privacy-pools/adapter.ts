@@ -14,7 +14,7 @@ import {
 import { poseidon1 } from 'poseidon-lite';
 import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
-import { TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
+import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
 import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
@@ -26,13 +26,14 @@ const MAX_TREE_DEPTH = 32n;
 const LOG_RANGE = 10_000n;
 /** Proofs made against an ASP root that the ASP replaced before they could be sent are made again, this often. */
 const PROOF_ATTEMPTS = 5;
-/** Recorded attempts of a deposit or a withdrawal per route (each reverted one moved nothing); then an operator looks. */
+/** Recorded attempts of a deposit, a withdrawal or a ragequit per route (each reverted one moved nothing); then an operator looks. */
 const SEND_ATTEMPTS = 10;
 /** Deposits and withdrawals insert into the tree, whose cost grows when other inserts land first. */
 const GAS_HEADROOM_PERCENT = 30;
 
 const depositStep = (attempt: number) => (attempt === 1 ? 'shield' : `shield#${attempt}`);
 const withdrawalStep = (attempt: number) => (attempt === 1 ? 'unshield' : `unshield#${attempt}`);
+const ragequitStep = (attempt: number) => (attempt === 1 ? 'ragequit' : `ragequit#${attempt}`);
 
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
 
@@ -189,7 +190,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
       const intent = await sender.intent(routeId, stepOf(attempt));
       if (!intent) return null;
-      const receipt = await client().getTransactionReceipt({ hash: intent.txHash }).catch(() => null);
+      // An RPC failure is thrown (the caller retries), never taken for "not mined".
+      const receipt = await receiptOrNull(client(), intent.txHash);
       if (receipt?.status === 'success') return { txHash: intent.txHash, receipt };
     }
     return null;
@@ -312,17 +314,29 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
     async ragequit({ routeId, owner, note, noteIndex }) {
       const pool = await poolOf(note.asset);
-      const step = 'ragequit';
-      if (!(await sender.intent(routeId, step))) {
-        const { nullifier, secret } = depositSecrets(pool, noteIndex);
-        if (await isSpent(pool, nullifierHash(nullifier))) throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
-        const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
-        await sender.send({ routeId, step, chainId, account: owner, to: pool.address, data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }) });
+      const { nullifier, secret } = depositSecrets(pool, noteIndex);
+      // A reverted ragequit moved nothing: the next attempt looks at the note again and proves anew.
+      for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
+        const step = ragequitStep(attempt);
+        if (!(await sender.intent(routeId, step))) {
+          if (await isSpent(pool, nullifierHash(nullifier))) {
+            // After a reverted attempt: a withdrawal spent the note first (the route's money is on its way out).
+            if (attempt > 1) return null;
+            throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
+          }
+          const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
+          await sender.send({ routeId, step, chainId, account: owner, to: pool.address, data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }) });
+        }
+        try {
+          const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
+          const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
+          if (!event) throw new Error('a ragequit transaction emitted no Ragequit event');
+          return { txHash, amount: event.args._value };
+        } catch (error) {
+          if (!(error instanceof TransactionRevertedError)) throw error;
+        }
       }
-      const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
-      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
-      if (!event) throw new Error('a ragequit transaction emitted no Ragequit event');
-      return { txHash, amount: event.args._value };
+      throw new Error(`the ragequit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`);
     },
 
     async unspent(note, noteIndex) {
