@@ -3,7 +3,7 @@
  * killed with SIGKILL at every crash point, with Temporal and Postgres restarted mid-flight; then every transfer
  * must be COMPLETED with exactly its quoted payout and no second payment on any chain.
  *
- *   npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--keep] [--json]
+ *   npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--step-attempts 20] [--keep] [--json]
  *
  * Prints the figures on stdout (progress on stderr). Exit code 0 when every check passed, 1 otherwise.
  */
@@ -17,6 +17,7 @@ function options() {
       cctp: { type: 'boolean', default: false },
       'point-timeout': { type: 'string', default: '60' },
       timeout: { type: 'string', default: '600' },
+      'step-attempts': { type: 'string', default: '20' },
       keep: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -33,6 +34,7 @@ function options() {
     bridge: values.cctp ? ('cctp' as const) : ('relay' as const),
     pointTimeoutMs: int('point-timeout', values['point-timeout'], 5, 600) * 1000,
     finishTimeoutMs: int('timeout', values.timeout, 30, 7200) * 1000,
+    stepMaxAttempts: int('step-attempts', values['step-attempts'], 1, 1000),
     keep: values.keep,
     json: values.json,
   };
@@ -42,11 +44,11 @@ let opts: ReturnType<typeof options>;
 try {
   opts = options();
 } catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--keep] [--json]\n`);
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--step-attempts 20] [--keep] [--json]\n`);
   process.exit(2);
 }
 if (opts.help) {
-  process.stdout.write('usage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--keep] [--json]\n');
+  process.stdout.write('usage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--step-attempts 20] [--keep] [--json]\n');
   process.exit(0);
 }
 
@@ -63,6 +65,7 @@ const report = await runDrill({
   bridge: opts.bridge,
   pointTimeoutMs: opts.pointTimeoutMs,
   finishTimeoutMs: opts.finishTimeoutMs,
+  stepMaxAttempts: opts.stepMaxAttempts,
   keepDataDir: opts.keep,
   signal: abort.signal,
 });
