@@ -498,12 +498,14 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       let replacement = await stepIntent(original.routeId, step);
       if (!replacement) {
         if ((await usedNonces(original)) > original.nonce) throw new VoidRefusedError(`the nonce of ${describe(original)} is already used; void it with \`routectl void ${id}\``);
+        // Estimated, not 21,000: chains that charge L1 data in L2 gas want more for a plain transfer.
+        const gas = await client(original.chainId).estimateGas({ account: account.address, to: account.address, value: 0n });
         replacement = await db.transaction(async (tx) => {
           await lockSender(tx, original.chainId, original.fromAddress);
           const again = await stepIntent(original.routeId, step, tx);
           if (again) return again;
           // A 0-value self-send at the same nonce, with fees above every attempt of the original.
-          const rawTx = await account.signTransaction(await bumped(await reload(original), { to: account.address, value: 0n, data: undefined, gas: 21_000n }));
+          const rawTx = await account.signTransaction(await bumped(await reload(original), { to: account.address, value: 0n, data: undefined, gas }));
           const [row] = await tx
             .insert(txIntents)
             .values({ routeId: original.routeId, step, chainId: original.chainId, fromAddress: original.fromAddress, nonce: original.nonce, txHash: keccak256(rawTx), rawTx })
