@@ -137,15 +137,23 @@ export function poolActivities(deps: ActivityDeps) {
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
-      // The withdrawal funds the order: once it is signed, the recorded order is the one to keep.
-      const request = { ...outboundLeg(deps, plan, 1, deliverable), fundedBy: 'unshield' };
-      const { order, payTo } = await movers.forLeg(request).prepare(request);
-      const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
-      if (gross > note.value) {
-        throw ApplicationFailure.retryable(`the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`, 'BridgeTooExpensive');
-      }
-
-      const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, to: payTo, amount: gross }));
+      const leg = outboundLeg(deps, plan, 1, deliverable);
+      const mover = movers.forLeg(leg);
+      // Asked for by the pool only when a new withdrawal attempt is about to be proved (after any wait for a
+      // prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted minutes ago.
+      const destination = async () => {
+        const { order, payTo } = await mover.prepare(leg);
+        const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
+        if (gross > note.value) {
+          throw ApplicationFailure.retryable(`the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`, 'BridgeTooExpensive');
+        }
+        return { to: payTo, amount: gross };
+      };
+      const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, destination }));
+      // The withdrawal is signed (its first attempt is `unshield`), so the leg's recorded order is the one it
+      // funded: the last one quoted, for the attempt that mined.
+      const request = { ...leg, fundedBy: 'unshield' };
+      const { order } = await mover.prepare(request);
       const set = await anonymitySetOf(plan.routeId, withdrawal.provenAtBlock);
       await deps.db.transaction(async (tx) => {
         await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));

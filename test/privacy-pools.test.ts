@@ -149,7 +149,7 @@ describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
     const [note] = await stack.service.db.select().from(poolNotes).where(eq(poolNotes.routeId, t.routeId));
     const [{ accountIndex }] = (await stack.service.db.select({ accountIndex: transfers.accountIndex }).from(transfers).where(eq(transfers.routeId, t.routeId))) as [{ accountIndex: number }];
     const ref = { asset: note!.asset as Address, label: note!.label, commitment: note!.commitment, value: BigInt(note!.value), txHash: note!.txHash as Hex, blockNumber: BigInt(note!.blockNumber), timestamp: 0 };
-    await assert.rejects(stack.service.activityDeps.pool.withdraw({ routeId: 'rt_replay_probe', note: ref, noteIndex: accountIndex, to: freshAddress(), amount: 1_000_000n }), PoolNoteSpentError);
+    await assert.rejects(stack.service.activityDeps.pool.withdraw({ routeId: 'rt_replay_probe', note: ref, noteIndex: accountIndex, destination: async () => ({ to: freshAddress(), amount: 1_000_000n }) }), PoolNoteSpentError);
     assert.equal(await stack.service.activityDeps.pool.unspent(ref, accountIndex), 0n);
     // ...and the pool refuses the recorded proof a second time.
     const recorded = await stack.chainClient('hub').getTransaction({ hash: withdrawals[0]!.txHash as Hex });

@@ -21,10 +21,12 @@ export interface PrivacyPool {
   /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
   review(note: PoolNote): Promise<NoteReview>;
   /**
-   * Withdraws `amount` (gross, before the withdrawal fee) of the note to `to`, proved in zero knowledge and
-   * submitted by the account shared by all routes; the rest of the note stays in the pool as change.
+   * Withdraws the destination's `amount` (gross, before the withdrawal fee) of the note to its `to`, proved in
+   * zero knowledge and submitted by the account shared by all routes; the rest of the note stays in the pool as
+   * change. The destination is asked for when a new attempt is about to be proved (after any wait for a prover),
+   * and again for an attempt after one that reverted; never for an attempt already recorded.
    */
-  withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }): Promise<PoolWithdrawal>;
+  withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination }): Promise<PoolWithdrawal>;
   /** The route's withdrawal if one of its recorded attempts is mined; null otherwise. Read-only: it broadcasts nothing. */
   minedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
   /**
@@ -37,6 +39,9 @@ export interface PrivacyPool {
 }
 
 export type NoteReview = 'pending' | 'approved' | 'rejected';
+
+/** Where a withdrawal goes and how much of the note it takes (gross). */
+export type WithdrawalDestination = () => Promise<{ to: Address; amount: bigint }>;
 
 /** Public facts of a route's deposit into the pool (no secrets: those derive from the signer's key). */
 export interface PoolNote {

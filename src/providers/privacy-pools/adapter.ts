@@ -15,7 +15,7 @@ import { poseidon1 } from 'poseidon-lite';
 import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
-import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool } from '../privacyPool.ts';
+import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalDestination } from '../privacyPool.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
 import type { Prover } from './prover.ts';
@@ -133,8 +133,11 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     return { labels: aspLeaves, root };
   }
 
-  /** Proves the withdrawal and records its signed relay transaction under `step` (broadcast by txSender after the record). */
-  async function proveAndRecord(input: { routeId: string; note: PoolNote; noteIndex: number; to: Address; amount: bigint }, step: string): Promise<void> {
+  /**
+   * Proves the withdrawal and records its signed relay transaction under `step` (broadcast by txSender after the
+   * record). Its destination is asked for only once the proof slot is taken, so a bridge order it names is fresh.
+   */
+  async function proveAndRecord(input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination }, step: string): Promise<void> {
     const pool = await poolOf(input.note.asset);
     const { nullifier, secret } = depositSecrets(pool, input.noteIndex);
     const label = BigInt(input.note.label);
@@ -144,21 +147,21 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       throw new PoolNoteSpentError(`the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`);
     }
 
-    const withdrawal = {
+    const withdrawalTo = (recipient: Address) => ({
       processooor: entrypoint,
-      data: encodeAbiParameters(relayDataParameters, [{ recipient: input.to, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
-    };
+      data: encodeAbiParameters(relayDataParameters, [{ recipient, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
+    });
     const change = generateWithdrawalSecrets(opts.masterKeys, label as Hash, 0n);
 
     /** Proves against the trees as they are now; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
-    const proveAgainstLatestRoots = async (): Promise<WithdrawalProof> => {
+    const proveAgainstLatestRoots = async (withdrawal: ReturnType<typeof withdrawalTo>, amount: bigint): Promise<WithdrawalProof> => {
       for (let attempt = 1; ; attempt++) {
         const [{ leaves }, approved] = await Promise.all([pool.stateTree.scan(), approvedLabels(pool)]);
         if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
         const stateMerkleProof = generateMerkleProof(leaves, commitment.hash);
         const proof = await prover.proveWithdrawal(commitment, {
           context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
-          withdrawalAmount: input.amount,
+          withdrawalAmount: amount,
           stateMerkleProof,
           aspMerkleProof: generateMerkleProof(approved.labels, label),
           stateRoot: stateMerkleProof.root as Hash,
@@ -173,7 +176,11 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
       }
     };
-    const proof = await proofSlots(proveAgainstLatestRoots);
+    const { withdrawal, proof } = await proofSlots(async () => {
+      const { to, amount } = await input.destination();
+      const withdrawal = withdrawalTo(to);
+      return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount) };
+    });
     await sender.send({
       routeId: input.routeId,
       step,
