@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
+import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
 let stack: TestStack;
 
@@ -12,16 +12,7 @@ before(async () => {
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());
 
-interface Transfer {
-  routeId: string;
-  status: string;
-  error: string | null;
-  needsAttention: boolean;
-  depositAddress: Address;
-  hubAccount: Address;
-  amount: string;
-  quotedOutputAmount: string;
-}
+type Transfer = TransferView;
 
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;

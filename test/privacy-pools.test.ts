@@ -8,7 +8,7 @@ import { entrypointAbi as entrypointArtifactAbi } from '../src/devnet/artifacts/
 import { privacyPoolAbi as privacyPoolArtifactAbi } from '../src/devnet/artifacts/PrivacyPool.ts';
 import { entrypointAbi, poolAbi } from '../src/providers/privacy-pools/abi.ts';
 import { PoolNoteSpentError } from '../src/providers/privacy-pools/adapter.ts';
-import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
+import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
 /**
  * The privacy pool on the real local stack: Privacy Pools contracts verifying real Groth16 proofs of the
@@ -24,18 +24,7 @@ before(async () => {
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());
 
-interface Transfer {
-  routeId: string;
-  status: string;
-  error: string | null;
-  needsAttention: boolean;
-  depositAddress: Address;
-  hubAccount: Address;
-  amount: string;
-  quotedOutputAmount: string;
-  minAnonymitySet: number;
-  privacy: { anonymitySet: number; waitedSeconds: number } | null;
-}
+type Transfer = TransferView;
 
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;

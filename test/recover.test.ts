@@ -12,7 +12,7 @@ import { activityKeepalive } from '../src/temporal/activityKeepalive.ts';
 import { bundleWorkflows } from '../src/temporal/worker.ts';
 import { failUpdate } from '../workflows/definitions.ts';
 import type { RoutePlan } from '../workflows/types.ts';
-import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
+import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
 /**
  * What an operator can do with a route that ended holding money: `fail` no longer leaves stale sends behind,
@@ -32,15 +32,7 @@ before(
 after(async () => stack?.close(), { timeout: 60_000 });
 afterEach(() => stack.relay.faults.clear());
 
-interface Transfer {
-  routeId: string;
-  status: string;
-  error: string | null;
-  needsAttention: boolean;
-  depositAddress: Address;
-  hubAccount: Address;
-  amount: string;
-}
+type Transfer = TransferView;
 
 const chain = (role: 'source' | 'hub' | 'destination') => stack.manifest.chains.find((c) => c.role === role)!;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;

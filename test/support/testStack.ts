@@ -9,6 +9,20 @@ import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 
+/** A transfer as the API answers it (the fields tests read). */
+export interface TransferView {
+  routeId: string;
+  status: string;
+  error: string | null;
+  needsAttention: boolean;
+  depositAddress: Address;
+  hubAccount: Address;
+  amount: string;
+  quotedOutputAmount: string;
+  minAnonymitySet: number;
+  privacy: { anonymitySet: number; waitedSeconds: number } | null;
+}
+
 export interface TestStack extends LocalStack {
   dataDir: string;
   api<T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
