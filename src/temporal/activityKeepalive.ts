@@ -1,7 +1,11 @@
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
-/** How often a running activity tells Temporal its worker is alive (the SDK sends at most one per throttle interval). */
+/**
+ * How often a running activity reports that its worker is alive. The SDK forwards at most one heartbeat per
+ * 80 % of the heartbeat timeout (8 s for 10 s), so Temporal records few (each is a billed Action in Temporal
+ * Cloud) while a dead worker is still noticed within the timeout.
+ */
 export const KEEPALIVE_INTERVAL_MS = 2_000;
 
 /**

@@ -97,8 +97,6 @@ export async function startTransferWorker(opts: {
       activities: createActivities(opts.deps),
       workflowBundle,
       interceptors: { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] },
-      // Heartbeats reach Temporal at least this often, well inside the activities' short heartbeat timeouts.
-      maxHeartbeatThrottleInterval: '3 seconds',
       // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
       // worker stops regardless (their retries run after the next start).
       shutdownGraceTime: '10 seconds',
