@@ -140,6 +140,23 @@ function inboundRequest(amount: bigint): LegRequest & { deposit: LocalAccount } 
   };
 }
 
+/** An outbound leg request from a fresh route's exit account (hub → destination, exact output), funded after the pool. */
+function outboundRequest(exit: LocalAccount, fields: Pick<LegRequest, 'amount' | 'recipient' | 'available'> & Partial<LegRequest>): LegRequest {
+  return {
+    routeId: `legs-${randomUUID()}`,
+    leg: 'out',
+    generation: 1,
+    from: exit,
+    originChainId: chain('hub').chainId,
+    destinationChainId: chain('destination').chainId,
+    originCurrency: token('hub'),
+    destinationCurrency: token('destination'),
+    tradeType: 'EXACT_OUTPUT',
+    gasFunder: base.poolRelayer,
+    ...fields,
+  };
+}
+
 before(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'legs-test-'));
   const [chainPorts, pgPort] = await Promise.all([freeChainPorts(), freePort()]);
@@ -281,21 +298,7 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
     const recipient = freshAddress();
     const quote = USDC(250);
     await faucetPay('hub', exit.address, USDC(251));
-    const request: LegRequest = {
-      routeId: `legs-${randomUUID()}`,
-      leg: 'out',
-      generation: 1,
-      from: exit,
-      originChainId: chain('hub').chainId,
-      destinationChainId: chain('destination').chainId,
-      originCurrency: token('hub'),
-      destinationCurrency: token('destination'),
-      amount: quote,
-      tradeType: 'EXACT_OUTPUT',
-      recipient,
-      available: USDC(251),
-      gasFunder: base.poolRelayer,
-    };
+    const request = outboundRequest(exit, { amount: quote, recipient, available: USDC(251) });
     const legs = cctpLegs(deps, lowEstimate);
     const { order } = await inActivity(() => legs.prepare(request));
     const burn = BigInt(order.amountIn);
@@ -337,22 +340,12 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
 
   test('Relay: the first bridge-out order, funded by the pool withdrawal, is kept once that withdrawal is signed', async () => {
     const { exit } = routeAccounts();
-    const request: LegRequest = {
-      routeId: `legs-${randomUUID()}`,
-      leg: 'out',
-      generation: 1,
-      from: exit,
-      originChainId: chain('hub').chainId,
-      destinationChainId: chain('destination').chainId,
-      originCurrency: token('hub'),
-      destinationCurrency: token('destination'),
+    const request = outboundRequest(exit, {
       amount: USDC(8),
-      tradeType: 'EXACT_OUTPUT',
       recipient: freshAddress(),
       available: USDC(9),
-      gasFunder: base.poolRelayer,
       fundedBy: 'unshield',
-    };
+    });
     const legs = relayLegs(relayDeps, relayBridge);
     const unsigned = await inActivity(() => legs.prepare(request));
     const fresh = await inActivity(() => legs.prepare(request));
