@@ -9,6 +9,17 @@ import type { ActivityDeps } from './deps.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
+import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
+
+export interface DeliveryWait {
+  plan: RoutePlan;
+  leg: BridgeLeg;
+  order: BridgeOrderRef;
+  /** The status the route moved to, written before the wait (see writeStatus). */
+  projection?: StatusProjection;
+  /** The last leg: once delivered, book the service fee and project COMPLETED with this sequence number. */
+  completion?: { seq: number; shielded: string };
+}
 
 export interface DeliveryCheck {
   routeId: string;
@@ -100,12 +111,59 @@ export function bridgeActivities(deps: ActivityDeps) {
     });
   }
 
+  /**
+   * Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it.
+   * A fill counts only once it is this route's alone (no other route booked it) and was mined after the leg's
+   * first order was recorded: a provider that reports someone else's payment is never taken for ours.
+   */
+  async function confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex; amount: string }> {
+    const client = deps.chains.publicClient(check.chainId);
+    const expected = BigInt(check.amount);
+    const ordered = await legOrderedAt(check.routeId, check.leg);
+    const refused: string[] = [];
+    for (const hash of check.txHashes) {
+      const receipt = await client.getTransactionReceipt({ hash });
+      const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
+        (log) => log.address.toLowerCase() === check.token.toLowerCase() && log.args.to.toLowerCase() === check.recipient.toLowerCase(),
+      );
+      const delivered = transfers.reduce((sum, log) => sum + log.args.value, 0n);
+      if (receipt.status !== 'success' || delivered < expected) {
+        refused.push(`${hash} paid ${delivered}`);
+        continue;
+      }
+      if (ordered) {
+        const block = await client.getBlock({ blockNumber: receipt.blockNumber });
+        if (Number(block.timestamp) < Math.floor(ordered.getTime() / 1000) - FILL_CLOCK_SKEW_SECONDS) {
+          refused.push(`${hash} was mined at ${new Date(Number(block.timestamp) * 1000).toISOString()}, before the order was recorded at ${ordered.toISOString()}`);
+          continue;
+        }
+      }
+      const kind = check.leg === 'in' ? 'arrived_on_hub' : 'paid';
+      const entry = { routeId: check.routeId, kind, entryKey: kind, chainId: check.chainId, token: check.token, amount: delivered.toString(), txHash: hash };
+      const refusal = await bookFill(entry);
+      if (refusal) {
+        refused.push(refusal);
+        continue;
+      }
+      return { txHash: hash, amount: delivered.toString() };
+    }
+    throw ApplicationFailure.nonRetryable(
+      `bridge-${check.leg} fill did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId} (${refused.join('; ') || 'no fill transaction'})`,
+      'DeliveryMismatch',
+    );
+  }
+
   return {
     /**
      * Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. A later
      * order (after a refund) moves what the deposit account holds of it: what the refund brought back.
      */
-    async bridgeIn({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
+    async bridgeIn({ plan, generation, received, projection }: { plan: RoutePlan; generation: number; received?: string; projection?: StatusProjection }): Promise<BridgeOrderRef> {
+      await writeStatus(deps, projection);
+      // What the deposit address held when the route took its deposit (transfers before the deposit watcher booked it while waiting).
+      if (received !== undefined) {
+        await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: received });
+      }
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       let amount = BigInt(plan.amount);
       if (generation > 1) {
@@ -133,57 +191,38 @@ export function bridgeActivities(deps: ActivityDeps) {
      * Bridge out from the exit account: the burn of burn-and-mint mode (the pool withdrawal paid the exit
      * account), or a new order after the pool-funded one was refunded to it.
      */
-    async bridgeOut({ plan, generation }: { plan: RoutePlan; generation: number }): Promise<BridgeOrderRef> {
+    async bridgeOut({ plan, generation, projection }: { plan: RoutePlan; generation: number; projection?: StatusProjection }): Promise<BridgeOrderRef> {
+      await writeStatus(deps, projection);
       const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount);
       const request = outboundLeg(deps, plan, generation, available);
       return movers.forLeg(request).start(request);
     },
 
-    /** Waits until a leg's funds arrived on its destination chain; returns the delivering transactions. */
+    /** Waits until a leg's funds arrived on its destination chain, confirms that on chain and books it (both steps below in one). */
+    async awaitDelivery(input: DeliveryWait): Promise<{ txHash: Hex; amount: string }> {
+      const { plan, leg, order } = input;
+      await writeStatus(deps, input.projection);
+      const txHashes = await movers.ofOrder(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order });
+      const delivery = await confirmDelivery(
+        leg === 'in'
+          ? { routeId: plan.routeId, leg, chainId: plan.hubChainId, token: plan.hubToken, recipient: plan.hubAccount, amount: order.amountOut, txHashes }
+          : { routeId: plan.routeId, leg, chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes },
+      );
+      if (input.completion) {
+        // What the service kept: the note's value less the bridge-out input (the pool's change note, the relay fee and any rounding dust).
+        const fee = BigInt(input.completion.shielded) - BigInt(order.amountIn);
+        await recordLedger(deps, { routeId: plan.routeId, kind: 'service_fee', chainId: plan.hubChainId, token: plan.hubToken, amount: fee.toString() });
+        await writeStatus(deps, { routeId: plan.routeId, seq: input.completion.seq, status: 'COMPLETED', payoutTxHash: delivery.txHash });
+      }
+      return delivery;
+    },
+
+    /** Waits until a leg's funds arrived on its destination chain; returns the delivering transactions (transferWorkflow v1). */
     async awaitBridgeFill({ plan, leg, order }: { plan: RoutePlan; leg: BridgeLeg; order: BridgeOrderRef }): Promise<{ txHashes: Hex[] }> {
       return { txHashes: await movers.ofOrder(order).awaitArrival({ routeId: plan.routeId, leg, ...ends(plan, leg), order }) };
     },
 
-    /**
-     * Confirms on chain that a delivering transaction paid `recipient` at least `amount` of `token`, and books it.
-     * A fill counts only once it is this route's alone (no other route booked it) and was mined after the leg's
-     * first order was recorded: a provider that reports someone else's payment is never taken for ours.
-     */
-    async confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex; amount: string }> {
-      const client = deps.chains.publicClient(check.chainId);
-      const expected = BigInt(check.amount);
-      const ordered = await legOrderedAt(check.routeId, check.leg);
-      const refused: string[] = [];
-      for (const hash of check.txHashes) {
-        const receipt = await client.getTransactionReceipt({ hash });
-        const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
-          (log) => log.address.toLowerCase() === check.token.toLowerCase() && log.args.to.toLowerCase() === check.recipient.toLowerCase(),
-        );
-        const delivered = transfers.reduce((sum, log) => sum + log.args.value, 0n);
-        if (receipt.status !== 'success' || delivered < expected) {
-          refused.push(`${hash} paid ${delivered}`);
-          continue;
-        }
-        if (ordered) {
-          const block = await client.getBlock({ blockNumber: receipt.blockNumber });
-          if (Number(block.timestamp) < Math.floor(ordered.getTime() / 1000) - FILL_CLOCK_SKEW_SECONDS) {
-            refused.push(`${hash} was mined at ${new Date(Number(block.timestamp) * 1000).toISOString()}, before the order was recorded at ${ordered.toISOString()}`);
-            continue;
-          }
-        }
-        const kind = check.leg === 'in' ? 'arrived_on_hub' : 'paid';
-        const entry = { routeId: check.routeId, kind, entryKey: kind, chainId: check.chainId, token: check.token, amount: delivered.toString(), txHash: hash };
-        const refusal = await bookFill(entry);
-        if (refusal) {
-          refused.push(refusal);
-          continue;
-        }
-        return { txHash: hash, amount: delivered.toString() };
-      }
-      throw ApplicationFailure.nonRetryable(
-        `bridge-${check.leg} fill did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId} (${refused.join('; ') || 'no fill transaction'})`,
-        'DeliveryMismatch',
-      );
-    },
+    /** The on-chain check of a fill (transferWorkflow v1; later transfers run it inside awaitDelivery). */
+    confirmDelivery,
   };
 }

@@ -13,8 +13,20 @@ export interface DepositOutcome {
 export function depositActivities(deps: ActivityDeps) {
   return {
     /**
+     * The route's deposit as the chain holds it now: read once when the deposit deadline passes, so a deposit
+     * that the watcher has not reported (it lags, or is down) still funds the route.
+     */
+    async depositBalance(plan: Pick<RoutePlan, 'sourceChainId' | 'sourceToken' | 'depositAddress'>): Promise<{ balance: string }> {
+      const balance = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress);
+      return { balance: balance.toString() };
+    },
+
+
+    /**
      * Waits until the route's deposit address holds the expected amount, or its deadline passes.
      * Read-only and heartbeating, so it is safe to retry and resumes after a worker restart.
+     * Only transfers started before the deposit watcher (transferWorkflow v1) still run it: it holds an
+     * activity slot for the whole wait.
      */
     async awaitDeposit(plan: RoutePlan): Promise<DepositOutcome> {
       const expected = BigInt(plan.amount);

@@ -6,6 +6,7 @@ import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { PrivacyPool } from '../src/providers/privacyPool.ts';
+import type { WorkflowNotifier } from './depositWatcher.ts';
 
 /** What the activities need from the outside world; tests inject their own. */
 export interface ActivityDeps {
@@ -25,6 +26,10 @@ export interface ActivityDeps {
   poolRelayer: LocalAccount;
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
+  /** Signals transfer workflows (the deposit watcher's reports); the worker adds it (src/temporal/worker.ts). */
+  notifier?: WorkflowNotifier;
+  /** DEPOSIT_CONFIRMATIONS: blocks a deposit must be below the source chain's head before it funds a route. */
+  depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
 }

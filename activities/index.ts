@@ -1,6 +1,7 @@
 import { bridgeActivities } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { depositActivities } from './deposit.ts';
+import { depositWatcherActivities } from './depositWatcher.ts';
 import { fundsActivities } from './funds.ts';
 import { intentActivities } from './intents.ts';
 import { strayActivities } from './strays.ts';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...projectionActivities(deps),
     ...depositActivities(deps),
+    ...depositWatcherActivities(deps),
     ...bridgeActivities(deps),
     ...poolActivities(deps),
     ...fundsActivities(deps),

@@ -12,7 +12,7 @@ import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { bookLegSend } from './legs.ts';
-import { recordLedger } from './projection.ts';
+import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
@@ -102,8 +102,9 @@ export function poolActivities(deps: ActivityDeps) {
 
   return {
     /** Deposits exactly what the bridge-in delivered to the route's hub account (never more: no other route's funds). */
-    async shield(input: { plan: RoutePlan; amount: string }): Promise<{ noteValue: string }> {
+    async shield(input: { plan: RoutePlan; amount: string; projection?: StatusProjection }): Promise<{ noteValue: string }> {
       const { plan } = input;
+      await writeStatus(deps, input.projection);
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       const amount = BigInt(input.amount);
       if (!(await deps.sender.intent(plan.routeId, 'shield'))) {
@@ -120,7 +121,8 @@ export function poolActivities(deps: ActivityDeps) {
     },
 
     /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
-    async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
+    async privacyStatus({ routeId, projection }: { routeId: string; projection?: StatusProjection }): Promise<PrivacyStatus> {
+      await writeStatus(deps, projection);
       const note = await requireNote(routeId);
       const [review, set] = await Promise.all([deps.pool.review(note), anonymitySetOf(routeId)]);
       return { review, anonymitySet: set };
@@ -132,8 +134,9 @@ export function poolActivities(deps: ActivityDeps) {
      * (burn-and-mint mode), or the recipient (when the hub is the destination). The withdrawal is relayed by
      * the account shared by all routes; the rest of the note stays in the pool as the service's change.
      * Returns the order the withdrawal funded, or null when the exit account still has to send it.
+     * `sent`: the status to project once the withdrawal is mined (UNSHIELD_SENT).
      */
-    async unshield({ plan }: { plan: RoutePlan }): Promise<{ funded: BridgeOrderRef | null }> {
+    async unshield({ plan, sent }: { plan: RoutePlan; sent?: StatusProjection }): Promise<{ funded: BridgeOrderRef | null }> {
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
@@ -163,6 +166,7 @@ export function poolActivities(deps: ActivityDeps) {
           .where(eq(transfers.routeId, plan.routeId));
       });
       await recordLedger(deps, { routeId: plan.routeId, kind: 'unshielded', chainId: plan.hubChainId, token: plan.hubToken, amount: withdrawal.delivered.toString(), txHash: withdrawal.txHash });
+      await writeStatus(deps, sent);
 
       if (order.kind === 'cctp') return { funded: null };
       const funded = order.kind === 'direct' ? { ...order, requestId: withdrawal.txHash } : order;

@@ -28,19 +28,7 @@ export function projectionActivities(deps: ActivityDeps) {
   return {
     /** Writes the workflow's status into the Postgres projection, idempotently and in order. */
     async projectStatus(input: StatusProjection): Promise<void> {
-      const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
-      await deps.db
-        .update(transfers)
-        .set({
-          status: input.status,
-          statusSeq: input.seq,
-          updatedAt: sql`now()`,
-          ...(input.error !== undefined && { error: input.error }),
-          ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
-          ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
-          ...(terminal && { completedAt: sql`now()` }),
-        })
-        .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)));
+      await writeStatus(deps, input);
     },
 
     /** Marks a transfer as parked (waiting for an operator) or clears the mark. */
@@ -58,6 +46,28 @@ export function projectionActivities(deps: ActivityDeps) {
         .where(eq(transfers.routeId, input.routeId));
     },
   };
+}
+
+/**
+ * Writes a status into the Postgres projection, idempotently and in order (an older `seq` never overwrites a
+ * newer one). Steps call it themselves with the status their workflow moved to (the `projection` field of their
+ * input), so a status change costs no activity of its own.
+ */
+export async function writeStatus(deps: Pick<ActivityDeps, 'db'>, input: StatusProjection | undefined): Promise<void> {
+  if (!input) return;
+  const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
+  await deps.db
+    .update(transfers)
+    .set({
+      status: input.status,
+      statusSeq: input.seq,
+      updatedAt: sql`now()`,
+      ...(input.error !== undefined && { error: input.error }),
+      ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
+      ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
+      ...(terminal && { completedAt: sql`now()` }),
+    })
+    .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)));
 }
 
 /** Records one money movement of a route; recording the same movement twice keeps the first. */

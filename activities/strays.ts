@@ -1,25 +1,17 @@
 import { heartbeat, log } from '@temporalio/activity';
-import { type SQL, and, eq, gte, inArray, notInArray, or } from 'drizzle-orm';
-import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, getAddress, parseAbiItem, type Address, type PublicClient } from 'viem';
+import { and, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { depositTokens, type HeldFunds, strayScanCursors, transfers } from '../src/db/schema.ts';
+import { depositTokens, type HeldFunds, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { belowRefundMinimum } from './funds.ts';
 
 const SCAN_BATCH = 8;
-/** Transfer logs are read this many blocks at a time (providers cap eth_getLogs ranges)… */
-const LOG_BLOCK_RANGE = 2_000n;
-/** …for this many deposit addresses per call (providers cap OR-lists of topics). */
-const LOG_ADDRESS_BATCH = 100;
-/** A scan reads at most this many ranges per chain; the next one continues where it stopped. */
-const MAX_LOG_RANGES_PER_SCAN = 250;
-/** Blocks read again on every scan, so a log that a short reorg moved is not missed. */
-const REORG_MARGIN_BLOCKS = 12n;
+/** Routes checked per scan; the next scan continues with the rest. */
+const SCAN_LIMIT = 2_000;
 const FINISHED = ['COMPLETED', 'FAILED'];
-
-const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 export interface StrayDeposit {
   routeId: string;
@@ -35,10 +27,12 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
  * Surplus, second and late deposits: money that reaches a route's deposit address after the route took
- * (or stopped waiting for) its deposit. Only finished routes are scanned, so a running transfer's own
- * deposit is never mistaken for a stray one. Besides the route's source token, every ERC-20 contract seen
- * sending to a deposit address (Transfer logs of any contract) is checked: a deposit of another token with
- * the same symbol is held or refunded, never missed.
+ * (or stopped waiting for) its deposit. Only finished routes are checked, so a running transfer's own
+ * deposit is never mistaken for a stray one, and only when there is something to check: once when the route
+ * finishes, and again whenever the deposit watcher (activities/depositWatcher.ts) sees a transfer into its
+ * deposit address after that. Besides the route's source token, every other ERC-20 contract the watcher saw
+ * sending to the address is checked: a deposit of another token with the same symbol is held or refunded,
+ * never missed.
  */
 export function strayActivities(deps: ActivityDeps) {
   /** Tokens the bridge lists on a chain (verified ones): only those are refunded without an operator. */
@@ -54,64 +48,6 @@ export function strayActivities(deps: ActivityDeps) {
     }
   }
 
-  /**
-   * Reads the ERC-20 Transfer logs of any contract into the deposit addresses of the routes that can still
-   * receive a stray (running, or finished within the retention), from each source chain's cursor to its
-   * head, and records every token other than the route's own.
-   */
-  async function discoverDepositTokens(since: Date): Promise<void> {
-    const watched = or(notInArray(transfers.status, FINISHED), gte(transfers.updatedAt, since));
-    const chainIds = (await deps.db.selectDistinct({ chainId: transfers.sourceChainId }).from(transfers).where(watched)).map((r) => r.chainId);
-    for (const chainId of chainIds) {
-      // One chain's RPC failing (or missing) must not stop the scan of the others: it resumes from its cursor next time.
-      await discoverOnChain(chainId, watched).catch((error: unknown) => {
-        log.warn('stray scan: Transfer logs of a source chain could not be read', { chainId, error: redactUrls(error instanceof Error ? error.message : String(error)) });
-      });
-    }
-  }
-
-  async function discoverOnChain(chainId: number, watched: SQL | undefined): Promise<void> {
-    const client = deps.chains.publicClient(chainId);
-    // The head first, the routes second: a route created after the list was read gets its deposits after the head.
-    const head = await client.getBlockNumber();
-    const routes = await deps.db
-      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, sourceToken: transfers.sourceToken, createdAt: transfers.createdAt })
-      .from(transfers)
-      .where(and(eq(transfers.sourceChainId, chainId), watched));
-    if (routes.length === 0) return;
-    const byAddress = new Map(routes.map((r) => [r.depositAddress.toLowerCase(), r]));
-    const [cursor] = await deps.db.select().from(strayScanCursors).where(eq(strayScanCursors.chainId, chainId));
-    let from: bigint;
-    if (cursor) {
-      from = BigInt(cursor.nextBlock) > REORG_MARGIN_BLOCKS ? BigInt(cursor.nextBlock) - REORG_MARGIN_BLOCKS : 0n;
-    } else {
-      const oldest = Math.min(...routes.map((r) => r.createdAt.getTime()));
-      from = await firstBlockAtOrAfter(client, BigInt(Math.floor(oldest / 1000) - 60), head);
-    }
-    const addresses = [...byAddress.keys()] as Address[];
-    for (let ranges = 0; from <= head && ranges < MAX_LOG_RANGES_PER_SCAN; ranges++) {
-      const to = from + LOG_BLOCK_RANGE - 1n < head ? from + LOG_BLOCK_RANGE - 1n : head;
-      for (let i = 0; i < addresses.length; i += LOG_ADDRESS_BATCH) {
-        const logs = await client.getLogs({ event: TRANSFER_EVENT, args: { to: addresses.slice(i, i + LOG_ADDRESS_BATCH) }, fromBlock: from, toBlock: to, strict: false });
-        const found = logs.flatMap((log) => {
-          // ERC-20 only: ERC-721's Transfer has the same signature with an indexed third topic.
-          if (log.topics.length !== 3 || !log.args.to || log.transactionHash === null || log.blockNumber === null) return [];
-          const route = byAddress.get(log.args.to.toLowerCase());
-          if (!route || same(route.sourceToken, log.address)) return [];
-          return [{ routeId: route.routeId, chainId, token: getAddress(log.address), txHash: log.transactionHash, blockNumber: Number(log.blockNumber) }];
-        });
-        if (found.length > 0) await deps.db.insert(depositTokens).values(found).onConflictDoNothing();
-        heartbeat({ chainId, block: Number(from) });
-      }
-      await deps.db
-        .insert(strayScanCursors)
-        .values({ chainId, nextBlock: Number(to + 1n) })
-        .onConflictDoUpdate({ target: strayScanCursors.chainId, set: { nextBlock: Number(to + 1n), updatedAt: new Date() } });
-      heartbeat({ chainId, block: Number(to), head: Number(head) });
-      from = to + 1n;
-    }
-  }
-
   /** The balance of a token that may not be an ERC-20 at all (anyone can emit a Transfer log): null then. */
   async function balanceOrNull(chainId: number, token: Address, owner: Address): Promise<bigint | null> {
     try {
@@ -124,18 +60,18 @@ export function strayActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Finds finished routes whose deposit address holds funds, of their source token or of any other ERC-20.
-     * Routes with a refundAddress are returned for refunding (another token only if the bridge lists it: an
-     * unknown contract could make the service pay gas for nothing); the rest is marked as held funds that need
-     * an operator decision. Routes flagged after a failed refund are left to the operator.
+     * Checks the finished routes that have something to check (see above): whether their deposit address holds
+     * funds, of their source token or of any other ERC-20. Routes with a refundAddress are returned for refunding
+     * (another token only if the bridge lists it: an unknown contract could make the service pay gas for
+     * nothing); the rest is marked as held funds that need an operator decision. Routes flagged after a failed
+     * refund are left to the operator. The cost follows the deposits seen, not the number of routes.
      */
-    async scanStrayDeposits(input: { retentionDays: number }): Promise<StrayDeposit[]> {
-      const since = new Date(Date.now() - input.retentionDays * 86_400_000);
-      await discoverDepositTokens(since);
+    async scanStrayDeposits(_input: { retentionDays?: number } = {}): Promise<StrayDeposit[]> {
       const finished = await deps.db
         .select()
         .from(transfers)
-        .where(and(inArray(transfers.status, FINISHED), gte(transfers.updatedAt, since)));
+        .where(and(inArray(transfers.status, FINISHED), or(isNull(transfers.depositCheckedAt), gt(transfers.depositSeenAt, transfers.depositCheckedAt))))
+        .limit(SCAN_LIMIT);
       const known = new Map<number, Promise<Set<string> | null>>();
       const knownOn = (chainId: number) => {
         let set = known.get(chainId);
@@ -149,7 +85,10 @@ export function strayActivities(deps: ActivityDeps) {
         const others = await deps.db.select().from(depositTokens).where(inArray(depositTokens.routeId, batch.map((r) => r.routeId)));
         await Promise.all(batch.map(async (route) => {
           try {
+            // Taken before the balances are read: a transfer the watcher sees while they are read is checked again.
+            const checkedAt = new Date();
             await inspectRoute(route, others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address));
+            await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
           } catch (error) {
             log.warn('stray scan: a deposit address could not be checked', { routeId: route.routeId, error: redactUrls(error instanceof Error ? error.message : String(error)) });
           }
@@ -243,18 +182,4 @@ async function setDepositHolding(deps: ActivityDeps, routeId: string, held: Held
     .update(transfers)
     .set({ heldFunds: next.length > 0 ? next : null, needsAttention: next.length > 0, lastError: note ?? (next.length > 0 ? 'the route holds funds; see heldFunds' : null) })
     .where(eq(transfers.routeId, routeId));
-}
-
-/** The first block whose timestamp is at or after `time` (seconds), by binary search over the chain. */
-async function firstBlockAtOrAfter(client: PublicClient, time: bigint, head: bigint): Promise<bigint> {
-  let low = 0n;
-  let high = head;
-  while (low < high) {
-    const mid = (low + high) / 2n;
-    const block = await client.getBlock({ blockNumber: mid });
-    heartbeat({ searching: 'first block to scan', block: Number(mid) });
-    if (block.timestamp < time) low = mid + 1n;
-    else high = mid;
-  }
-  return low;
 }

@@ -95,14 +95,24 @@ export const configSchema = z.object({
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
+  /** Blocks a deposit must be below its chain's head before it funds a route (the deposit watcher's confirmation depth). */
+  DEPOSIT_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(2),
+  /** The task queues this worker polls (docs/performance.md): steps (workflows, short steps), waits (long waits), proofs (pool withdrawals). */
+  WORKER_QUEUES: z
+    .string()
+    .default('steps,waits,proofs')
+    .transform((v) => v.split(',').map((q) => q.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['steps', 'waits', 'proofs'], { message: 'must be a comma-separated list of steps, waits and proofs' })).min(1)),
+  /** Activities of the steps queue this worker runs at once. */
+  WORKER_STEP_SLOTS: positiveInt.default(100),
+  /** Activities of the waits queue this worker runs at once (mostly idle polls: cheap). */
+  WORKER_WAIT_SLOTS: positiveInt.default(1000),
   /** Attempts of one step before the transfer parks for an operator (once it holds funds). */
   STEP_MAX_ATTEMPTS: positiveInt.default(8),
   /** Time one step may take, retries included, before the transfer parks. */
   STEP_TIME_BUDGET_SECONDS: positiveInt.default(1800),
-  /** How often deposit addresses of routes past their deposit are checked for surplus, second and late deposits. */
+  /** How often finished routes that received a transfer since their last check are checked for surplus, second and late deposits. */
   STRAY_SCAN_INTERVAL_SECONDS: positiveInt.default(60),
-  /** Routes finished longer ago than this are no longer scanned for stray deposits. */
-  STRAY_SCAN_RETENTION_DAYS: positiveInt.default(30),
   /**
    * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
    * (the gas would cost more than it returns). Symbols not listed have no minimum.

@@ -88,6 +88,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     poolRelayer,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     refundMinimums: config.REFUND_MIN_AMOUNT,
+    depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
   };
   const close = async () => {
     await prover.close();

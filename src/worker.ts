@@ -9,7 +9,7 @@ import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.t
 import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/workerHttp.ts';
 import { createServiceContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
-import { ensureStrayScanner } from './temporal/strayScanner.ts';
+import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
 import { startTransferWorker } from './temporal/worker.ts';
 
 const logger = createLogger({ level: isLogLevel(process.env.LOG_LEVEL) ? process.env.LOG_LEVEL : 'info', fields: { component: 'worker' } });
@@ -29,12 +29,14 @@ try {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
+    queues: config.WORKER_QUEUES,
+    slots: { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY },
     logger,
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });
   const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, logger });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  await ensureStrayScanner(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config);
+  await ensureBackgroundWorkflows(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config);
   await connection.close();
   logger.info('worker running', { http: http.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
   const stops = new StopList(logger);

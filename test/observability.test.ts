@@ -200,7 +200,7 @@ describe('structured logs', () => {
     for (const line of mine) assert.equal(line.taskToken, undefined, 'task tokens are not logged');
     const started = mine.find((l) => l.msg === 'Activity started' && l.activityType === 'projectStatus')!;
     assert.equal(started.workflowId, routeId);
-    assert.equal(started.workflowType, 'transferWorkflow');
+    assert.equal(started.workflowType, 'transferWorkflowV2');
     // The transfer-created line of the API carries it too.
     assert.ok(mine.some((l) => l.msg === 'transfer created'));
     // Workflows that work for no single route (the stray-deposit scanner) get no routeId.

@@ -10,7 +10,7 @@ import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
 import { createLogger } from '../src/logger.ts';
 import { activityKeepalive } from '../src/temporal/activityKeepalive.ts';
 import { bundleWorkflows } from '../src/temporal/worker.ts';
-import { failUpdate } from '../workflows/definitions.ts';
+import { depositObservedSignal, failUpdate, stateQuery } from '../workflows/definitions.ts';
 import type { RoutePlan } from '../workflows/types.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
@@ -123,6 +123,60 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
       assert.deepEqual(bridged, [], 'an accepted fail must not be followed by a bridge-in');
       assert.equal(statuses.at(-1), 'FAILED: failed by operator: sender asked to stop');
       assert.ok(!statuses.includes('BRIDGING_IN'), statuses.join(' → '));
+    } finally {
+      second?.shutdown();
+      await runningSecond;
+      activityWorker.shutdown();
+      await runningActivities;
+      await connection.close();
+    }
+  });
+
+  test('version 2: a deposit report and a fail in one activation end the route FAILED without a bridge-in', async () => {
+    const connection = await NativeConnection.connect({ address: stack.temporal.address });
+    const taskQueue = `fail-race-v2-${Date.now()}`;
+    const namespace = stack.temporal.namespace;
+    const statuses: string[] = [];
+    const bridged: string[] = [];
+    const activities = {
+      projectStatus: async (p: { status: string; error?: string }) => {
+        statuses.push(p.error ? `${p.status}: ${p.error}` : p.status);
+      },
+      projectAttention: async () => {},
+      depositBalance: async () => ({ balance: '0' }),
+      bridgeIn: async () => {
+        bridged.push('bridgeIn');
+        throw ApplicationFailure.nonRetryable('stand-in bridge', 'BridgeFailed');
+      },
+      locateFunds: async () => [],
+      voidUnsentIntents: async () => 0,
+      ragequit: async () => null,
+    };
+    const activityWorker = await Worker.create({ connection, namespace, taskQueue, activities, interceptors: { activity: [activityKeepalive] } });
+    const runningActivities = activityWorker.run();
+    const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
+    const workflowWorker = () => Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 0 });
+    let second: Worker | null = null;
+    let runningSecond: Promise<void> | null = null;
+    try {
+      const first = await workflowWorker();
+      const runningFirst = first.run();
+      const handle = await stack.temporal.client.workflow.start('transferWorkflowV2', { taskQueue, workflowId: `rt_race_v2_${Date.now()}`, args: [racePlan()] });
+      await waitFor('the workflow waits for its deposit', async () => ((await handle.query(stateQuery)).step === 'await-deposit' ? true : undefined), 30_000);
+      first.shutdown();
+      await runningFirst;
+
+      const failing = handle.executeUpdate(failUpdate, { args: [{ reason: 'sender asked to stop' }] });
+      failing.catch(() => {});
+      await new Promise((r) => setTimeout(r, 1000));
+      await handle.signal(depositObservedSignal, { balance: '1000000', blockNumber: 7 });
+      second = await workflowWorker();
+      runningSecond = second.run();
+
+      assert.equal(await failing, 'failing');
+      assert.equal(await handle.result(), 'FAILED');
+      assert.deepEqual(bridged, [], 'an accepted fail must not be followed by a bridge-in');
+      assert.deepEqual(statuses, ['FAILED: failed by operator: sender asked to stop']);
     } finally {
       second?.shutdown();
       await runningSecond;

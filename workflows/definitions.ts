@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TransferState } from './types.ts';
 
 /**
@@ -10,3 +10,9 @@ export const failUpdate = defineUpdate<string, [{ reason: string }]>('fail');
 
 /** The workflow's own view: status, current step, parked step and its last error. */
 export const stateQuery = defineQuery<TransferState>('state');
+
+/**
+ * The deposit watcher's report (activities/depositWatcher.ts): the balance of the route's token at its deposit
+ * address at a block. Sent again after every new transfer into the address; an older block never overrides a newer one.
+ */
+export const depositObservedSignal = defineSignal<[{ balance: string; blockNumber: number }]>('depositObserved');

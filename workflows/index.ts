@@ -1,3 +1,5 @@
+export { depositWatcherWorkflow } from './depositWatcher.ts';
 export { recoverWorkflow, voidIntentWorkflow } from './operator.ts';
 export { refundWorkflow, strayDepositScannerWorkflow } from './refunds.ts';
-export { transferWorkflow } from './transfer.ts';
+export { transferWorkflowV2 } from './transfer.ts';
+export { transferWorkflow } from './transferV1.ts';

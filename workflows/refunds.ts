@@ -66,10 +66,12 @@ export const refundWorkflowId = (routeId: string) => `${routeId}:refund`;
 /**
  * Periodically finds surplus, second and late deposits on finished routes: refunds them to the route's
  * refundAddress, or marks them held for an operator. A single instance (id stray-deposit-scanner).
+ * `retentionDays` is no longer used (the deposit watcher reports late deposits of any age); scanners started
+ * before still pass it.
  */
-export async function strayDepositScannerWorkflow(input: { intervalSeconds: number; retentionDays: number }): Promise<void> {
+export async function strayDepositScannerWorkflow(input: { intervalSeconds: number; retentionDays?: number }): Promise<void> {
   for (let round = 0; round < 200; round++) {
-    const strays = await scanner.scanStrayDeposits({ retentionDays: input.retentionDays });
+    const strays = await scanner.scanStrayDeposits({});
     for (const stray of strays) {
       if (!stray.refundAddress) continue;
       try {

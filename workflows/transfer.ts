@@ -6,33 +6,27 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   upsertMemo,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
+import type { StatusProjection } from '../activities/projection.ts';
 import { redactUrls } from '../src/redact.ts';
-import { failUpdate, retryUpdate, stateQuery } from './definitions.ts';
-import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
+import { depositObservedSignal, failUpdate, retryUpdate, stateQuery } from './definitions.ts';
+import { SEARCH_ATTRIBUTES, taskQueues, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
 
 const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 'DeliveryMismatch', 'TransactionRevertedError', 'NonceConsumedError'];
 
-/** Bookkeeping (projection, ledger reads) must never park a transfer: retried until it works. */
 /**
  * Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts), so one lost with its worker
  * (kill -9, OOM) is retried elsewhere after this long, not after its start-to-close timeout.
  */
 const HEARTBEAT_TIMEOUT = '10 seconds';
-
-const bookkeeping = proxyActivities<TransferActivities>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -42,24 +36,12 @@ type Decision = { kind: 'retry' } | { kind: 'fail'; reason: string };
 /** The operator ended the route. */
 class OperatorFailure extends Error {}
 
-/** Gives a failed route's unspent pool note back to its hub account; a few tries, then the note is reported as held. */
-const recovery = proxyActivities<TransferActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
-
-/**
- * One transfer, workflow id = routeId:
- * await deposit → bridge in → shield → privacy wait → unshield → bridge out (exact output) → confirm payout.
- * Once funds are received, a step that exhausts its retry budget parks the transfer (status kept,
- * NeedsAttention = true) until an operator sends the `retry` or `fail` update. It never fails on its own
- * while it holds funds. Deterministic orchestration only; every side effect is an activity.
- */
-export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus> {
-  // Transfers started before the Privacy Pools pool (recorded in test/histories) had no privacy wait and no ragequit.
-  const privacyRules = patched('privacy-pools');
-  const budget = {
+/** The activities by what they do, each group on its task queue (taskQueues in workflows/types.ts) with its timeouts and retries. */
+function activityGroups(plan: RoutePlan) {
+  const queues = taskQueues(workflowInfo().taskQueue);
+  // Once funds are received, a step that exhausts this budget parks the transfer for an operator.
+  const stepBudget = {
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
     scheduleToCloseTimeout: `${plan.settings.stepTimeBudgetSeconds} seconds`,
     retry: {
       initialInterval: '1 second',
@@ -69,102 +51,163 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       nonRetryableErrorTypes: NON_RETRYABLE,
     },
   };
-  const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes', heartbeatTimeout: HEARTBEAT_TIMEOUT });
-  // A withdrawal may queue behind other routes' proofs.
-  const proving = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '30 minutes', heartbeatTimeout: HEARTBEAT_TIMEOUT });
-  const waits = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '3 hours', heartbeatTimeout: HEARTBEAT_TIMEOUT });
-  const deposits = proxyActivities<TransferActivities>({
-    startToCloseTimeout: '48 hours',
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  return {
+    /** Projections and ledger reads: never park a transfer, retried until they work. */
+    bookkeeping: proxyActivities<TransferActivities>({
+      taskQueue: queues.steps,
+      startToCloseTimeout: '30 seconds',
+      heartbeatTimeout: HEARTBEAT_TIMEOUT,
+      retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+    }),
+    /** Short steps that move money or read the chain. */
+    steps: proxyActivities<TransferActivities>({ ...stepBudget, taskQueue: queues.steps, startToCloseTimeout: '2 minutes' }),
+    /** The pool withdrawal: may queue behind other routes' proofs. */
+    proving: proxyActivities<TransferActivities>({ ...stepBudget, taskQueue: queues.proofs, startToCloseTimeout: '30 minutes' }),
+    /** Waits for a bridge fill. */
+    waits: proxyActivities<TransferActivities>({ ...stepBudget, taskQueue: queues.waits, startToCloseTimeout: '3 hours' }),
+    /** Gives a failed route's unspent pool note back to its hub account: a few tries, then the note is reported as held. */
+    recovery: proxyActivities<TransferActivities>({
+      taskQueue: queues.steps,
+      startToCloseTimeout: '10 minutes',
+      heartbeatTimeout: HEARTBEAT_TIMEOUT,
+      retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+    }),
+  };
+}
+
+/** What the workflow knows about its transfer; the handlers and the steps read and change it. */
+class TransferProgress {
+  status: TransferStatus = 'AWAITING_DEPOSIT';
+  /** Sequence number of the last status (the API's row starts at 0 with AWAITING_DEPOSIT). */
+  seq = 0;
+  step: string | null = 'await-deposit';
+  parked: ParkedStep | null = null;
+  decision: Decision | null = null;
+  fundsReceived = false;
+  inPool = false;
+  /** The deposit watcher's latest report: the deposit address's balance at a block. */
+  deposit = { balance: 0n, blockNumber: -1 };
+
+  constructor(readonly routeId: string) {}
+
+  /** The projection of the next status, to hand to the step that moves there; `reach` it once that step ran. */
+  next(status: TransferStatus): StatusProjection {
+    return { routeId: this.routeId, seq: this.seq + 1, status };
+  }
+
+  /**
+   * The transfer is in `projection.status` now. The TransferStatus search attribute is updated only where the
+   * transfer starts a longer wait (BRIDGING_IN, SHIELDED, BRIDGING_OUT, the end): each update is a billed
+   * Temporal action, and the Postgres projection (the API's view) has every status anyway.
+   */
+  reach(projection: StatusProjection, { searchable }: { searchable: boolean }): StatusProjection {
+    this.status = projection.status;
+    this.seq = projection.seq;
+    if (searchable) upsertSearchAttributes([{ key: statusKey, value: projection.status }]);
+    return projection;
+  }
+
+  failure(): string {
+    return (this.decision as { reason: string } | null)?.reason ?? '';
+  }
+}
+
+/**
+ * One transfer, workflow id = routeId (version 2; `transferWorkflow` in transferV1.ts finishes older ones):
+ * await deposit → bridge in → shield → privacy wait → unshield → bridge out (exact output) → confirm payout.
+ *
+ * The deposit wait is a durable timer until the deadline: the chain's deposit watcher signals what arrives
+ * (activities/depositWatcher.ts), so a waiting transfer holds no activity slot. Each step projects the status it
+ * moved to itself, so a status change costs no activity of its own.
+ *
+ * Once funds are received, a step that exhausts its retry budget parks the transfer (status kept,
+ * NeedsAttention = true) until an operator sends the `retry` or `fail` update. It never fails on its own
+ * while it holds funds. Deterministic orchestration only; every side effect is an activity.
+ */
+export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatus> {
+  const { bookkeeping, steps, proving, waits, recovery } = activityGroups(plan);
+  const state = new TransferProgress(plan.routeId);
+
+  setHandler(stateQuery, () => ({ status: state.status, step: state.step, parked: state.parked }));
+  setHandler(depositObservedSignal, ({ balance, blockNumber }) => {
+    if (blockNumber < state.deposit.blockNumber) return;
+    state.deposit = { balance: BigInt(balance), blockNumber };
   });
-
-  let status: TransferStatus = 'AWAITING_DEPOSIT';
-  let seq = 0;
-  let step: string | null = 'await-deposit';
-  let parked: ParkedStep | null = null;
-  let decision: Decision | null = null;
-  let fundsReceived = false;
-  let inPool = false;
-
-  setHandler(stateQuery, () => ({ status, step, parked }));
   setHandler(
     retryUpdate,
     () => {
-      decision = { kind: 'retry' };
-      return `retrying ${parked?.step}`;
+      state.decision = { kind: 'retry' };
+      return `retrying ${state.parked?.step}`;
     },
     {
       validator: () => {
-        if (!parked) throw new Error(`route is not parked (status ${status}); only a parked route can be retried`);
+        if (!state.parked) throw new Error(`route is not parked (status ${state.status}); only a parked route can be retried`);
       },
     },
   );
   setHandler(
     failUpdate,
     ({ reason }) => {
-      decision = { kind: 'fail', reason: reason.trim() };
+      state.decision = { kind: 'fail', reason: reason.trim() };
       return 'failing';
     },
     {
       validator: (input) => {
         if (typeof input?.reason !== 'string' || !input.reason.trim()) throw new Error('a non-empty reason is required');
-        if (!parked && status !== 'AWAITING_DEPOSIT') {
-          throw new Error(`route is not parked (status ${status}, step ${step}); only a parked route or one still awaiting its deposit can be failed`);
+        if (!state.parked && state.status !== 'AWAITING_DEPOSIT') {
+          throw new Error(`route is not parked (status ${state.status}, step ${state.step}); only a parked route or one still awaiting its deposit can be failed`);
         }
       },
     },
   );
 
-  const setStatus = async (next: TransferStatus, extra: { error?: string; payoutTxHash?: string; heldFunds?: HeldFunds[] } = {}) => {
-    status = next;
-    seq += 1;
-    upsertSearchAttributes([{ key: statusKey, value: next }]);
-    await bookkeeping.projectStatus({ routeId: plan.routeId, seq, status: next, ...extra });
+  /** Ends the route: status FAILED, projected at once (no step follows to carry it). */
+  const fail = async (extra: { error: string; heldFunds?: HeldFunds[] }) => {
+    const failed = state.reach(state.next('FAILED'), { searchable: true });
+    await bookkeeping.projectStatus({ ...failed, ...extra });
   };
 
   /** Waits for an operator decision, with the transfer visibly parked meanwhile. */
   const park = async (parkedStep: string, error: string): Promise<Decision> => {
-    parked = { step: parkedStep, error, since: new Date().toISOString() };
-    log.warn('transfer parked', { routeId: plan.routeId, ...parked });
+    state.parked = { step: parkedStep, error, since: new Date().toISOString() };
+    log.warn('transfer parked', { routeId: plan.routeId, ...state.parked });
     upsertSearchAttributes([{ key: attentionKey, value: true }]);
-    upsertMemo({ parked });
-    setCurrentDetails(`**Parked** at \`${parkedStep}\` since ${parked.since}\n\n${error}\n\nOperator: \`routectl retry ${plan.routeId}\` or \`routectl fail ${plan.routeId} --reason "…"\``);
-    await bookkeeping.projectAttention({ routeId: plan.routeId, parked });
-    await condition(() => decision !== null);
-    const taken = decision as unknown as Decision;
-    decision = null;
-    parked = null;
+    upsertMemo({ parked: state.parked });
+    setCurrentDetails(`**Parked** at \`${parkedStep}\` since ${state.parked.since}\n\n${error}\n\nOperator: \`routectl retry ${plan.routeId}\` or \`routectl fail ${plan.routeId} --reason "…"\``);
+    await bookkeeping.projectAttention({ routeId: plan.routeId, parked: state.parked });
+    await condition(() => state.decision !== null);
+    const taken = state.decision as Decision | null;
+    state.decision = null;
+    state.parked = null;
     upsertSearchAttributes([{ key: attentionKey, value: false }]);
     upsertMemo({ parked: null });
     setCurrentDetails('');
     await bookkeeping.projectAttention({ routeId: plan.routeId, parked: null });
-    log.info('operator decision', { routeId: plan.routeId, decision: taken.kind });
-    return taken;
+    log.info('operator decision', { routeId: plan.routeId, decision: taken?.kind });
+    return taken ?? { kind: 'retry' };
   };
 
   /** Runs a step; once funds were received, a failure parks instead of failing, and `retry` runs it again. */
-  const runStep = async <T>(name: string, body: (attempt: number) => Promise<T>): Promise<T> => {
-    step = name;
-    for (let attempt = 1; ; attempt++) {
+  const runStep = async <T>(name: string, body: () => Promise<T>): Promise<T> => {
+    state.step = name;
+    for (;;) {
       try {
-        return await body(attempt);
+        return await body();
       } catch (error) {
-        if (!fundsReceived || isCancellation(error)) throw error;
+        if (!state.fundsReceived || isCancellation(error)) throw error;
         const taken = await park(name, describeFailure(error));
         if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
       }
     }
   };
 
-  /** A bridge leg: place and fund the order, wait for the fill, confirm delivery on chain. */
-  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string; amount: string }>) => {
+  /** A bridge leg: place and fund the order, then wait for the fill and confirm it on chain (one activity). */
+  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, delivery: { projection?: StatusProjection; completion?: { seq: number; shielded: string } }) => {
     let generation = 1;
     return runStep(`bridge-${leg}`, async () => {
       try {
         const order = await place(generation);
-        const fill = await waits.awaitBridgeFill({ plan, leg, order });
-        return { order, delivery: await confirm(order, fill.txHashes) };
+        return { order, delivery: await waits.awaitDelivery({ plan, leg, order, ...delivery }) };
       } catch (error) {
         // A refunded or failed order is final: the next attempt opens a new order with the returned funds.
         const type = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : null;
@@ -174,39 +217,36 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     });
   };
 
-  /** Deposit stage: the full amount by the deadline, or the documented underpayment policy. */
-  const awaitFullDeposit = async (): Promise<boolean> => {
-    let deadline = plan.depositDeadline;
+  /**
+   * Deposit stage: the full amount by the deadline, or the documented underpayment policy. Returns what the
+   * deposit address held when it was taken, or null when the route ended here.
+   */
+  const awaitFullDeposit = async (): Promise<bigint | null> => {
+    const expected = BigInt(plan.amount);
+    let deadline = Date.parse(plan.depositDeadline);
     for (;;) {
-      step = 'await-deposit';
-      const scope = new CancellationScope();
-      const wait = scope.run(() => deposits.awaitDeposit({ ...plan, depositDeadline: deadline }));
-      wait.catch(() => {});
-      const failed = condition(() => decision?.kind === 'fail').then(() => null);
-      const outcome = await Promise.race([wait, failed]);
-      // A `fail` accepted in the activation where the deposit's wait ended was answered "failing": it ends the
-      // route now (the deposit stays at the deposit address) instead of lingering until some later park.
-      if (outcome === null || (decision?.kind === 'fail' && patched('fail-with-deposit'))) {
-        scope.cancel();
-        throw new OperatorFailure((decision as unknown as { reason: string }).reason);
-      }
-      if (outcome.funded) return true;
+      state.step = 'await-deposit';
+      await condition(() => state.deposit.balance >= expected || state.decision?.kind === 'fail', Math.max(0, deadline - Date.now()));
+      // A `fail` ends the route now; a deposit that arrived meanwhile stays at the deposit address (stray-deposit check).
+      if (state.decision?.kind === 'fail') throw new OperatorFailure(state.failure());
+      // At the deadline the chain is asked once more: a deposit the watcher has not reported (lagging, or down) still counts.
+      const received = state.deposit.balance >= expected ? state.deposit.balance : BigInt((await bookkeeping.depositBalance(plan)).balance);
+      if (received >= expected) return received;
 
-      const received = BigInt(outcome.balance);
       if (received === 0n) {
-        await setStatus('FAILED', { error: `no deposit received by the deadline ${deadline}` });
-        return false;
+        await fail({ error: `no deposit received by the deadline ${new Date(deadline).toISOString()}` });
+        return null;
       }
-      fundsReceived = true;
-      const cause = `underpaid: received ${received} of ${plan.amount} by the deadline ${deadline}`;
+      state.fundsReceived = true;
+      const cause = `underpaid: received ${received} of ${plan.amount} by the deadline ${new Date(deadline).toISOString()}`;
       if (plan.refundAddress) {
         const refund = await runStep('refund-deposit', () => steps.refundDeposit({ routeId: plan.routeId, to: plan.refundAddress!, key: 'underpaid' }));
-        await setStatus('FAILED', { error: `${cause}; refunded ${refund.amount} to ${plan.refundAddress} (tx ${refund.txHash})` });
-        return false;
+        await fail({ error: `${cause}; refunded ${refund.amount} to ${plan.refundAddress} (tx ${refund.txHash})` });
+        return null;
       }
       const taken = await park('await-deposit', `${cause}; no refundAddress, so the deposit is held. retry = wait again for the full amount; fail = end the route`);
       if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
-      deadline = new Date(Date.now() + plan.settings.depositTimeoutSeconds * 1000).toISOString();
+      deadline = Date.now() + plan.settings.depositTimeoutSeconds * 1000;
     }
   };
 
@@ -214,13 +254,14 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
    * Still SHIELDED: waits until the pool approves the note and its anonymity set is reached (or it has waited
    * its longest), then the route's own random delay, so that its withdrawal follows neither its deposit nor the
    * deposit that completed its set at a predictable time (docs/privacy.md). Checks with a growing interval: the
-   * first ones quickly, then about every fiftieth of the time waited, at least every pollSeconds.
+   * first ones quickly, then about every fiftieth of the time waited, at least every pollSeconds. The first
+   * check projects SHIELDED.
    */
-  const awaitPrivacy = (shieldedAt: number) =>
+  const awaitPrivacy = (shieldedAt: number, shielded: StatusProjection) =>
     runStep('privacy-wait', async () => {
       const { delaySeconds, minAnonymitySet, maxWaitSeconds, pollSeconds, reviewTimeoutSeconds } = plan.privacy;
       for (let check = 0; ; check++) {
-        const status = await steps.privacyStatus({ routeId: plan.routeId });
+        const status = await steps.privacyStatus({ routeId: plan.routeId, ...(check === 0 && { projection: shielded }) });
         if (status.review === 'rejected') {
           throw ApplicationFailure.nonRetryable('the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)', 'AspRejected');
         }
@@ -240,41 +281,35 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     });
 
   try {
-    await setStatus('AWAITING_DEPOSIT');
-    if (!(await awaitFullDeposit())) return 'FAILED';
-    fundsReceived = true;
+    const received = await awaitFullDeposit();
+    if (received === null) return 'FAILED';
+    state.fundsReceived = true;
 
-    await setStatus('BRIDGING_IN');
-    const inbound = await bridgeLeg(
-      'in',
-      (generation) => steps.bridgeIn({ plan, generation }),
-      (order, txHashes) =>
-        steps.confirmDelivery({ routeId: plan.routeId, leg: 'in', chainId: plan.hubChainId, token: plan.hubToken, recipient: plan.hubAccount, amount: order.amountOut, txHashes }),
-    );
-    await setStatus('RECEIVED_ON_HUB');
+    const bridgingIn = state.reach(state.next('BRIDGING_IN'), { searchable: true });
+    const inbound = await bridgeLeg('in', (generation) => steps.bridgeIn({ plan, generation, received: received.toString(), projection: bridgingIn }), {});
 
     // Shield what actually arrived (at least the leg's guaranteed minimum), all of it the route's own. From here
     // a failure ragequits whatever the route has in the pool (even a deposit mined before it was recorded).
-    inPool = true;
-    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount }));
-    await setStatus('SHIELDED');
-    if (privacyRules) await awaitPrivacy(Date.now());
+    const onHub = state.reach(state.next('RECEIVED_ON_HUB'), { searchable: false });
+    state.inPool = true;
+    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount, projection: onHub }));
+    await awaitPrivacy(Date.now(), state.reach(state.next('SHIELDED'), { searchable: true }));
 
     // The withdrawal funds the bridge-out order itself (or pays the recipient, or the exit account that burns).
-    const exit = await runStep('unshield', () => proving.unshield({ plan }));
-    inPool = false;
-    await setStatus('UNSHIELD_SENT');
+    const sent = state.next('UNSHIELD_SENT');
+    const exit = await runStep('unshield', () => proving.unshield({ plan, sent }));
+    state.inPool = false;
+    state.reach(sent, { searchable: false });
 
-    await setStatus('BRIDGING_OUT');
-    const outbound = await bridgeLeg(
+    const bridgingOut = state.reach(state.next('BRIDGING_OUT'), { searchable: true });
+    const completed = state.next('COMPLETED');
+    await bridgeLeg(
       'out',
-      (generation) => (generation === 1 && exit.funded ? Promise.resolve(exit.funded) : steps.bridgeOut({ plan, generation })),
-      (_order, txHashes) =>
-        steps.confirmDelivery({ routeId: plan.routeId, leg: 'out', chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes }),
+      (generation) => (generation === 1 && exit.funded ? Promise.resolve(exit.funded) : steps.bridgeOut({ plan, generation, projection: bridgingOut })),
+      { projection: bridgingOut, completion: { seq: completed.seq, shielded: shielded.noteValue } },
     );
-    await bookkeeping.recordServiceFee({ routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, shielded: shielded.noteValue, bridgedOut: outbound.order.amountIn });
-    step = null;
-    await setStatus('COMPLETED', { payoutTxHash: outbound.delivery.txHash });
+    state.step = null;
+    state.reach(completed, { searchable: true });
     return 'COMPLETED';
   } catch (error) {
     let cause = error instanceof OperatorFailure
@@ -286,20 +321,17 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     // Runs even when the workflow was cancelled, so a cancelled transfer still records where its funds are.
     await CancellationScope.nonCancellable(async () => {
       // Sends of the route that no node has yet must not go out later (a refund would push them out first).
-      if (patched('void-unsent-on-fail')) {
-        await recovery.voidUnsentIntents({ routeId: plan.routeId }).catch((voidError: unknown) => {
-          log.error('voiding unsent transactions failed; `routectl senders` lists them', { routeId: plan.routeId, error: describeFailure(voidError) });
-        });
-      }
-      if (privacyRules && inPool) {
+      await recovery.voidUnsentIntents({ routeId: plan.routeId }).catch((voidError: unknown) => {
+        log.error('voiding unsent transactions failed; `routectl senders` lists them', { routeId: plan.routeId, error: describeFailure(voidError) });
+      });
+      if (state.inPool) {
         const returned = await recovery.ragequit(plan).catch((ragequitError: unknown) => {
           log.error('ragequit failed; the note stays in the pool', { routeId: plan.routeId, error: describeFailure(ragequitError) });
           return null;
         });
         if (returned) cause += `; the pool note (${returned.amount}) went back to the hub account (ragequit)`;
       }
-      const heldFunds = await bookkeeping.locateFunds(plan);
-      await setStatus('FAILED', { error: cause, heldFunds });
+      await fail({ error: cause, heldFunds: await bookkeeping.locateFunds(plan) });
     });
     return 'FAILED';
   }

@@ -73,12 +73,24 @@ export const transfers = pgTable(
     heldFunds: jsonb('held_funds').$type<HeldFunds[]>(),
 
     depositDeadline: timestamp('deposit_deadline', { withTimezone: true }).notNull(),
+    /** When the deposit watcher last saw a token transfer into the deposit address (any token, any status). */
+    depositSeenAt: timestamp('deposit_seen_at', { withTimezone: true }),
+    /**
+     * When the stray-deposit check last looked at the finished route's deposit address. A finished route is looked
+     * at once, and again whenever the watcher sees a transfer into it after that (surplus, second or late deposit).
+     */
+    depositCheckedAt: timestamp('deposit_checked_at', { withTimezone: true }),
     payoutTxHash: text('payout_tx_hash'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
-  (t) => [index('transfers_status_idx').on(t.status), index('transfers_attention_idx').on(t.needsAttention)],
+  (t) => [
+    index('transfers_status_idx').on(t.status),
+    index('transfers_attention_idx').on(t.needsAttention),
+    // The deposit watcher looks up the recipients of each block's Transfer logs.
+    uniqueIndex('transfers_deposit_address_uq').on(t.sourceChainId, t.depositAddress),
+  ],
 );
 
 /** Funds a route holds somewhere, for refunds and operator decisions. Amounts in smallest units. */
@@ -192,7 +204,7 @@ export const ledgerEntries = pgTable(
 /**
  * Token contracts other than the route's source token seen moving into a route's deposit address (ERC-20
  * Transfer logs of any contract), so the stray-deposit scanner checks their balances too: a deposit of a
- * different token with the same symbol is held or refunded, never missed. Written by the scanner only.
+ * different token with the same symbol is held or refunded, never missed. Written by the deposit watcher.
  */
 export const depositTokens = pgTable(
   'deposit_tokens',
@@ -208,8 +220,11 @@ export const depositTokens = pgTable(
   (t) => [primaryKey({ columns: [t.routeId, t.token] })],
 );
 
-/** How far the stray-deposit scanner has read each source chain's Transfer logs (next block to read). */
-export const strayScanCursors = pgTable('stray_scan_cursors', {
+/**
+ * How far the deposit watcher has read each source chain's Transfer logs (the next block to read). Each read
+ * goes back a few blocks below it, so a log that a short reorg moved is seen again.
+ */
+export const depositWatchCursors = pgTable('deposit_watch_cursors', {
   chainId: chainIdColumn('chain_id').primaryKey(),
   nextBlock: bigint('next_block', { mode: 'number' }).notNull(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),

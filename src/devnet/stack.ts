@@ -6,7 +6,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { english, generateMnemonic } from 'viem/accounts';
 import { startApi } from '../api/server.ts';
 import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
-import { ensureStrayScanner } from '../temporal/strayScanner.ts';
+import { ensureBackgroundWorkflows } from '../temporal/backgroundWorkflows.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { createFaultRegistry } from '../emulators/faults.ts';
@@ -187,6 +187,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       PRIVACY_POOLS_START_BLOCK: String(manifest.privacyPools.deployBlock),
       PRIVACY_POOLS_ASP_URL: asp.url,
       POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
+      // anvil mines a block per transaction and never reorgs: a deposit counts in the block it lands in.
+      DEPOSIT_CONFIRMATIONS: '0',
       ...DEVNET_PRIVACY_ENV,
       ...definedOnly(opts.env ?? {}),
       DATABASE_URL: postgres.url,
@@ -202,7 +204,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
     const api = await startApi(service, logger);
     stops.add('API', api.stop);
-    await ensureStrayScanner(api.temporal, config);
+    await ensureBackgroundWorkflows(api.temporal, config);
 
     const info: StackInfo = {
       apiUrl: api.url,
@@ -253,6 +255,8 @@ async function startWorkerInProcess(service: ServiceContext, config: Config, opt
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
+    queues: config.WORKER_QUEUES,
+    slots: { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY },
     workflowBundle: opts.workflowBundle,
     logger,
     temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,

@@ -3,9 +3,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { LogLevel as TemporalLogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
+import type { WorkflowNotifier } from '../../activities/depositWatcher.ts';
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
+import { depositObservedSignal } from '../../workflows/definitions.ts';
+import { taskQueues } from '../../workflows/types.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
@@ -66,17 +70,40 @@ function sourceHash(): string {
 export interface RunningWorker {
   /** Stops polling, lets running activities finish, and closes the connection. */
   stop(): Promise<void>;
-  /** The SDK worker's state: RUNNING while it polls (INITIALIZED, STOPPING, DRAINING, DRAINED, STOPPED, FAILED otherwise). */
+  /**
+   * The SDK workers' state: RUNNING while they all poll (INITIALIZED, STOPPING, DRAINING, DRAINED, STOPPED,
+   * FAILED otherwise: the first one that is not RUNNING).
+   */
   state(): State;
   /** The SDK's own Prometheus endpoint (`temporal_*` metrics), when exported. */
   temporalMetricsUrl?: string;
 }
 
+export type WorkerQueue = 'steps' | 'waits' | 'proofs';
+export const WORKER_QUEUES: readonly WorkerQueue[] = ['steps', 'waits', 'proofs'];
+
+/** Activity slots per task queue (how many activities of that queue this process runs at once). */
+export interface WorkerSlots {
+  steps: number;
+  waits: number;
+  proofs: number;
+}
+
+export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, proofs: 1 };
+
+/**
+ * Polls the deployment's task queues (taskQueues in workflows/types.ts): `steps` runs the workflows and the
+ * short steps, `waits` the long waits, `proofs` the pool withdrawals. Each queue has its own slots, so a
+ * thousand waits never keep a money-moving step from running. `queues` picks which this process polls
+ * (all by default; a proof-only worker scales proving out).
+ */
 export async function startTransferWorker(opts: {
   address: string;
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  queues?: readonly WorkerQueue[];
+  slots?: Partial<WorkerSlots>;
   /** Prebuilt workflow code; it must come from bundleWorkflows() to carry the workflow interceptors. */
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Where the SDK's logs go (also workflow and activity logs), as JSON lines; default: a stdout JSON logger. */
@@ -87,35 +114,67 @@ export async function startTransferWorker(opts: {
   const logger = opts.logger ?? createLogger();
   // Before the first NativeConnection: the Runtime is configured once per process.
   const runtime = installTemporalRuntime({ logger, metricsBindAddress: opts.temporalMetricsAddress });
-  const workflowBundle = opts.workflowBundle ?? (await bundleWorkflows({ logger }));
+  const queues = opts.queues ?? WORKER_QUEUES;
+  const slots = { ...DEFAULT_WORKER_SLOTS, ...opts.slots };
+  const names = taskQueues(opts.taskQueue);
+  const workflowBundle = queues.includes('steps') ? (opts.workflowBundle ?? (await bundleWorkflows({ logger }))) : undefined;
   const connection = await NativeConnection.connect({ address: opts.address });
+  // The deposit watcher signals transfer workflows through a client of its own.
+  const clientConnection = await Connection.connect({ address: opts.address }).catch(async (error: unknown) => {
+    await connection.close();
+    throw error;
+  });
   try {
-    const worker = await Worker.create({
-      connection,
-      namespace: opts.namespace,
-      taskQueue: opts.taskQueue,
-      activities: createActivities(opts.deps),
-      workflowBundle,
-      interceptors: { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] },
-      // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
-      // worker stops regardless (their retries run after the next start).
-      shutdownGraceTime: '10 seconds',
-      shutdownForceTime: '15 seconds',
-    });
-    const running = worker.run();
+    const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(new Client({ connection: clientConnection, namespace: opts.namespace })) });
+    const interceptors = { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] };
+    const workers = await Promise.all(
+      queues.map((queue) =>
+        Worker.create({
+          connection,
+          namespace: opts.namespace,
+          taskQueue: names[queue],
+          activities,
+          interceptors,
+          maxConcurrentActivityTaskExecutions: slots[queue],
+          // Workflows run on the steps queue only.
+          ...(queue === 'steps' && { workflowBundle }),
+          // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
+          // worker stops regardless (their retries run after the next start).
+          shutdownGraceTime: '10 seconds',
+          shutdownForceTime: '15 seconds',
+        }),
+      ),
+    );
+    const running = workers.map((worker) => worker.run());
     return {
       async stop() {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
+        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        await Promise.allSettled(running);
+        await clientConnection.close();
         await connection.close();
+        for (const result of await Promise.allSettled(running)) if (result.status === 'rejected') throw result.reason;
       },
-      state: () => worker.getState(),
+      state: () => workers.map((worker) => worker.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING',
       temporalMetricsUrl: runtime.metricsUrl,
     };
   } catch (error) {
+    await clientConnection.close();
     await connection.close();
     throw error;
   }
+}
+
+/** Signals a transfer workflow; one that is no longer running has nothing to be told. */
+function temporalNotifier(client: Client): WorkflowNotifier {
+  return {
+    async depositObserved(routeId, observation) {
+      try {
+        await client.workflow.getHandle(routeId).signal(depositObservedSignal, observation);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    },
+  };
 }
 
 /** Temporal's Logger for the workflow bundler: webpack's (multi-line) report is debug detail. */
