@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
@@ -7,7 +7,7 @@ import { CctpBurnMismatchError } from '../src/providers/cctp/adapter.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -96,28 +96,32 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
       return { kind: 'cctp', requestId: txHash, amountIn: order.amountIn, amountOut: order.amountOut };
     },
 
-    /** Polls Iris until the burn is attested (an Iris outage or rate limit is waited out here), then relays the mint. */
+    /**
+     * Waits for the burn's attestation through the process's shared Iris poller (an Iris outage or rate limit
+     * is waited out there), heartbeating its progress, then relays the mint. A retry simply waits again.
+     */
     async awaitArrival({ routeId, leg, originChainId, destinationChainId, order }) {
-      for (;;) {
-        const status = await pollProvider(`bridge-${leg} attestation`, () => cctp.attestation(originChainId, order.requestId as Hex), deps.pollIntervalMs);
-        if (status.state === 'complete' && status.message && status.attestation) {
-          const minted = await cctp.mint({
-            routeId,
-            step: `bridge-${leg}:mint:${order.requestId}`,
-            dstChainId: destinationChainId,
-            message: status.message,
-            attestation: status.attestation,
-            // After the pool only the pool's relayer acts: the gas account stays on the deposit side.
-            relayer: leg === 'out' ? deps.poolRelayer : deps.gasAccount,
-          });
-          if (!minted.txHash) {
-            throw ApplicationFailure.nonRetryable(`burn ${order.requestId} was minted by another relayer and the mint transaction was not found`, 'MintNotFound');
-          }
-          return [minted.txHash];
-        }
-        heartbeat({ attestation: status.state, delayReason: status.delayReason });
-        await sleep(deps.pollIntervalMs);
+      // Captured here: the poller reports from its own async context, not this activity's.
+      const activity = Context.current();
+      const waitingFor = `bridge-${leg} attestation`;
+      activity.heartbeat({ waitingFor });
+      const status = await cctp.awaitAttestation(originChainId, order.requestId as Hex, {
+        signal: activity.cancellationSignal,
+        onProgress: (progress) => activity.heartbeat({ waitingFor, ...progress }),
+      });
+      const minted = await cctp.mint({
+        routeId,
+        step: `bridge-${leg}:mint:${order.requestId}`,
+        dstChainId: destinationChainId,
+        message: status.message,
+        attestation: status.attestation,
+        // After the pool only the pool's relayer acts: the gas account stays on the deposit side.
+        relayer: leg === 'out' ? deps.poolRelayer : deps.gasAccount,
+      });
+      if (!minted.txHash) {
+        throw ApplicationFailure.nonRetryable(`burn ${order.requestId} was minted by another relayer and the mint transaction was not found`, 'MintNotFound');
       }
+      return [minted.txHash];
     },
   };
 }

@@ -42,6 +42,8 @@ export const configSchema = z.object({
   IRIS_API_URL: z.url().optional(),
   CCTP_FINALITY: z.enum(['fast', 'standard']).default('fast'),
   CCTP_FEE_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(2000),
+  /** Iris lookups per second this process makes at most for all waiting burns together (Circle blocks above 35/s per client). */
+  IRIS_MAX_REQUESTS_PER_SECOND: z.coerce.number().positive().max(35, 'must be at most 35: Circle blocks a client above 35 requests/s for 5 minutes').default(10),
   /** Extra CCTP deployments (JSON array of {chainId, domain, tokenMessenger, messageTransmitter, usdc}); the local stack sets it. */
   CCTP_LOCAL_CHAINS: jsonVariable(
     z.array(
@@ -93,6 +95,8 @@ export const configSchema = z.object({
   /** A deposit the ASP has not approved after this long parks the route (0xbow: most within an hour, some take days). */
   PRIVACY_REVIEW_TIMEOUT_SECONDS: positiveInt.default(7 * 24 * 3600),
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
+  /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
+  QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
   /** Blocks a deposit must be below its chain's head before it funds a route (the deposit watcher's confirmation depth). */

@@ -12,7 +12,10 @@ import { createRelayBridge } from './providers/relay/adapter.ts';
 import { createCctpBridge } from './providers/cctp/adapter.ts';
 import { IRIS_BASE_URLS, type LocalCctpDeployment, cctpNetwork, withLocalChains } from './providers/cctp/chains.ts';
 import { createIrisClient } from './providers/cctp/iris.ts';
+import { createAttestationPoller, type AttestationPoller } from './providers/cctp/attestationPoller.ts';
+import { withCatalogCache } from './providers/cachedBridge.ts';
 import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
+import { withQuoteCache } from './quote/quoteCache.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
@@ -44,9 +47,13 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
 
   let bridge: ActivityDeps['bridge'];
   let quotes: QuoteService;
+  let attestations: AttestationPoller | undefined;
   if (config.BRIDGE_PROVIDER === 'cctp') {
+    const iris = createIrisClient({ baseUrl: config.IRIS_API_URL ?? IRIS_BASE_URLS[config.CCTP_ENVIRONMENT] });
+    attestations = createAttestationPoller({ iris, maxRequestsPerSecond: config.IRIS_MAX_REQUESTS_PER_SECOND, initialIntervalMs: opts.pollIntervalMs ?? 1000 });
     const cctp = createCctpBridge({
-      iris: createIrisClient({ baseUrl: config.IRIS_API_URL ?? IRIS_BASE_URLS[config.CCTP_ENVIRONMENT] }),
+      iris,
+      attestations,
       chains: withLocalChains(config.CCTP_LOCAL_CHAINS ? [] : cctpNetwork(config.CCTP_ENVIRONMENT), (config.CCTP_LOCAL_CHAINS ?? []) as LocalCctpDeployment[], localChainNames(config)),
       clients: chains,
       sender,
@@ -64,7 +71,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
       finality: config.CCTP_FINALITY,
     });
   } else {
-    const relay = instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay');
+    const relay = withCatalogCache(instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay'));
     bridge = { mode: 'relay', relay };
     quotes = createQuoteService({
       bridge: relay,
@@ -77,6 +84,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
       previewAccount: keyring.routeAccounts(0).deposit.address,
     });
   }
+  quotes = withQuoteCache(quotes, { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
   const activityDeps: ActivityDeps = {
     db: database.db,
     chains,
@@ -91,6 +99,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
   };
   const close = async () => {
+    attestations?.close();
     await prover.close();
     await database.close();
   };

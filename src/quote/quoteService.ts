@@ -55,11 +55,15 @@ export interface QuoteServiceDeps {
   poolEtaSeconds: number;
   /** Placeholder account for preview quotes (no deposit address is allocated for those). */
   previewAccount: Address;
-  catalogTtlMs?: number;
+}
+
+export interface QuoteOptions {
+  /** Price afresh even when an identical request was quoted moments ago (a create does). */
+  fresh?: boolean;
 }
 
 export interface QuoteService {
-  quote(request: TransferRequest): Promise<ResolvedQuote>;
+  quote(request: TransferRequest, options?: QuoteOptions): Promise<ResolvedQuote>;
   chains(): Promise<BridgeChain[]>;
   tokens(chainId: number, search?: string): Promise<BridgeToken[]>;
 }
@@ -71,19 +75,16 @@ export interface QuoteService {
  *   quotedOutputAmount = gross output - service fee
  * The bridge-out leg is later executed as EXACT_OUTPUT for quotedOutputAmount, so the service fee is also
  * the headroom that absorbs price movement between quote and payout.
+ *
+ * Each quote reads the chain and token lists and two prices: pass a bridge whose catalogue is cached
+ * (withCatalogCache, as the runtime does) so that only the two bridge quotes reach the provider.
  */
 export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
-  const ttl = deps.catalogTtlMs ?? 60_000;
-  const chainCache = cached(ttl, () => deps.bridge.listChains());
-  const tokenCache = new Map<number, () => Promise<BridgeToken[]>>();
-  const allTokens = (chainId: number) => {
-    let get = tokenCache.get(chainId);
-    if (!get) tokenCache.set(chainId, (get = cached(ttl, () => deps.bridge.listTokens(chainId))));
-    return get();
-  };
+  const chainList = () => deps.bridge.listChains();
+  const allTokens = (chainId: number) => deps.bridge.listTokens(chainId);
 
   async function chainById(chainId: number, field: string): Promise<BridgeChain> {
-    const chain = (await chainCache()).find((c) => c.chainId === chainId);
+    const chain = (await chainList()).find((c) => c.chainId === chainId);
     if (!chain) throw new QuoteError(`${field} ${chainId} is not a supported chain (see GET /api/bridge/chains)`);
     return chain;
   }
@@ -95,7 +96,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
   }
 
   return {
-    chains: () => chainCache(),
+    chains: chainList,
 
     async tokens(chainId, search) {
       await chainById(chainId, 'chainId');
@@ -203,19 +204,3 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     },
   };
 }
-
-/** Memoizes an async loader for `ttlMs`; a failed load is not cached. */
-function cached<T>(ttlMs: number, load: () => Promise<T>): () => Promise<T> {
-  let value: { promise: Promise<T>; at: number } | null = null;
-  return () => {
-    if (!value || Date.now() - value.at > ttlMs) {
-      const promise = load();
-      value = { promise, at: Date.now() };
-      promise.catch(() => {
-        if (value?.promise === promise) value = null;
-      });
-    }
-    return value.promise;
-  };
-}
-

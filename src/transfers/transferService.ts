@@ -103,7 +103,8 @@ export function createTransferService(deps: TransferServiceDeps) {
      */
     async create(request: CreateTransferRequest): Promise<CreatedTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
-      const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request);
+      // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now.
+      const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request, { fresh: true });
       // int8: postgres returns it as a string; the keyring refuses an index it cannot derive.
       const [next] = await deps.db.execute<{ index: string }>(sql`select nextval(${routeAccountIndex.seqName}) as index`);
       const index = Number(next?.index);

@@ -2,10 +2,12 @@ import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Hex 
 import type { ChainClients } from '../../chain/clients.ts';
 import type { TxSender } from '../../chain/txSender.ts';
 import { BridgeRouteError } from '../bridge.ts';
+import { createTtlCache } from '../ttlCache.ts';
 import { messageTransmitterV2Abi, tokenMessengerV2Abi } from './abi.ts';
+import { createAttestationPoller, type AttestationPoller } from './attestationPoller.ts';
 import { validateCctpChains, type CctpChainConfig } from './chains.ts';
 import { DEFAULT_FEE_BUFFER_BPS, FINALITY_THRESHOLD, feeForAmount, maxFeeFor } from './fees.ts';
-import type { IrisClient } from './iris.ts';
+import type { IrisClient, IrisFees } from './iris.ts';
 import { addressToBytes32, parseMessageHeader } from './message.ts';
 import type { BurnAndMintBridge, CctpFinality, MintResult } from './types.ts';
 
@@ -22,7 +24,13 @@ export interface CctpBridgeOptions {
    * is already used. Default 10 000; public RPCs cap getLogs ranges, so keep it modest.
    */
   mintLookbackBlocks?: bigint;
+  /** The process's attestation poller (close it on shutdown); default: one of this bridge's own, with default limits. */
+  attestations?: AttestationPoller;
+  /** How long Iris' fees of a (source, destination) pair are reused. Default 30 s; 0 = ask Iris every time. */
+  feeCacheMs?: number;
 }
+
+export const DEFAULT_FEE_CACHE_MS = 30_000;
 
 /** The (routeId, step) key already holds a burn that differs from the request: never re-burn, needs an operator. */
 export class CctpBurnMismatchError extends Error {
@@ -43,6 +51,9 @@ export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
   const lookback = opts.mintLookbackBlocks ?? 10_000n;
   const threshold = FINALITY_THRESHOLD[opts.finality];
   maxFeeFor(0n, opts.finality, bufferBps); // validates the buffer at construction
+  // Circle changes a route's fee rarely, and the burn's maxFee carries a buffer above the estimate.
+  const fees = createTtlCache<IrisFees>({ ttlMs: opts.feeCacheMs ?? DEFAULT_FEE_CACHE_MS });
+  const attestations = opts.attestations ?? createAttestationPoller({ iris: opts.iris });
 
   function chain(chainId: number): CctpChainConfig {
     const found = byId.get(chainId);
@@ -80,7 +91,7 @@ export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
     async estimateFee(srcChainId, dstChainId, amount) {
       if (amount <= 0n) throw new BridgeRouteError('no route: amount must be greater than zero');
       const { src, dst } = route(srcChainId, dstChainId);
-      const tier = (await opts.iris.getFees(src.domain, dst.domain))[opts.finality];
+      const tier = (await fees.get(`${src.domain}:${dst.domain}`, () => opts.iris.getFees(src.domain, dst.domain)))[opts.finality];
       if (!tier) throw new BridgeRouteError(`no route: Circle publishes no ${opts.finality} fee for ${src.name} → ${dst.name}`);
       const fee = feeForAmount(amount, tier.minimumFeeBps);
       const maxFee = maxFeeFor(fee, opts.finality, bufferBps);
@@ -137,6 +148,8 @@ export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
     existingBurn: (routeId, step) => opts.sender.intent(routeId, burnStep(step)),
 
     attestation: (srcChainId, burnTxHash) => opts.iris.getMessages(chain(srcChainId).domain, burnTxHash),
+
+    awaitAttestation: async (srcChainId, burnTxHash, waitOpts) => attestations.awaitAttestation(chain(srcChainId).domain, burnTxHash, waitOpts),
 
     async mint(input): Promise<MintResult> {
       const dst = chain(input.dstChainId);

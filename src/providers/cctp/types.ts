@@ -1,4 +1,5 @@
 import type { Address, Hex, LocalAccount } from 'viem';
+import type { AttestedMessage, AwaitAttestationOptions } from './attestationPoller.ts';
 import type { CctpChainConfig } from './chains.ts';
 
 /** Fast = attested at confirmed finality (threshold 1000, fee); Standard = at finalized (2000, usually free). */
@@ -72,8 +73,13 @@ export interface BurnAndMintBridge {
   burn(input: BurnInput): Promise<{ txHash: Hex }>;
   /** The burn recorded for (routeId, step), if one was ever signed. */
   existingBurn(routeId: string, step: string): Promise<{ txHash: Hex } | null>;
-  /** One poll of Iris for the burn's message. */
+  /** One lookup of the burn's message at Iris, outside the shared poller's budget: for tools and tests. */
   attestation(srcChainId: number, burnTxHash: Hex): Promise<AttestationStatus>;
+  /**
+   * Waits until Iris has signed the burn's message, through the process's one attestation poller (shared
+   * request budget, per-burn backoff, a 429 honoured for every burn). Cancellable with `opts.signal`.
+   */
+  awaitAttestation(srcChainId: number, burnTxHash: Hex, opts?: AwaitAttestationOptions): Promise<AttestedMessage>;
   /** receiveMessage on the destination, skipped when the message's nonce is already used. */
   mint(input: MintInput): Promise<MintResult>;
 }

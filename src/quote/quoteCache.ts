@@ -1,0 +1,39 @@
+import { createTtlCache } from '../providers/ttlCache.ts';
+import type { QuoteService, ResolvedQuote, TransferRequest } from './quoteService.ts';
+
+export interface QuoteCacheOptions {
+  /** How long an identical request gets the same quote. 0 = no cache (concurrent identical requests still share one). */
+  ttlMs: number;
+  /** Distinct requests remembered at most. Default 1000. */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+/**
+ * The quote service with identical requests answered from one computation for `ttlMs` (QUOTE_CACHE_SECONDS),
+ * so a client polling for a quote, or many clients asking the same, cost the providers nothing more.
+ * A quote holds no id, expiry or per-request field, so the same one can serve several callers; each gets
+ * its own copy. Failures are not kept. `{ fresh: true }` (a create) always prices afresh.
+ */
+export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): QuoteService {
+  const cache = createTtlCache<ResolvedQuote>({ ttlMs: opts.ttlMs, maxEntries: opts.maxEntries, now: opts.now });
+  return {
+    chains: () => service.chains(),
+    tokens: (chainId, search) => service.tokens(chainId, search),
+    async quote(request, options) {
+      if (options?.fresh) return service.quote(request, options);
+      return structuredClone(await cache.get(quoteKey(request), () => service.quote(request)));
+    },
+  };
+}
+
+/**
+ * What the quote depends on, normalised only where the services treat spellings alike: symbols are
+ * case-insensitive and default as the services default them. Other fields (a create's addresses) are ignored.
+ * The amount is kept as sent: "1.50" and "1.5" are separate entries, never a valid and an invalid one merged.
+ */
+export function quoteKey(request: TransferRequest): string {
+  const symbol = request.tokenSymbol ?? 'USDC';
+  const destSymbol = request.destTokenSymbol ?? symbol;
+  return JSON.stringify([request.sourceChainId, request.destChainId, request.amount, symbol.toUpperCase(), destSymbol.toUpperCase()]);
+}
