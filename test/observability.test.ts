@@ -20,6 +20,7 @@ const DEMO_ROUTE = `rt_${'ab'.repeat(16)}`;
 const lines: string[] = [];
 let stack: TestStack;
 let routeId: string;
+let deposit: { address: `0x${string}`; amount: bigint };
 
 before(async () => {
   const echo = process.env.TEST_LOG_LEVEL === 'debug';
@@ -33,7 +34,7 @@ before(async () => {
     }),
   });
   const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
-  const created = await stack.api<{ routeId: string }>('POST', '/api/private-route', {
+  const created = await stack.api<{ routeId: string; depositAddress: `0x${string}`; amount: string }>('POST', '/api/private-route', {
     sourceChainId: chainId('source'),
     destChainId: chainId('destination'),
     amount: '25',
@@ -41,6 +42,7 @@ before(async () => {
   });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   routeId = created.body.data!.routeId;
+  deposit = { address: created.body.data!.depositAddress, amount: BigInt(created.body.data!.amount) };
 });
 after(async () => stack?.close());
 
@@ -120,13 +122,14 @@ describe('metrics', () => {
   });
 
   test('worker /metrics times every step (activity) by outcome', async () => {
-    const text = await waitFor('projectStatus timings', async () => {
+    // The stray-deposit check runs as soon as the stack starts (an unfunded transfer runs no activity while it waits).
+    const text = await waitFor('scanStrayDeposits timings', async () => {
       const { status, text } = await get(`${stack.workerUrl}/metrics`);
       assert.equal(status, 200);
-      return (sample(text, 'private_route_step_duration_seconds_count{step="projectStatus",outcome="success"}') ?? 0) >= 1 ? text : undefined;
+      return (sample(text, 'private_route_step_duration_seconds_count{step="scanStrayDeposits",outcome="success"}') ?? 0) >= 1 ? text : undefined;
     });
-    assert.ok(sample(text, 'private_route_step_duration_seconds_sum{step="projectStatus",outcome="success"}')! > 0);
-    assert.match(text, /^private_route_step_duration_seconds_bucket\{le="\+Inf",step="projectStatus",outcome="success"\} \d+$/m);
+    assert.ok(sample(text, 'private_route_step_duration_seconds_sum{step="scanStrayDeposits",outcome="success"}')! > 0);
+    assert.match(text, /^private_route_step_duration_seconds_bucket\{le="\+Inf",step="scanStrayDeposits",outcome="success"\} \d+$/m);
     assert.equal(sample(text, 'private_route_transfers{status="AWAITING_DEPOSIT"}'), 1);
   });
 
@@ -189,16 +192,18 @@ describe('structured logs', () => {
   });
 
   test("the worker, workflow and activity lines of a transfer carry its routeId", async () => {
+    // Funded, so that its steps run (the earlier tests count it as waiting).
+    await stack.fund(deposit.address, 'USDC', deposit.amount);
     await waitFor('workflow and activity lines of the transfer', async () => {
       const mine = ofRoute();
       const workflow = mine.some((l) => l.msg === 'Workflow started');
-      const activity = mine.some((l) => l.msg === 'Activity completed' && l.activityType === 'projectStatus');
+      const activity = mine.some((l) => l.msg === 'Activity completed' && l.activityType === 'bridgeIn');
       return workflow && activity ? true : undefined;
     });
     const mine = ofRoute();
     for (const line of mine) assert.equal(line.routeId, routeId, JSON.stringify(line));
     for (const line of mine) assert.equal(line.taskToken, undefined, 'task tokens are not logged');
-    const started = mine.find((l) => l.msg === 'Activity started' && l.activityType === 'projectStatus')!;
+    const started = mine.find((l) => l.msg === 'Activity started' && l.activityType === 'bridgeIn')!;
     assert.equal(started.workflowId, routeId);
     assert.equal(started.workflowType, 'transferWorkflowV2');
     // The transfer-created line of the API carries it too.

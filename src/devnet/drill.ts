@@ -151,15 +151,14 @@ export function fullPlan(transfers: number, bridge: 'relay' | 'cctp'): DrillStep
     { kind: 'crash', point: 'tx:signed' },
     { kind: 'crash', point: 'tx:broadcast' },
     { kind: 'crash', point: 'after:bridgeIn' },
-    { kind: 'crash', point: 'after:awaitBridgeFill' },
-    { kind: 'crash', point: 'after:confirmDelivery' },
+    { kind: 'crash', point: 'after:awaitDelivery' },
     { kind: 'crash', point: 'before:shield' },
     { kind: 'crash', point: 'tx:signed' },
     { kind: 'crash', point: 'tx:broadcast' },
     { kind: 'crash', point: 'after:shield' },
     { kind: 'restart', server: 'temporal' },
     ...(transfers > first ? [{ kind: 'create', count: transfers - first } as const] : []),
-    { kind: 'crash', point: 'after:projectStatus' },
+    { kind: 'crash', point: 'before:privacyStatus' },
     { kind: 'crash', point: 'tx:signed' },
     { kind: 'crash', point: 'tx:broadcast' },
     { kind: 'crash', point: 'after:privacyStatus' },
@@ -174,8 +173,8 @@ export function fullPlan(transfers: number, bridge: 'relay' | 'cctp'): DrillStep
           { kind: 'crash', point: 'after:bridgeOut' },
         ] as const)
       : []),
-    { kind: 'crash', point: 'after:confirmDelivery' },
-    { kind: 'crash', point: 'after:recordServiceFee' },
+    { kind: 'crash', point: 'before:awaitDelivery' },
+    { kind: 'crash', point: 'after:awaitDelivery' },
   ];
 }
 

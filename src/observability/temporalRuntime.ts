@@ -78,7 +78,9 @@ export class ForwardingLogger implements TemporalLogger {
     }
     // Never log task tokens (they authorize completing the activity); the ids identify it.
     delete fields.taskToken;
-    const method = level === 'DEBUG' ? 'debug' : level === 'INFO' ? 'info' : level === 'WARN' ? 'warn' : 'error';
+    // The waits and proofs queues run activities only, by design (src/temporal/worker.ts): not worth a warning.
+    const expected = message.startsWith('No workflows registered');
+    const method = level === 'DEBUG' || expected ? 'debug' : level === 'INFO' ? 'info' : level === 'WARN' ? 'warn' : 'error';
     logger[method](message, fields);
   }
   trace(message: string, meta?: LogMetadata): void {
