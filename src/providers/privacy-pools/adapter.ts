@@ -18,6 +18,7 @@ import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../ch
 import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalDestination } from '../privacyPool.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
+import { createTtlCache } from '../ttlCache.ts';
 import type { Prover } from './prover.ts';
 
 /** The protocol's circuits take Merkle paths of up to 32 levels; the SDK pads every path to that. */
@@ -36,6 +37,9 @@ const withdrawalStep = (attempt: number) => (attempt === 1 ? 'unshield' : `unshi
 const ragequitStep = (attempt: number) => (attempt === 1 ? 'ragequit' : `ragequit#${attempt}`);
 
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
+
+/** How long the privacy checks of all waiting routes share one read of the ASP's approved leaves. */
+const REVIEW_SHARE_MS = 2_000;
 
 /** The pool will not let this note out: it was spent by a transaction this service has no record of. */
 export class PoolNoteSpentError extends Error {
@@ -120,6 +124,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   async function isSpent(pool: AssetPool, hash: bigint): Promise<boolean> {
     return client().readContract({ address: pool.address, abi: poolAbi, functionName: 'nullifierHashes', args: [hash] });
   }
+
+  const reviewedLabels = createTtlCache<{ labels: bigint[]; root: bigint }>({ ttlMs: REVIEW_SHARE_MS });
 
   /** The ASP's approved labels, checked against the root withdrawals must prove against. */
   async function approvedLabels(pool: AssetPool): Promise<{ labels: bigint[]; root: bigint }> {
@@ -289,7 +295,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     async review(note) {
       const pool = await poolOf(note.asset);
       const label = BigInt(note.label);
-      const approved = await approvedLabels(pool).catch((error: unknown) => {
+      // Every waiting route asks: they share one read of the ASP's leaves for a moment (a withdrawal reads its own).
+      const approved = await reviewedLabels.get(pool.address, () => approvedLabels(pool)).catch((error: unknown) => {
         if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[] };
         throw error;
       });
