@@ -1,4 +1,5 @@
 import { createPublicClient, defineChain, http, type Chain, type PublicClient } from 'viem';
+import { rpcRequests } from '../observability/metrics.ts';
 
 /** viem public clients per chain id, created lazily from configured RPC URLs and reused. */
 export interface ChainClients {
@@ -33,7 +34,7 @@ export function createChainClients(rpcUrls: Record<string, string>, opts: { poll
       if (!client) {
         client = createPublicClient({
           chain: chain(chainId),
-          transport: http(undefined, { retryCount: 2, timeout: 15_000 }),
+          transport: http(undefined, { retryCount: 2, timeout: 15_000, fetchFn: countingFetch(chainId) }),
           pollingInterval: opts.pollingIntervalMs ?? 1000,
         }) as PublicClient;
         clients.set(chainId, client);
@@ -41,4 +42,30 @@ export function createChainClients(rpcUrls: Record<string, string>, opts: { poll
       return client;
     },
   };
+}
+
+/**
+ * fetch that counts each JSON-RPC call of the request body (single or batch) in
+ * `private_route_rpc_requests_total{chain_id, method}` before sending it. Retries are counted too: they are calls.
+ */
+function countingFetch(chainId: number): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  const chain_id = String(chainId);
+  return (input, init) => {
+    for (const method of rpcMethods(init?.body)) rpcRequests.inc({ chain_id, method });
+    return fetch(input, init);
+  };
+}
+
+/** The JSON-RPC method names in a request body viem built (a JSON string); none if it is not one. */
+export function rpcMethods(body: unknown): string[] {
+  if (typeof body !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return (Array.isArray(parsed) ? parsed : [parsed]).map((call) => {
+      const method = (call as { method?: unknown } | null)?.method;
+      return typeof method === 'string' ? method : 'unknown';
+    });
+  } catch {
+    return ['unknown'];
+  }
 }

@@ -35,6 +35,14 @@ export const providerErrors = new Counter({
   registers: [processRegistry],
 });
 
+/** JSON-RPC requests this process sent to the chains (a batch counts each call), by chain and method. */
+export const rpcRequests = new Counter({
+  name: 'private_route_rpc_requests_total',
+  help: 'JSON-RPC calls sent to a chain node by the service (each call of a batch counts), by chain_id and method',
+  labelNames: ['chain_id', 'method'] as const,
+  registers: [processRegistry],
+});
+
 export type ProviderErrorKind = 'BridgeRouteError' | 'BridgeUnavailableError' | 'other';
 
 export function providerErrorKind(error: unknown): ProviderErrorKind {
