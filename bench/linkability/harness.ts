@@ -4,17 +4,12 @@
  * (Postgres ledger, GET of its own routes). The attacker never sees anything from here but the public
  * knowledge (publicKnowledge).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { inArray } from 'drizzle-orm';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries } from '../../src/db/schema.ts';
-import { freePorts } from '../../src/devnet/ports.ts';
-import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
-import { createLogger, isLogLevel } from '../../src/logger.ts';
-import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import type { LocalStack } from '../../src/devnet/stack.ts';
+import { api, chainOf, startBenchStack, type BenchStack } from '../support/stack.ts';
 import type { PublicKnowledge } from './observe.ts';
 import type { RouteTruth } from './score.ts';
 
@@ -32,10 +27,7 @@ export interface BenchOptions {
   progress: (line: string) => void;
 }
 
-export interface RunningBench {
-  stack: LocalStack;
-  close(): Promise<void>;
-}
+export type RunningBench = BenchStack;
 
 interface Created {
   routeId: string;
@@ -63,41 +55,16 @@ export function plannedAmounts(opts: Pick<BenchOptions, 'transfers' | 'shared' |
 }
 
 export async function startBench(opts: BenchOptions): Promise<RunningBench> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-bench-'));
-  try {
-    const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await freePorts(8)) as [number, number, number, number, number, number, number, number];
-    // Service logs go to stderr (stdout carries the report); BENCH_LOG_LEVEL=info|debug shows more.
-    const level = isLogLevel(process.env.BENCH_LOG_LEVEL) ? process.env.BENCH_LOG_LEVEL : 'warn';
-    const logger = createLogger({ level, write: (line) => process.stderr.write(`${line}\n`) });
-    const stack = await startLocalStack({
-      dataDir,
-      ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination, workerHttp: 0 },
-      ephemeral: true,
-      workflowBundle: await bundleWorkflows({ logger }),
-      pollIntervalMs: 200,
-      env: {
-        PRIVACY_DELAY_MIN_SECONDS: '1',
-        PRIVACY_DELAY_MAX_SECONDS: String(opts.delayMaxSeconds),
-        PRIVACY_MIN_ANONYMITY_SET: String(opts.minAnonymitySet),
-        PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
-        PRIVACY_MAX_WAIT_SECONDS: String(opts.maxWaitSeconds),
-      },
-      logger,
-    });
-    return {
-      stack,
-      async close() {
-        try {
-          await stack.stop();
-        } finally {
-          await rm(dataDir, { recursive: true, force: true });
-        }
-      },
-    };
-  } catch (error) {
-    await rm(dataDir, { recursive: true, force: true });
-    throw error;
-  }
+  return startBenchStack({
+    pollIntervalMs: 200,
+    env: {
+      PRIVACY_DELAY_MIN_SECONDS: '1',
+      PRIVACY_DELAY_MAX_SECONDS: String(opts.delayMaxSeconds),
+      PRIVACY_MIN_ANONYMITY_SET: String(opts.minAnonymitySet),
+      PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
+      PRIVACY_MAX_WAIT_SECONDS: String(opts.maxWaitSeconds),
+    },
+  });
 }
 
 /** What the attacker may know: RPC URLs, token and protocol addresses, the API URL. No keys. */
@@ -109,24 +76,6 @@ export function publicKnowledge(stack: LocalStack): PublicKnowledge {
     pool: stack.manifest.privacyPools.pool.toLowerCase(),
   };
 }
-
-async function api<T>(stack: LocalStack, method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${stack.apiUrl}${route}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const json = (await res.json()) as { success: boolean; data?: T; error?: string };
-  if (!json.success || json.data === undefined) throw new Error(`${method} ${route} → ${res.status}: ${json.error ?? 'no data'}`);
-  return json.data;
-}
-
-const chainOf = (stack: LocalStack, role: 'source' | 'hub' | 'destination') => {
-  const chain = stack.manifest.chains.find((c) => c.role === role);
-  if (!chain) throw new Error(`no ${role} chain`);
-  return chain;
-};
 
 /** Creates every transfer (USDC → USDC, fresh recipients) through the public API. */
 export async function createTransfers(stack: LocalStack, opts: BenchOptions): Promise<Created[]> {
