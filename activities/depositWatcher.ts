@@ -1,11 +1,14 @@
-import { heartbeat, sleep } from '@temporalio/activity';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { CancelledFailure, heartbeat, sleep } from '@temporalio/activity';
+import { and, eq, inArray, min, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
 import type { ActivityDeps } from './deps.ts';
 
-/** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges). */
+/** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges and results)… */
 const LOG_BLOCK_RANGE = 500n;
+/** …and fewer when a provider refuses a range: halved down to one block, then grown back. */
+const MIN_LOG_BLOCK_RANGE = 1n;
+const ADDRESS_LOOKUP_CHUNK = 5_000;
 /** Blocks below the cursor read again on every pass, so a log that a short reorg moved is still seen. */
 export const REORG_MARGIN_BLOCKS = 12n;
 
@@ -44,38 +47,47 @@ export function depositWatcherActivities(deps: ActivityDeps) {
   async function startBlock(client: PublicClient, chainId: number, head: bigint): Promise<bigint> {
     const [cursor] = await deps.db.select().from(depositWatchCursors).where(eq(depositWatchCursors.chainId, chainId));
     if (cursor) return BigInt(cursor.nextBlock);
-    // First run on this chain: from when its oldest unfinished route was created (deposits that arrived before
-    // the watcher existed are still found), or from the head when there is none.
+    // First run on this chain: from when its oldest transfer still awaiting a deposit was created (a deposit that
+    // arrived before the watcher existed is still reported), or from the head. Finished routes need no history:
+    // the stray check reads each one's balance once anyway.
     const [oldest] = await deps.db
-      .select({ createdAt: sql<Date>`min(${transfers.createdAt})`.mapWith((v) => new Date(v)) })
+      .select({ createdAt: min(transfers.createdAt) })
       .from(transfers)
-      .where(and(eq(transfers.sourceChainId, chainId), sql`${transfers.status} not in ('COMPLETED', 'FAILED')`));
-    if (!oldest?.createdAt || Number.isNaN(oldest.createdAt.getTime())) return head;
-    return firstBlockAtOrAfter(client, BigInt(Math.floor(oldest.createdAt.getTime() / 1000) - 60), head);
+      .where(and(eq(transfers.sourceChainId, chainId), eq(transfers.status, 'AWAITING_DEPOSIT')));
+    if (!oldest?.createdAt) return head;
+    return firstBlockAtOrAfter(client, BigInt(Math.floor(new Date(oldest.createdAt).getTime() / 1000) - 60), head);
   }
 
-  /** Handles the new Transfer logs of one block range; `seen` keeps those already handled (the reorg margin is read twice). */
+  /** The routes of this chain whose deposit address is among `addresses` (looked up in chunks: one query has at most 65,535 parameters). */
+  async function routesPaidIn(chainId: number, addresses: Address[]) {
+    const found = [];
+    for (let i = 0; i < addresses.length; i += ADDRESS_LOOKUP_CHUNK) {
+      found.push(
+        ...(await deps.db
+          .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, sourceToken: transfers.sourceToken, status: transfers.status })
+          .from(transfers)
+          .where(and(eq(transfers.sourceChainId, chainId), inArray(transfers.depositAddress, addresses.slice(i, i + ADDRESS_LOOKUP_CHUNK))))),
+      );
+    }
+    return found;
+  }
+
+  /** Handles the Transfer logs of one block range; `seen` keeps the deposits already handled (the reorg margin is read twice). */
   async function handleLogs(chainId: number, client: PublicClient, logs: TransferLog[], seen: Map<string, bigint>, atBlock: bigint): Promise<void> {
-    const fresh = logs.filter((log) => {
-      // ERC-20 only: ERC-721's Transfer has the same signature with an indexed third topic.
-      if (log.topics.length !== 3 || !log.args.to || log.transactionHash === null || log.blockNumber === null) return false;
-      const key = `${log.transactionHash}:${log.logIndex}`;
-      if (seen.has(key)) return false;
-      seen.set(key, log.blockNumber);
-      return true;
-    });
-    if (fresh.length === 0) return;
-    const recipients = [...new Set(fresh.map((log) => getAddress(log.args.to!)))];
-    const routes = await deps.db
-      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, sourceToken: transfers.sourceToken, status: transfers.status })
-      .from(transfers)
-      .where(and(eq(transfers.sourceChainId, chainId), inArray(transfers.depositAddress, recipients)));
+    // ERC-20 only: ERC-721's Transfer has the same signature with an indexed third topic.
+    const erc20 = logs.filter((log) => log.topics.length === 3 && log.args.to && log.transactionHash !== null && log.blockNumber !== null);
+    if (erc20.length === 0) return;
+    const routes = await routesPaidIn(chainId, [...new Set(erc20.map((log) => getAddress(log.args.to!)))]);
     if (routes.length === 0) return;
     const byAddress = new Map(routes.map((r) => [r.depositAddress, r]));
-    const matched = fresh.flatMap((log) => {
+    const matched = erc20.flatMap((log) => {
       const route = byAddress.get(getAddress(log.args.to!));
-      return route ? [{ log, route }] : [];
+      const key = `${log.transactionHash}:${log.logIndex}`;
+      if (!route || seen.has(key)) return [];
+      seen.set(key, log.blockNumber!);
+      return [{ log, route }];
     });
+    if (matched.length === 0) return;
 
     const otherTokens = matched
       .filter(({ log, route }) => getAddress(log.address) !== getAddress(route.sourceToken))
@@ -118,14 +130,23 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       const confirmations = BigInt(deps.depositConfirmations ?? 0);
       const stopAt = Date.now() + input.runForSeconds * 1000;
       const seen = new Map<string, bigint>();
+      let range = LOG_BLOCK_RANGE;
       let next = await startBlock(client, input.chainId, await client.getBlockNumber());
       for (;;) {
         const head = await client.getBlockNumber();
         const safe = head - confirmations;
         if (safe >= next) {
           for (let from = next > REORG_MARGIN_BLOCKS ? next - REORG_MARGIN_BLOCKS : 0n; from <= safe; ) {
-            const to = from + LOG_BLOCK_RANGE - 1n < safe ? from + LOG_BLOCK_RANGE - 1n : safe;
-            const logs = await client.getLogs({ event: TRANSFER_EVENT, fromBlock: from, toBlock: to, strict: false });
+            const to = from + range - 1n < safe ? from + range - 1n : safe;
+            let logs: TransferLog[];
+            try {
+              logs = await client.getLogs({ event: TRANSFER_EVENT, fromBlock: from, toBlock: to, strict: false });
+            } catch (error) {
+              // Too many logs (or blocks) for this provider: a smaller range; one block it refuses is an outage (retried).
+              if (range === MIN_LOG_BLOCK_RANGE || error instanceof CancelledFailure) throw error;
+              range = range / 2n > MIN_LOG_BLOCK_RANGE ? range / 2n : MIN_LOG_BLOCK_RANGE;
+              continue;
+            }
             await handleLogs(input.chainId, client, logs, seen, to);
             if (to + 1n > next) {
               next = to + 1n;
@@ -136,6 +157,7 @@ export function depositWatcherActivities(deps: ActivityDeps) {
             }
             heartbeat({ chainId: input.chainId, nextBlock: Number(next), head: Number(head) });
             from = to + 1n;
+            if (range < LOG_BLOCK_RANGE) range *= 2n;
           }
           for (const [key, block] of seen) if (block + REORG_MARGIN_BLOCKS < next) seen.delete(key);
         }
