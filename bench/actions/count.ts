@@ -23,6 +23,7 @@
 import type { temporal } from '@temporalio/proto';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
+import { KEEPALIVE_INTERVAL_MS } from '../../src/temporal/activityKeepalive.ts';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -37,14 +38,17 @@ export function eventTypeName(type: number | null | undefined): string {
     .replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 }
 
+/** Seconds between the keep-alive interceptor's heartbeats (src/temporal/activityKeepalive.ts; 2 s before issue 9, 5 s since). */
+export const KEEPALIVE_SECONDS = KEEPALIVE_INTERVAL_MS / 1000;
+
 /**
- * The keep-alive interceptor heartbeats every 2 s; the SDK forwards the first at once and then at most one
- * per 80 % of the 10 s heartbeat timeout (8 s): ≈ 1 + floor((d − 2) / 8) recorded heartbeats for an
- * attempt of d ≥ 2 seconds. An estimate: activities that heartbeat themselves, and attempts that were
+ * The keep-alive interceptor heartbeats every k = KEEPALIVE_SECONDS; the SDK forwards the first at once and
+ * then at most one per 80 % of the 10 s heartbeat timeout (8 s): ≈ 1 + floor((d − k) / 8) recorded heartbeats
+ * for an attempt of d ≥ k seconds. An estimate: activities that heartbeat themselves, and attempts that were
  * retried (their durations are not in the history), are not seen.
  */
 export function estimatedHeartbeats(attemptSeconds: number): number {
-  return attemptSeconds < 2 ? 0 : 1 + Math.floor((attemptSeconds - 2) / 8);
+  return attemptSeconds < KEEPALIVE_SECONDS ? 0 : 1 + Math.floor((attemptSeconds - KEEPALIVE_SECONDS) / 8);
 }
 
 export interface ActionCount {

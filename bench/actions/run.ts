@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { max, mean, positiveInt, round, runMain, table } from '../support/figures.ts';
 import { MIN_PRIVACY_WINDOW_ENV, awaitTerminal, createTransfer, faucetFunder, progress, startBenchStack } from '../support/stack.ts';
-import { countActions, type ActionCount } from './count.ts';
+import { KEEPALIVE_SECONDS, countActions, type ActionCount } from './count.ts';
 
 const { values } = parseArgs({
   options: {
@@ -114,5 +114,5 @@ function report(perTransfer: Array<{ routeId: string; count: ActionCount }>, sha
     console.log(`\nother workflows during the run (shared by all routes; actions incl. estimated heartbeats):`);
     console.log(table([['type', 'executions', 'actions', 'events'], ...[...shared].map(([type, r]) => [type, r.executions, r.actions, r.events])]));
   }
-  console.log('\nHeartbeats are estimated: ≈ 1 + floor((d − 2 s) / 8 s) per activity attempt of d ≥ 2 s (keep-alive every 2 s, SDK throttle 80 % of the 10 s timeout).');
+  console.log(`\nHeartbeats are estimated: ≈ 1 + floor((d − ${KEEPALIVE_SECONDS} s) / 8 s) per activity attempt of d ≥ ${KEEPALIVE_SECONDS} s (keep-alive every ${KEEPALIVE_SECONDS} s, SDK throttle 80 % of the 10 s timeout).`);
 }
