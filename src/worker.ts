@@ -10,7 +10,7 @@ import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/worke
 import { createServiceContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
-import { startTransferWorker } from './temporal/worker.ts';
+import { startTransferWorker, workerSlots } from './temporal/worker.ts';
 
 const logger = createLogger({ level: isLogLevel(process.env.LOG_LEVEL) ? process.env.LOG_LEVEL : 'info', fields: { component: 'worker' } });
 
@@ -30,7 +30,7 @@ try {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
-    slots: { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY },
+    slots: workerSlots(config),
     logger,
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });

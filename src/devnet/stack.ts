@@ -20,7 +20,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { StopList } from '../shutdown.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
-import { startTransferWorker } from '../temporal/worker.ts';
+import { startTransferWorker, workerSlots } from '../temporal/worker.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
@@ -256,7 +256,7 @@ async function startWorkerInProcess(service: ServiceContext, config: Config, opt
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
-    slots: { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY },
+    slots: workerSlots(config),
     workflowBundle: opts.workflowBundle,
     logger,
     temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,

@@ -10,6 +10,7 @@ import type { WorkflowNotifier } from '../../activities/depositWatcher.ts';
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
 import { depositObservedSignal } from '../../workflows/definitions.ts';
 import { taskQueues } from '../../workflows/types.ts';
+import type { Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
@@ -89,7 +90,15 @@ export interface WorkerSlots {
   proofs: number;
 }
 
-export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, proofs: 1 };
+export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, proofs: 2 };
+
+/**
+ * The slots of configuration. Proofs: one more withdrawal than the prover's threads, so that one's relay and
+ * mining overlap the next one's proof (the prover queues the rest: a proof slot never runs two proofs at once).
+ */
+export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS' | 'PROOF_CONCURRENCY'>): WorkerSlots {
+  return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY + 1 };
+}
 
 /**
  * Polls the deployment's task queues (taskQueues in workflows/types.ts): `steps` runs the workflows and the
