@@ -2,19 +2,24 @@
  * Many transfers awaiting deposit: do they slow the funded ones, and what does waiting cost?
  *
  * Two fresh stacks, one after the other: the baseline (N = 0) and the loaded one (N unfunded transfers
- * created first). On each: the service's JSON-RPC calls per second (private_route_rpc_requests_total,
- * read in-process) and this process's RSS over a window while the N transfers wait, then `--funded`
- * transfers created and funded, and their funded → COMPLETED latency, capped at `--timeout`.
+ * created first). On each: the service's JSON-RPC calls per second (private_route_rpc_requests_total of
+ * this process and of the worker's /metrics) and the memory of the worker and of this process over a
+ * window while the N transfers wait, then `--funded` transfers created and funded, their funded → COMPLETED
+ * latency (capped at `--timeout`) and the worker's memory after them.
  *
- *   npm run bench:awaiting -- [--n 1000] [--funded 5] [--window 30] [--timeout 300] [--create-concurrency 10] [--no-baseline] [--small] [--json]
+ *   npm run bench:awaiting -- [--n 1000] [--funded 5] [--window 30] [--timeout 300] [--create-concurrency 10] [--no-baseline] [--in-process-worker] [--small] [--json]
  *
- * RSS is the bench process's: it hosts the API, the worker, its prover threads and the emulators (anvil,
- * Temporal and Postgres are child processes, not counted).
+ * The worker runs as a process of its own (src/devnet/worker.ts, as in production): its RSS is read from
+ * /proc/<pid>/status (VmRSS, and VmHWM restarted once it is ready). This process hosts the API and the
+ * Relay/ASP/Iris emulators (anvil, Temporal and Postgres are child processes of it, not counted);
+ * `--in-process-worker` runs the worker in this process too, as before, and has no worker row.
  */
 import { parseArgs } from 'node:util';
 import { rpcRequests } from '../../src/observability/metrics.ts';
+import { workerSlots } from '../../src/temporal/worker.ts';
 import { max, median, positiveInt, round, runMain, table } from '../support/figures.ts';
 import { MIN_PRIVACY_WINDOW_ENV, awaitTerminal, createTransfer, faucetFunder, progress, startBenchStack, type CreatedTransfer } from '../support/stack.ts';
+import type { WorkerProcess } from '../support/workerProcess.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +29,7 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '300' },
     'create-concurrency': { type: 'string', default: '10' },
     'no-baseline': { type: 'boolean', default: false },
+    'in-process-worker': { type: 'boolean', default: false },
     small: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
@@ -34,28 +40,69 @@ const windowSeconds = values.small ? 10 : positiveInt(values.window, '--window')
 const timeoutSeconds = values.small ? 180 : positiveInt(values.timeout, '--timeout');
 const createConcurrency = positiveInt(values['create-concurrency'], '--create-concurrency');
 const withBaseline = !values['no-baseline'];
+const workerMode = values['in-process-worker'] ? 'in-process' : 'external';
 
 type Calls = Map<string, number>;
 
-/** private_route_rpc_requests_total now, by "chain_id method". */
-async function rpcCalls(): Promise<Calls> {
+/** private_route_rpc_requests_total now, by "chain_id method": this process's (the API's) plus the worker process's. */
+async function rpcCalls(worker: WorkerProcess | null): Promise<Calls> {
   const metric = await rpcRequests.get();
-  return new Map(metric.values.map((v) => [`${v.labels.chain_id} ${v.labels.method}`, v.value]));
+  const calls: Calls = new Map(metric.values.map((v) => [`${v.labels.chain_id} ${v.labels.method}`, v.value]));
+  if (worker) for (const [key, value] of await worker.rpcCalls()) calls.set(key, (calls.get(key) ?? 0) + value);
+  return calls;
+}
+
+const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/** The worker process's memory at one moment (MiB): resident now and the highest since ready. */
+interface WorkerRss {
+  rssMiB: number;
+  peakMiB: number;
 }
 
 interface Phase {
   n: number;
   createSeconds: number | null;
   createsPerSecond: number | null;
-  window: { seconds: number; callsPerSecond: number; byChainMethod: Record<string, number>; rssMiB: number; peakRssMiB: number };
+  window: { seconds: number; callsPerSecond: number; byChainMethod: Record<string, number>; benchRssMiB: number; benchPeakRssMiB: number };
+  /** Null with --in-process-worker. */
+  worker: {
+    pid: number;
+    config: { maxCachedWorkflows: number; slots: { steps: number; waits: number; proofs: number } };
+    /** VmRSS once ready, and VmHWM then (the boot's peak: loading, bundling the workflows). */
+    ready: { rssMiB: number; bootPeakMiB: number };
+    /** Whether `peakMiB` below counts from ready (VmHWM restarted); if not, it is the sampled maximum (1 s). */
+    peakSinceReady: boolean;
+    endOfWindow: WorkerRss;
+    afterFunded: WorkerRss;
+  } | null;
   funded: { transfers: number; completed: number; medianSeconds: number; maxSeconds: number; seconds: number[]; notCompleted: string[] };
 }
 
 async function phase(awaiting: number): Promise<Phase> {
   progress(`\n== N = ${awaiting}: starting a fresh local stack`);
-  const bench = await startBenchStack({ env: MIN_PRIVACY_WINDOW_ENV });
+  const bench = await startBenchStack({ env: MIN_PRIVACY_WINDOW_ENV, worker: workerMode });
+  let workerSampler: NodeJS.Timeout | undefined;
   try {
-    const { stack } = bench;
+    const { stack, worker } = bench;
+    let workerReady: { rssMiB: number; bootPeakMiB: number } | null = null;
+    let peakSinceReady = false;
+    let sampledWorkerPeak = 0;
+    /** VmRSS now, and VmHWM since ready where it could be restarted (else the 1 s samples' maximum). */
+    const workerRss = (): WorkerRss | null => {
+      if (!worker) return null;
+      const m = worker.memory();
+      sampledWorkerPeak = Math.max(sampledWorkerPeak, m.rss);
+      return { rssMiB: mib(m.rss), peakMiB: mib(peakSinceReady ? m.peak : sampledWorkerPeak) };
+    };
+    if (worker) {
+      const m = worker.memory();
+      workerReady = { rssMiB: mib(m.rss), bootPeakMiB: mib(m.peak) };
+      peakSinceReady = worker.resetPeak();
+      sampledWorkerPeak = m.rss;
+      workerSampler = setInterval(workerRss, 1000);
+      progress(`worker process ${worker.pid} ready: RSS ${workerReady.rssMiB} MiB (boot peak ${workerReady.bootPeakMiB} MiB), WORKER_MAX_CACHED_WORKFLOWS=${worker.config.WORKER_MAX_CACHED_WORKFLOWS}`);
+    }
     let createSeconds: number | null = null;
     if (awaiting > 0) {
       progress(`creating ${awaiting} transfers that will never be funded (${createConcurrency} at a time)`);
@@ -79,16 +126,17 @@ async function phase(awaiting: number): Promise<Phase> {
     }
 
     progress(`measuring RPC calls and RSS for ${windowSeconds} s while ${awaiting} transfer(s) wait`);
-    const before = await rpcCalls();
+    const before = await rpcCalls(worker);
     const windowStart = performance.now();
     let peakRss = process.memoryUsage().rss;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 1000);
     await new Promise((resolve) => setTimeout(resolve, windowSeconds * 1000));
     clearInterval(sampler);
     const seconds = (performance.now() - windowStart) / 1000;
-    const after = await rpcCalls();
+    const after = await rpcCalls(worker);
     const rss = process.memoryUsage().rss;
     peakRss = Math.max(peakRss, rss);
+    const workerEndOfWindow = workerRss();
     const byChainMethod: Record<string, number> = {};
     let total = 0;
     for (const [key, value] of after) {
@@ -111,14 +159,27 @@ async function phase(awaiting: number): Promise<Phase> {
       if (o.status === 'COMPLETED' && o.finishedAt !== null) latencies.push((o.finishedAt - fundedAt.get(t.routeId)!) / 1000);
       else notCompleted.push(`${t.routeId}: ${o.finishedAt === null ? `still ${o.status} after ${timeoutSeconds} s` : `${o.status} ${o.error ?? ''}`}`);
     }
+    const workerAfterFunded = workerRss();
     return {
       n: awaiting,
       createSeconds: createSeconds === null ? null : round(createSeconds, 1),
       createsPerSecond: createSeconds === null ? null : round(awaiting / createSeconds, 1),
-      window: { seconds: round(seconds, 1), callsPerSecond: round(total / seconds, 1), byChainMethod, rssMiB: Math.round(rss / 2 ** 20), peakRssMiB: Math.round(peakRss / 2 ** 20) },
+      window: { seconds: round(seconds, 1), callsPerSecond: round(total / seconds, 1), byChainMethod, benchRssMiB: mib(rss), benchPeakRssMiB: mib(peakRss) },
+      worker:
+        worker && workerReady && workerEndOfWindow && workerAfterFunded
+          ? {
+              pid: worker.pid,
+              config: { maxCachedWorkflows: worker.config.WORKER_MAX_CACHED_WORKFLOWS, slots: workerSlots(worker.config) },
+              ready: workerReady,
+              peakSinceReady,
+              endOfWindow: workerEndOfWindow,
+              afterFunded: workerAfterFunded,
+            }
+          : null,
       funded: { transfers: funded, completed: latencies.length, medianSeconds: round(median(latencies), 1), maxSeconds: round(max(latencies), 1), seconds: latencies.map((s) => round(s, 1)), notCompleted },
     };
   } finally {
+    clearInterval(workerSampler);
     await bench.close();
   }
 }
@@ -140,7 +201,17 @@ runMain(async () => {
       ['', ...phases.map((p) => `N = ${p.n}`)],
       ['creates', ...phases.map((p) => (p.createSeconds === null ? '-' : `${p.n} in ${p.createSeconds} s (${p.createsPerSecond}/s)`))],
       [`RPC calls/s while waiting (${windowSeconds} s)`, ...phases.map((p) => p.window.callsPerSecond)],
-      ['RSS of the bench process (end of window / peak)', ...phases.map((p) => `${p.window.rssMiB} / ${p.window.peakRssMiB} MiB`)],
+      ...(workerMode === 'external'
+        ? [
+            ['worker RSS (own process): ready / boot peak', ...phases.map((p) => (p.worker ? `${p.worker.ready.rssMiB} / ${p.worker.ready.bootPeakMiB} MiB` : '-'))],
+            ['worker RSS (own process): end of window / peak since ready', ...phases.map((p) => (p.worker ? `${p.worker.endOfWindow.rssMiB} / ${p.worker.endOfWindow.peakMiB} MiB` : '-'))],
+            [`worker RSS (own process): after the ${funded} funded / peak since ready`, ...phases.map((p) => (p.worker ? `${p.worker.afterFunded.rssMiB} / ${p.worker.afterFunded.peakMiB} MiB` : '-'))],
+          ]
+        : []),
+      [
+        `RSS of the bench process (${workerMode === 'external' ? 'API + emulators' : 'API + worker + emulators'}): end of window / peak in window`,
+        ...phases.map((p) => `${p.window.benchRssMiB} / ${p.window.benchPeakRssMiB} MiB`),
+      ],
       [`${funded} funded: funded → COMPLETED`, ...phases.map(latency)],
     ]),
   );
@@ -155,6 +226,17 @@ runMain(async () => {
     console.log(rows.length === 0 ? '  none' : table(rows.map(([k, v]) => [`  ${k}`, v])));
     if (p.funded.notCompleted.length > 0) console.log(`not completed:\n  ${p.funded.notCompleted.join('\n  ')}`);
   }
-  console.log('\nRSS: this process hosts the API, the worker (with its prover threads) and the emulators; anvil, Temporal and Postgres run as child processes.');
+  const w = phases.find((p) => p.worker)?.worker;
+  if (w) {
+    console.log(
+      `\nworker: its own process (src/devnet/worker.ts); WORKER_MAX_CACHED_WORKFLOWS=${w.config.maxCachedWorkflows}, slots steps ${w.config.slots.steps} / waits ${w.config.slots.waits} / proofs ${w.config.slots.proofs}.`,
+    );
+    console.log(
+      `worker RSS from /proc/<pid>/status: VmRSS, and ${w.peakSinceReady ? 'VmHWM restarted once the worker was ready (creates, window and funded transfers included)' : 'the maximum of 1 s VmRSS samples since ready (VmHWM could not be restarted)'}; "boot peak" is VmHWM at ready (loading and bundling the workflows).`,
+    );
+    console.log('bench process: the API and the Relay/ASP/Iris emulators; anvil, Temporal and Postgres run as child processes, not counted. RPC calls: the API\'s and the worker\'s.');
+  } else {
+    console.log('\nRSS: this process hosts the API, the worker (with its prover threads) and the emulators; anvil, Temporal and Postgres run as child processes.');
+  }
   // A loaded stack where no funded transfer completes is the finding this bench exists for, not a broken run.
 });

@@ -13,6 +13,7 @@ import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
 import { createLogger, isLogLevel } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { freshAddress } from './address.ts';
+import { startWorkerProcess, type WorkerProcess } from './workerProcess.ts';
 
 export { freshAddress };
 
@@ -33,15 +34,24 @@ export const MIN_PRIVACY_WINDOW_ENV: Record<string, string> = {
 
 export interface BenchStack {
   stack: LocalStack;
+  /** The worker's own process (`worker: 'external'`); null when the worker runs in this process. */
+  worker: WorkerProcess | null;
+  /** Stops the worker process (if any) first, then the stack. */
   close(): Promise<void>;
 }
 
 /**
- * Starts the whole local stack (Temporal dev server, Postgres, anvil chains, emulators, worker and API) in
- * this process. Service logs go to stderr at `warn` (BENCH_LOG_LEVEL=info|debug shows more).
+ * Starts the whole local stack (Temporal dev server, Postgres, anvil chains, emulators, API and, unless
+ * `worker: 'external'`, the worker) in this process. Service logs go to stderr at `warn` (BENCH_LOG_LEVEL=info|debug shows more).
  * `pollIntervalMs`: how often the service polls chains and providers; production's default (1 s) unless given.
+ * `worker: 'external'`: the worker runs as a process of its own (src/devnet/worker.ts, as in production and
+ * the crash drill), started here and ready before this resolves; it polls at production's interval.
  */
-export async function startBenchStack(opts: { env?: Record<string, string | undefined>; pollIntervalMs?: number } = {}): Promise<BenchStack> {
+export async function startBenchStack(
+  opts: { env?: Record<string, string | undefined>; pollIntervalMs?: number; worker?: 'in-process' | 'external' } = {},
+): Promise<BenchStack> {
+  const external = opts.worker === 'external';
+  if (external && opts.pollIntervalMs !== undefined) throw new Error('pollIntervalMs applies to an in-process worker only: the worker process polls at production\'s interval');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-bench-'));
   try {
     const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await freePorts(8)) as [number, number, number, number, number, number, number, number];
@@ -51,18 +61,34 @@ export async function startBenchStack(opts: { env?: Record<string, string | unde
       dataDir,
       ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination, workerHttp: 0 },
       ephemeral: true,
-      workflowBundle: await bundleWorkflows({ logger }),
+      worker: external ? 'external' : 'in-process',
+      // The worker process bundles its own workflows.
+      workflowBundle: external ? undefined : await bundleWorkflows({ logger }),
       pollIntervalMs: opts.pollIntervalMs,
       env: opts.env,
       logger,
     });
+    let worker: WorkerProcess | null = null;
+    if (external) {
+      try {
+        worker = await startWorkerProcess({ dataDir, logLevel: level });
+      } catch (error) {
+        await stack.stop();
+        throw error;
+      }
+    }
     return {
       stack,
+      worker,
       async close() {
         try {
-          await stack.stop();
+          await worker?.stop();
         } finally {
-          await rm(dataDir, { recursive: true, force: true });
+          try {
+            await stack.stop();
+          } finally {
+            await rm(dataDir, { recursive: true, force: true });
+          }
         }
       },
     };
