@@ -2,7 +2,7 @@ import { CancelledFailure, heartbeat, sleep } from '@temporalio/activity';
 import { and, eq, inArray, min, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
-import type { ActivityDeps } from './deps.ts';
+import type { ActivityDeps, WorkflowNotifier } from './deps.ts';
 
 /** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges and results)… */
 const LOG_BLOCK_RANGE = 500n;
@@ -14,18 +14,6 @@ export const REORG_MARGIN_BLOCKS = 12n;
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 type TransferLog = Log<bigint, number, false, typeof TRANSFER_EVENT>;
-
-/** What the watcher tells a waiting transfer: its deposit address's balance of the route's token at a block. */
-export interface DepositObservation {
-  balance: string;
-  blockNumber: number;
-}
-
-/** How the watcher reaches the transfer workflows (a Temporal signal in production; tests inject their own). */
-export interface WorkflowNotifier {
-  /** Resolves quietly when the route's workflow is no longer running. */
-  depositObserved(routeId: string, observation: DepositObservation): Promise<void>;
-}
 
 export interface WatchDepositsInput {
   chainId: number;

@@ -5,8 +5,26 @@ import type { IntentControl, TxSender } from '../src/chain/txSender.ts';
 import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
-import type { PrivacyPool } from '../src/providers/privacyPool.ts';
-import type { WorkflowNotifier } from './depositWatcher.ts';
+import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
+
+/** What the deposit watcher tells a waiting transfer: its deposit address's balance of the route's token at a block. */
+export interface DepositObservation {
+  balance: string;
+  blockNumber: number;
+}
+
+/** What the privacy watcher tells a shielded transfer: the ASP's review of its note and its anonymity set now. */
+export interface PrivacyObservation {
+  review: NoteReview;
+  anonymitySet: number;
+}
+
+/** How the watchers reach the transfer workflows (Temporal signals in production; tests inject their own). */
+export interface WorkflowNotifier {
+  /** Each resolves quietly when the route's workflow is no longer running. */
+  depositObserved(routeId: string, observation: DepositObservation): Promise<void>;
+  privacyObserved(routeId: string, observation: PrivacyObservation): Promise<void>;
+}
 
 /** What the activities need from the outside world; tests inject their own. */
 export interface ActivityDeps {
@@ -26,8 +44,10 @@ export interface ActivityDeps {
   poolRelayer: LocalAccount;
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
-  /** Signals transfer workflows (the deposit watcher's reports); the worker adds it (src/temporal/worker.ts). */
+  /** Signals transfer workflows (the watchers' reports); the worker adds it (src/temporal/worker.ts). */
   notifier?: WorkflowNotifier;
+  /** PRIVACY_POLL_SECONDS: how often the privacy watcher asks the ASP about the notes in the pool. */
+  privacyPollSeconds?: number;
   /** DEPOSIT_CONFIRMATIONS: blocks a deposit must be below the source chain's head before it funds a route. */
   depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */

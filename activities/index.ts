@@ -2,6 +2,7 @@ import { bridgeActivities } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { depositActivities } from './deposit.ts';
 import { depositWatcherActivities } from './depositWatcher.ts';
+import { privacyWatcherActivities } from './privacyWatcher.ts';
 import { fundsActivities } from './funds.ts';
 import { intentActivities } from './intents.ts';
 import { strayActivities } from './strays.ts';
@@ -9,7 +10,7 @@ import { poolActivities } from './pool.ts';
 import { projectionActivities, recordLedger } from './projection.ts';
 import { recoverActivities } from './recover.ts';
 
-export type { ActivityDeps } from './deps.ts';
+export type { ActivityDeps, WorkflowNotifier } from './deps.ts';
 
 /** All activities of the transfer workflow, bound to their dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...projectionActivities(deps),
     ...depositActivities(deps),
     ...depositWatcherActivities(deps),
+    ...privacyWatcherActivities(deps),
     ...bridgeActivities(deps),
     ...poolActivities(deps),
     ...fundsActivities(deps),

@@ -102,7 +102,8 @@ export function poolActivities(deps: ActivityDeps) {
 
   return {
     /** Deposits exactly what the bridge-in delivered to the route's hub account (never more: no other route's funds). */
-    async shield(input: { plan: RoutePlan; amount: string; projection?: StatusProjection }): Promise<{ noteValue: string }> {
+    /** `projection`: the status written before the deposit (RECEIVED_ON_HUB); `shielded`: the one written once the note is recorded (SHIELDED). */
+    async shield(input: { plan: RoutePlan; amount: string; projection?: StatusProjection; shielded?: StatusProjection }): Promise<{ noteValue: string }> {
       const { plan } = input;
       await writeStatus(deps, input.projection);
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
@@ -117,12 +118,12 @@ export function poolActivities(deps: ActivityDeps) {
       const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
       await insertNote(plan.routeId, note);
       await recordLedger(deps, { routeId: plan.routeId, kind: 'shielded', chainId: plan.hubChainId, token: plan.hubToken, amount: note.value.toString(), txHash: note.txHash });
+      await writeStatus(deps, input.shielded);
       return { noteValue: note.value.toString() };
     },
 
     /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
-    async privacyStatus({ routeId, projection }: { routeId: string; projection?: StatusProjection }): Promise<PrivacyStatus> {
-      await writeStatus(deps, projection);
+    async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
       const note = await requireNote(routeId);
       const [review, set] = await Promise.all([deps.pool.review(note), anonymitySetOf(routeId)]);
       return { review, anonymitySet: set };

@@ -97,6 +97,7 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     refundMinimums: config.REFUND_MIN_AMOUNT,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
+    privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
   };
   const close = async () => {
     attestations?.close();

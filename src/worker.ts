@@ -31,6 +31,7 @@ try {
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
     slots: workerSlots(config),
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     logger,
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });

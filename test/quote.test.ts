@@ -33,6 +33,7 @@ const fakePool: PrivacyPool = {
   fees: async () => ({ depositFeeBps: 50, withdrawalFeeBps: 10, minimumDeposit: 1_000_000n }),
   deposit: async () => assert.fail('not used'),
   review: async () => assert.fail('not used'),
+  reviewMany: async () => assert.fail('not used'),
   withdraw: async () => assert.fail('not used'),
   minedWithdrawal: async () => assert.fail('not used'),
   minedDeposit: async () => assert.fail('not used'),

@@ -16,3 +16,9 @@ export const stateQuery = defineQuery<TransferState>('state');
  * address at a block. Sent again after every new transfer into the address; an older block never overrides a newer one.
  */
 export const depositObservedSignal = defineSignal<[{ balance: string; blockNumber: number }]>('depositObserved');
+
+/**
+ * The privacy watcher's report (activities/privacyWatcher.ts): the ASP's review of the route's note and its
+ * anonymity set, sent when either of what the route waits for changes.
+ */
+export const privacyObservedSignal = defineSignal<[{ review: 'pending' | 'approved' | 'rejected'; anonymitySet: number }]>('privacyObserved');

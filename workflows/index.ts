@@ -1,4 +1,4 @@
-export { depositWatcherWorkflow } from './depositWatcher.ts';
+export { depositWatcherWorkflow, privacyWatcherWorkflow } from './watchers.ts';
 export { recoverWorkflow, voidIntentWorkflow } from './operator.ts';
 export { refundWorkflow, strayDepositScannerWorkflow } from './refunds.ts';
 export { transferWorkflowV2 } from './transfer.ts';

@@ -17,7 +17,7 @@ import {
 import type { TransferActivities } from '../activities/index.ts';
 import type { StatusProjection } from '../activities/projection.ts';
 import { redactUrls } from '../src/redact.ts';
-import { depositObservedSignal, failUpdate, retryUpdate, stateQuery } from './definitions.ts';
+import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
 import { SEARCH_ATTRIBUTES, taskQueues, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
 
 const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 'DeliveryMismatch', 'TransactionRevertedError', 'NonceConsumedError'];
@@ -27,6 +27,9 @@ const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 
  * (kill -9, OOM) is retried elsewhere after this long, not after its start-to-close timeout.
  */
 const HEARTBEAT_TIMEOUT = '10 seconds';
+
+/** A shielded route that heard nothing from the privacy watcher for this long asks the pool itself. */
+const PRIVACY_RECHECK_MS = 10 * 60 * 1000;
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -87,6 +90,10 @@ class TransferProgress {
   inPool = false;
   /** The deposit watcher's latest report: the deposit address's balance at a block. */
   deposit = { balance: 0n, blockNumber: -1 };
+  /** The note's review and anonymity set, as the privacy watcher (or the route's own check) last saw them. */
+  privacy: { review: 'pending' | 'approved' | 'rejected'; anonymitySet: number } = { review: 'pending', anonymitySet: 1 };
+  /** Reports of the privacy watcher so far (a new one wakes the privacy wait). */
+  privacyReports = 0;
 
   constructor(readonly routeId: string) {}
 
@@ -116,9 +123,10 @@ class TransferProgress {
  * One transfer, workflow id = routeId (version 2; `transferWorkflow` in transferV1.ts finishes older ones):
  * await deposit → bridge in → shield → privacy wait → unshield → bridge out (exact output) → confirm payout.
  *
- * The deposit wait is a durable timer until the deadline: the chain's deposit watcher signals what arrives
- * (activities/depositWatcher.ts), so a waiting transfer holds no activity slot. Each step projects the status it
- * moved to itself, so a status change costs no activity of its own.
+ * The deposit wait and the privacy wait are durable timers: the chain's deposit watcher signals what arrives
+ * (activities/depositWatcher.ts) and the privacy watcher what the pool decides (activities/privacyWatcher.ts),
+ * so a waiting transfer holds no activity slot and polls nothing. Each step projects the status it moved to
+ * itself, so a status change costs no activity of its own.
  *
  * Once funds are received, a step that exhausts its retry budget parks the transfer (status kept,
  * NeedsAttention = true) until an operator sends the `retry` or `fail` update. It never fails on its own
@@ -132,6 +140,10 @@ export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatu
   setHandler(depositObservedSignal, ({ balance, blockNumber }) => {
     if (blockNumber < state.deposit.blockNumber) return;
     state.deposit = { balance: BigInt(balance), blockNumber };
+  });
+  setHandler(privacyObservedSignal, (observation) => {
+    state.privacy = observation;
+    state.privacyReports += 1;
   });
   setHandler(
     retryUpdate,
@@ -253,29 +265,37 @@ export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatu
   /**
    * Still SHIELDED: waits until the pool approves the note and its anonymity set is reached (or it has waited
    * its longest), then the route's own random delay, so that its withdrawal follows neither its deposit nor the
-   * deposit that completed its set at a predictable time (docs/privacy.md). Checks with a growing interval: the
-   * first ones quickly, then about every fiftieth of the time waited, at least every pollSeconds. The first
-   * check projects SHIELDED.
+   * deposit that completed its set at a predictable time (docs/privacy.md). The privacy watcher signals what
+   * changes (activities/privacyWatcher.ts); when it has said nothing for PRIVACY_RECHECK_MS, or before the route
+   * gives up on the review, the route asks the pool itself, so a watcher that is down delays a route but never
+   * strands it.
    */
-  const awaitPrivacy = (shieldedAt: number, shielded: StatusProjection) =>
+  const awaitPrivacy = (shieldedAt: number) =>
     runStep('privacy-wait', async () => {
-      const { delaySeconds, minAnonymitySet, maxWaitSeconds, pollSeconds, reviewTimeoutSeconds } = plan.privacy;
-      for (let check = 0; ; check++) {
-        const status = await steps.privacyStatus({ routeId: plan.routeId, ...(check === 0 && { projection: shielded }) });
-        if (status.review === 'rejected') {
+      const { delaySeconds, minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds } = plan.privacy;
+      let askedNow = false;
+      for (;;) {
+        const { review, anonymitySet } = state.privacy;
+        if (review === 'rejected') {
           throw ApplicationFailure.nonRetryable('the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)', 'AspRejected');
         }
         const waited = Date.now() - shieldedAt;
-        if (status.review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
+        if (review === 'approved' && (anonymitySet >= minAnonymitySet || waited >= maxWaitSeconds * 1000)) break;
+        if (review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
+          if (!askedNow) {
+            state.privacy = await steps.privacyStatus({ routeId: plan.routeId });
+            askedNow = true;
+            continue;
+          }
           throw ApplicationFailure.nonRetryable(
             `the ASP has not approved the deposit after ${reviewTimeoutSeconds} s; \`retry\` waits again, \`fail\` gives the note back to the hub account (ragequit)`,
             'AspReviewTimeout',
           );
         }
-        if (status.review === 'approved' && (status.anonymitySet >= minAnonymitySet || waited >= maxWaitSeconds * 1000)) break;
-        const interval = Math.min(2 ** check, Math.max(pollSeconds, waited / 50_000)) * 1000;
-        const untilGiveUp = maxWaitSeconds * 1000 - waited;
-        await sleep(status.review === 'approved' && untilGiveUp > 0 ? Math.min(interval, untilGiveUp) : interval);
+        const untilGiveUp = (review === 'approved' ? maxWaitSeconds : reviewTimeoutSeconds) * 1000 - waited;
+        const reports = state.privacyReports;
+        const reported = await condition(() => state.privacyReports !== reports, Math.max(1, Math.min(PRIVACY_RECHECK_MS, untilGiveUp)));
+        if (!reported && untilGiveUp > PRIVACY_RECHECK_MS) state.privacy = await steps.privacyStatus({ routeId: plan.routeId });
       }
       await sleep(delaySeconds * 1000);
     });
@@ -292,8 +312,10 @@ export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatu
     // a failure ragequits whatever the route has in the pool (even a deposit mined before it was recorded).
     const onHub = state.reach(state.next('RECEIVED_ON_HUB'), { searchable: false });
     state.inPool = true;
-    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount, projection: onHub }));
-    await awaitPrivacy(Date.now(), state.reach(state.next('SHIELDED'), { searchable: true }));
+    const inPool = state.next('SHIELDED');
+    const shielded = await runStep('shield', () => steps.shield({ plan, amount: inbound.delivery.amount, projection: onHub, shielded: inPool }));
+    state.reach(inPool, { searchable: true });
+    await awaitPrivacy(Date.now());
 
     // The withdrawal funds the bridge-out order itself (or pays the recipient, or the exit account that burns).
     const sent = state.next('UNSHIELD_SENT');

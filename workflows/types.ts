@@ -137,5 +137,7 @@ export const STRAY_SCANNER_WORKFLOW_TYPE = 'strayDepositScannerWorkflow';
 export const STRAY_SCANNER_WORKFLOW_ID = 'stray-deposit-scanner';
 
 export const DEPOSIT_WATCHER_WORKFLOW_TYPE = 'depositWatcherWorkflow';
+export const PRIVACY_WATCHER_WORKFLOW_TYPE = 'privacyWatcherWorkflow';
+export const PRIVACY_WATCHER_WORKFLOW_ID = 'privacy-watcher';
 /** One deposit watcher per source chain. */
 export const depositWatcherWorkflowId = (chainId: number) => `deposit-watcher-${chainId}`;

@@ -257,6 +257,7 @@ async function startWorkerInProcess(service: ServiceContext, config: Config, opt
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
     slots: workerSlots(config),
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     workflowBundle: opts.workflowBundle,
     logger,
     temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,

@@ -20,6 +20,8 @@ export interface PrivacyPool {
   minedDeposit(input: { routeId: string; asset: Address }): Promise<PoolNote | null>;
   /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
   review(note: PoolNote): Promise<NoteReview>;
+  /** The same for many notes at once, in their order: one read of the ASP for all of them. */
+  reviewMany(notes: PoolNote[]): Promise<NoteReview[]>;
   /**
    * Withdraws the destination's `amount` (gross, before the withdrawal fee) of the note to its `to`, proved in
    * zero knowledge and submitted by the account shared by all routes; the rest of the note stays in the pool as

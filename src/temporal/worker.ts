@@ -5,10 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { LogLevel as TemporalLogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
-import type { WorkflowNotifier } from '../../activities/depositWatcher.ts';
-import { createActivities, type ActivityDeps } from '../../activities/index.ts';
-import { depositObservedSignal } from '../../workflows/definitions.ts';
+import type { LogLevel as TemporalLogLevel, LogMetadata, SignalDefinition, Logger as TemporalLogger } from '@temporalio/common';
+import { createActivities, type ActivityDeps, type WorkflowNotifier } from '../../activities/index.ts';
+import { depositObservedSignal, privacyObservedSignal } from '../../workflows/definitions.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import type { Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
@@ -113,6 +112,11 @@ export async function startTransferWorker(opts: {
   deps: ActivityDeps;
   queues?: readonly WorkerQueue[];
   slots?: Partial<WorkerSlots>;
+  /**
+   * Workflows kept in memory between their tasks (WORKER_MAX_CACHED_WORKFLOWS). One evicted from the cache is
+   * replayed from its history at its next signal or timer (a few milliseconds for a transfer's ~70 events).
+   */
+  maxCachedWorkflows?: number;
   /** Prebuilt workflow code; it must come from bundleWorkflows() to carry the workflow interceptors. */
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Where the SDK's logs go (also workflow and activity logs), as JSON lines; default: a stdout JSON logger. */
@@ -146,7 +150,7 @@ export async function startTransferWorker(opts: {
           interceptors,
           maxConcurrentActivityTaskExecutions: slots[queue],
           // Workflows run on the steps queue only.
-          ...(queue === 'steps' && { workflowBundle }),
+          ...(queue === 'steps' && { workflowBundle, maxCachedWorkflows: opts.maxCachedWorkflows }),
           // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
           // worker stops regardless (their retries run after the next start).
           shutdownGraceTime: '10 seconds',
@@ -173,16 +177,18 @@ export async function startTransferWorker(opts: {
   }
 }
 
-/** Signals a transfer workflow; one that is no longer running has nothing to be told. */
+/** Signals transfer workflows; one that is no longer running has nothing to be told. */
 function temporalNotifier(client: Client): WorkflowNotifier {
+  const signal = async <T>(routeId: string, definition: SignalDefinition<[T]>, observation: T) => {
+    try {
+      await client.workflow.getHandle(routeId).signal(definition, observation);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  };
   return {
-    async depositObserved(routeId, observation) {
-      try {
-        await client.workflow.getHandle(routeId).signal(depositObservedSignal, observation);
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-      }
-    },
+    depositObserved: (routeId, observation) => signal(routeId, depositObservedSignal, observation),
+    privacyObserved: (routeId, observation) => signal(routeId, privacyObservedSignal, observation),
   };
 }
 

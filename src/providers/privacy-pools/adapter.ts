@@ -127,6 +127,26 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
   const reviewedLabels = createTtlCache<{ labels: bigint[]; root: bigint }>({ ttlMs: REVIEW_SHARE_MS });
 
+  async function reviewMany(notes: PoolNote[]): Promise<NoteReview[]> {
+    const reviews = new Map<string, NoteReview>();
+    for (const asset of new Set(notes.map((n) => n.asset.toLowerCase()))) {
+      const pool = await poolOf(asset as Address);
+      // Every waiting route asks: they share one read of the ASP's leaves for a moment (a withdrawal reads its own).
+      const approved = await reviewedLabels.get(pool.address, () => approvedLabels(pool)).catch((error: unknown) => {
+        if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[], root: 0n };
+        throw error;
+      });
+      const approvedSet = new Set(approved.labels);
+      const labels = notes.filter((n) => n.asset.toLowerCase() === asset).map((n) => BigInt(n.label));
+      const waiting = labels.filter((label) => !approvedSet.has(label));
+      const statuses = waiting.length > 0 ? await pool.asp.reviewStatuses(waiting) : new Map<bigint, string>();
+      for (const label of labels) {
+        reviews.set(`${asset}:${label}`, approvedSet.has(label) ? 'approved' : statuses.get(label) === 'declined' ? 'rejected' : 'pending');
+      }
+    }
+    return notes.map((n) => reviews.get(`${n.asset.toLowerCase()}:${BigInt(n.label)}`) ?? 'pending');
+  }
+
   /** The ASP's approved labels, checked against the root withdrawals must prove against. */
   async function approvedLabels(pool: AssetPool): Promise<{ labels: bigint[]; root: bigint }> {
     const [{ aspLeaves }, root] = await Promise.all([
@@ -293,17 +313,11 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     },
 
     async review(note) {
-      const pool = await poolOf(note.asset);
-      const label = BigInt(note.label);
-      // Every waiting route asks: they share one read of the ASP's leaves for a moment (a withdrawal reads its own).
-      const approved = await reviewedLabels.get(pool.address, () => approvedLabels(pool)).catch((error: unknown) => {
-        if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[] };
-        throw error;
-      });
-      if (approved.labels.includes(label)) return 'approved' satisfies NoteReview;
-      const status = (await pool.asp.reviewStatuses([label])).get(label);
-      return status === 'declined' ? 'rejected' : 'pending';
+      const [review] = await reviewMany([note]);
+      return review ?? 'pending';
     },
+
+    reviewMany,
 
     async withdraw(input) {
       // Each attempt has its own write-ahead record: a relay that reverted (the ASP root moved between the

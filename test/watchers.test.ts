@@ -5,14 +5,15 @@ import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { depositWatchCursors, ledgerEntries } from '../src/db/schema.ts';
 import { ensureBackgroundWorkflows } from '../src/temporal/backgroundWorkflows.ts';
-import { depositWatcherWorkflowId } from '../workflows/types.ts';
+import { PRIVACY_WATCHER_WORKFLOW_ID, depositWatcherWorkflowId } from '../workflows/types.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
 let stack: TestStack;
 const chainId = (role: 'source' | 'hub' | 'destination') => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 
 before(async () => {
-  stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '40' } });
+  // A short review timeout: with the privacy watcher stopped, a route asks the pool itself then.
+  stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '40', PRIVACY_REVIEW_TIMEOUT_SECONDS: '20' } });
 }, { timeout: 240_000 });
 after(async () => stack?.close(), { timeout: 60_000 });
 
@@ -34,7 +35,7 @@ const leftAwaiting = (routeId: string, timeoutMs: number) =>
     return t.status === 'AWAITING_DEPOSIT' ? undefined : t;
   }, timeoutMs);
 
-describe('deposit detection by the chain watcher', { timeout: 300_000 }, () => {
+describe('the deposit and privacy watchers', { timeout: 300_000 }, () => {
   test('a burst of unfunded transfers holds no activity slot and never delays a funded one', async () => {
     const unfunded = [];
     for (let i = 0; i < 120; i++) unfunded.push(await create('3'));
@@ -92,6 +93,28 @@ describe('deposit detection by the chain watcher', { timeout: 300_000 }, () => {
       assert.equal((await view(created.routeId)).status, 'AWAITING_DEPOSIT', 'nothing reports the deposit before the deadline');
       const moved = await leftAwaiting(created.routeId, 60_000);
       assert.notEqual(moved.status, 'FAILED', moved.error ?? '');
+    } finally {
+      await ensureBackgroundWorkflows(stack.temporal.client, stack.config);
+    }
+  });
+
+  test('with the privacy watcher stopped, a shielded route asks the pool itself before giving up on the review, and completes', async () => {
+    const watcher = stack.temporal.client.workflow.getHandle(PRIVACY_WATCHER_WORKFLOW_ID);
+    await watcher.terminate('test: the privacy watcher is down');
+    try {
+      const created = await create('12');
+      await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+      const shielded = await waitFor(`${created.routeId} is shielded`, async () => {
+        const t = await view(created.routeId);
+        return ['SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED', 'FAILED'].includes(t.status) ? t : undefined;
+      }, 60_000);
+      assert.equal(shielded.status, 'SHIELDED', 'nothing tells it the review passed');
+      const done = await waitFor(`${created.routeId} finishes`, async () => {
+        const t = await view(created.routeId);
+        return t.status === 'COMPLETED' || t.status === 'FAILED' ? t : undefined;
+      }, 120_000);
+      assert.equal(done.status, 'COMPLETED', done.error ?? '');
+      assert.ok(done.privacy && done.privacy.waitedSeconds >= 19, `it left the pool once it asked, at its review timeout (waited ${done.privacy?.waitedSeconds} s)`);
     } finally {
       await ensureBackgroundWorkflows(stack.temporal.client, stack.config);
     }
