@@ -196,4 +196,25 @@ describe('circuit artifact check', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test('idle threads are stopped: the next proof starts them again and checks the files again', { timeout: 60_000 }, async () => {
+    const dir = await copiedCircuitsDir();
+    const prover = createProver({ circuitsDir: dir, idleMs: 200 });
+    try {
+      await prover.ready();
+      const secrets = generateDepositSecrets(KEYS, SCOPE, 7n);
+      // [commitmentHash, nullifierHash, value, label] (verification is the first suite's business).
+      assert.equal((await prover.proveCommitment(7n, LABEL, secrets.nullifier, secrets.secret)).publicSignals[2], '7');
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Threads still running would prove with the bytes they checked at start; restarted ones read the file again.
+      const zkeyPath = path.join(dir, 'artifacts', 'commitment.zkey');
+      const zkey = await readFile(zkeyPath);
+      zkey.writeUInt8(zkey.readUInt8(0) ^ 0x01, 0);
+      await writeFile(zkeyPath, zkey);
+      await assert.rejects(prover.proveCommitment(8n, LABEL, secrets.nullifier, secrets.secret), (error: unknown) => error instanceof CircuitArtifactError);
+    } finally {
+      await prover.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

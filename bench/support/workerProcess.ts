@@ -1,6 +1,6 @@
 /**
  * The production worker as a process of its own against a bench stack started with `worker: 'external'`,
- * as the crash drill runs it: `node --import tsx src/devnet/worker.ts` with the stack's data folder (its
+ * as the crash drill runs it: `node --import ./src/loader/register.mjs src/devnet/worker.ts` with the stack's data folder (its
  * `worker-env.json` is the configuration), so its memory and its JSON-RPC calls can be read apart from the
  * bench process (API and emulators).
  */
@@ -56,8 +56,8 @@ export async function startWorkerProcess(opts: { dataDir: string; logLevel: stri
     LOG_LEVEL: opts.logLevel,
   };
   const config = loadConfig(env);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/devnet/worker.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid === undefined) throw new Error(`the worker process could not be started (${process.execPath} --import tsx src/devnet/worker.ts)`);
+  const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'src/devnet/worker.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`the worker process could not be started (${process.execPath} --import ./src/loader/register.mjs src/devnet/worker.ts)`);
   const pid = child.pid;
   let tail = '';
   const keep = (chunk: Buffer) => {

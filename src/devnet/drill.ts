@@ -443,7 +443,7 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
       };
       delete env.DRILL_CRASH_AT;
       if (crashAt) env.DRILL_CRASH_AT = crashAt;
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/devnet/worker.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'src/devnet/worker.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
       if (child.pid === undefined) throw new DrillError('the worker process could not be started');
       const life: WorkerLife = { index, role, pid: child.pid, bootSeconds: null, end: 'exited', lifeSeconds: 0, interrupted: [], recovery: null, logFile };
       workers.push(life);

@@ -34,6 +34,11 @@ export interface ProverOptions {
   circuitsDir?: string;
   /** Proofs run at the same time, one thread each. Default 1. */
   concurrency?: number;
+  /**
+   * Threads that have proved nothing for this long are stopped (each holds the circuits and snarkjs's own
+   * threads, about 250 MiB); the next proof starts them again, checking the files again. Default 2 minutes.
+   */
+  idleMs?: number;
 }
 
 export interface Prover {
@@ -127,6 +132,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
   let failure: Error | null = null;
   let closed = false;
   let nextId = 1;
+  const idleMs = opts.idleMs ?? 120_000;
+  let idleTimer: NodeJS.Timeout | null = null;
 
   /** Starts one thread; resolves when it has checked the circuit files. */
   function spawn(): Promise<void> {
@@ -175,6 +182,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
     if (reply.type === 'proved') job.resolve(reply.proof);
     else job.reject(new ProverError(reply.error.message, reply.error.code ?? 'UNKNOWN'));
     dispatch();
+    retireWhenIdle();
   }
 
   function dispatch(): void {
@@ -208,10 +216,26 @@ export function createProver(opts: ProverOptions = {}): Prover {
     return thread.worker.terminate();
   }
 
+  const busy = () => queue.length > 0 || [...threads].some((thread) => thread.job !== null);
+
+  /** Stops the threads once they have been idle for idleMs; a proof asked for meanwhile cancels that. */
+  function retireWhenIdle(): void {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    if (closed || busy()) return;
+    idleTimer = setTimeout(() => {
+      idleTimer = null;
+      if (closed || busy()) return;
+      started = null;
+      for (const thread of [...threads]) void retire(thread);
+    }, idleMs);
+    idleTimer.unref();
+  }
+
   function ready(): Promise<void> {
     if (closed) return Promise.reject(closedError());
     started ??= Promise.all(Array.from({ length: concurrency }, () => spawn())).then(
-      () => undefined,
+      () => retireWhenIdle(),
       (error: Error) => {
         fail(error);
         throw error;
@@ -221,6 +245,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
   }
 
   async function prove<T>(request: ProofRequest): Promise<T> {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
     await ready();
     if (failure) throw failure;
     if (closed) throw closedError();
@@ -236,6 +262,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
     proveCommitment: (value, label, nullifier, secret) => prove<CommitmentProof>({ kind: 'commitment', value, label, nullifier, secret }),
     async close() {
       closed = true;
+      if (idleTimer) clearTimeout(idleTimer);
       for (const job of queue.splice(0)) job.reject(closedError());
       await Promise.all(Array.from(threads, retire));
     },
