@@ -152,8 +152,9 @@ export async function startTransferWorker(opts: {
           // Workflows run on the steps queue only.
           ...(queue === 'steps' && { workflowBundle, maxCachedWorkflows: opts.maxCachedWorkflows }),
           // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
-          // worker stops regardless (their retries run after the next start).
-          shutdownGraceTime: '10 seconds',
+          // worker stops regardless (their retries run after the next start). The waits (watchers run for
+          // minutes, fills poll) only read and resume where they stopped: they are cancelled almost at once.
+          shutdownGraceTime: queue === 'waits' ? '2 seconds' : '10 seconds',
           shutdownForceTime: '15 seconds',
         }),
       ),
