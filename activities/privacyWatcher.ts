@@ -72,8 +72,10 @@ export function privacyWatcherActivities(deps: ActivityDeps) {
         for (const [i, row] of rows.entries()) {
           const review = reviews[i] ?? 'pending';
           const anonymitySet = 1 + Number(row.later);
-          const gate = `${review}:${anonymitySet >= (row.min_anonymity_set ?? 1)}`;
           current.add(row.route_id);
+          // A route starts out assuming `pending`: only a decision, and then its set's verdict, is news to it.
+          if (review === 'pending') continue;
+          const gate = `${review}:${anonymitySet >= (row.min_anonymity_set ?? 1)}`;
           if (told.get(row.route_id) === gate) continue;
           await notifier().privacyObserved(row.route_id, { review, anonymitySet });
           told.set(row.route_id, gate);
