@@ -112,7 +112,7 @@ export const configSchema = z.object({
   /** Activities of the waits queue this worker runs at once (mostly idle polls: cheap). */
   WORKER_WAIT_SLOTS: positiveInt.default(1000),
   /** Workflows this worker keeps in memory between their tasks; the others are replayed from their history when they wake. */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(250),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(100),
   /** Attempts of one step before the transfer parks for an operator (once it holds funds). */
   STEP_MAX_ATTEMPTS: positiveInt.default(8),
   /** Time one step may take, retries included, before the transfer parks. */

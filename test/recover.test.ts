@@ -64,11 +64,6 @@ const projection = async (routeId: string) => (await db().select().from(transfer
 
 describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
   test('is acted on at once: the route ends FAILED and never starts its bridge-in', async () => {
-    // Our own workers on a task queue of their own, with stand-in activities, so that the deposit's completion
-    // and the `fail` update reach the workflow in one activation: the workflow worker is stopped while both happen.
-    const connection = await NativeConnection.connect({ address: stack.temporal.address });
-    const taskQueue = `fail-race-${Date.now()}`;
-    const namespace = stack.temporal.namespace;
     const statuses: string[] = [];
     const bridged: string[] = [];
     let depositStarted!: () => void;
@@ -79,7 +74,7 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
     const deposited = new Promise<{ funded: boolean; balance: string }>((resolve) => {
       releaseDeposit = resolve;
     });
-    const activities = {
+    const workers = await standInWorkers('fail-race', {
       projectStatus: async (p: { status: string; error?: string }) => {
         statuses.push(p.error ? `${p.status}: ${p.error}` : p.status);
       },
@@ -95,28 +90,19 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
       locateFunds: async () => [],
       voidUnsentIntents: async () => 0,
       ragequit: async () => null,
-    };
-    const activityWorker = await Worker.create({ connection, namespace, taskQueue, activities, interceptors: { activity: [activityKeepalive] } });
-    const runningActivities = activityWorker.run();
-    const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
-    const workflowWorker = () => Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 0 });
-    let second: Worker | null = null;
-    let runningSecond: Promise<void> | null = null;
+    });
     try {
-      const first = await workflowWorker();
-      const runningFirst = first.run();
-      const handle = await stack.temporal.client.workflow.start('transferWorkflow', { taskQueue, workflowId: `rt_race_${Date.now()}`, args: [racePlan()] });
+      await workers.startWorkflows();
+      const handle = await stack.temporal.client.workflow.start('transferWorkflow', { taskQueue: workers.taskQueue, workflowId: `rt_race_${Date.now()}`, args: [racePlan()] });
       await started;
-      first.shutdown();
-      await runningFirst;
+      await workers.stopWorkflows();
 
       const failing = handle.executeUpdate(failUpdate, { args: [{ reason: 'sender asked to stop' }] });
       failing.catch(() => {});
       await new Promise((r) => setTimeout(r, 1000));
       releaseDeposit({ funded: true, balance: '1000000' });
       await new Promise((r) => setTimeout(r, 1000));
-      second = await workflowWorker();
-      runningSecond = second.run();
+      await workers.startWorkflows();
 
       assert.equal(await failing, 'failing');
       assert.equal(await handle.result(), 'FAILED');
@@ -124,21 +110,14 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
       assert.equal(statuses.at(-1), 'FAILED: failed by operator: sender asked to stop');
       assert.ok(!statuses.includes('BRIDGING_IN'), statuses.join(' → '));
     } finally {
-      second?.shutdown();
-      await runningSecond;
-      activityWorker.shutdown();
-      await runningActivities;
-      await connection.close();
+      await workers.close();
     }
   });
 
   test('version 2: a deposit report and a fail in one activation end the route FAILED without a bridge-in', async () => {
-    const connection = await NativeConnection.connect({ address: stack.temporal.address });
-    const taskQueue = `fail-race-v2-${Date.now()}`;
-    const namespace = stack.temporal.namespace;
     const statuses: string[] = [];
     const bridged: string[] = [];
-    const activities = {
+    const workers = await standInWorkers('fail-race-v2', {
       projectStatus: async (p: { status: string; error?: string }) => {
         statuses.push(p.error ? `${p.status}: ${p.error}` : p.status);
       },
@@ -151,41 +130,62 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
       locateFunds: async () => [],
       voidUnsentIntents: async () => 0,
       ragequit: async () => null,
-    };
-    const activityWorker = await Worker.create({ connection, namespace, taskQueue, activities, interceptors: { activity: [activityKeepalive] } });
-    const runningActivities = activityWorker.run();
-    const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
-    const workflowWorker = () => Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 0 });
-    let second: Worker | null = null;
-    let runningSecond: Promise<void> | null = null;
+    });
     try {
-      const first = await workflowWorker();
-      const runningFirst = first.run();
-      const handle = await stack.temporal.client.workflow.start('transferWorkflowV2', { taskQueue, workflowId: `rt_race_v2_${Date.now()}`, args: [racePlan()] });
+      await workers.startWorkflows();
+      const handle = await stack.temporal.client.workflow.start('transferWorkflowV2', { taskQueue: workers.taskQueue, workflowId: `rt_race_v2_${Date.now()}`, args: [racePlan()] });
       await waitFor('the workflow waits for its deposit', async () => ((await handle.query(stateQuery)).step === 'await-deposit' ? true : undefined), 30_000);
-      first.shutdown();
-      await runningFirst;
+      await workers.stopWorkflows();
 
       const failing = handle.executeUpdate(failUpdate, { args: [{ reason: 'sender asked to stop' }] });
       failing.catch(() => {});
       await new Promise((r) => setTimeout(r, 1000));
       await handle.signal(depositObservedSignal, { balance: '1000000', blockNumber: 7 });
-      second = await workflowWorker();
-      runningSecond = second.run();
+      await workers.startWorkflows();
 
       assert.equal(await failing, 'failing');
       assert.equal(await handle.result(), 'FAILED');
       assert.deepEqual(bridged, [], 'an accepted fail must not be followed by a bridge-in');
       assert.deepEqual(statuses, ['FAILED: failed by operator: sender asked to stop']);
     } finally {
-      second?.shutdown();
-      await runningSecond;
-      activityWorker.shutdown();
-      await runningActivities;
-      await connection.close();
+      await workers.close();
     }
   });
 });
+
+/**
+ * Our own workers on a task queue of their own, with stand-in activities: the workflow worker can be stopped
+ * while several things happen, so that they reach the workflow in one activation when it starts again.
+ */
+async function standInWorkers(name: string, activities: Record<string, (...args: never[]) => unknown>) {
+  const connection = await NativeConnection.connect({ address: stack.temporal.address });
+  const taskQueue = `${name}-${Date.now()}`;
+  const namespace = stack.temporal.namespace;
+  const activityWorker = await Worker.create({ connection, namespace, taskQueue, activities, interceptors: { activity: [activityKeepalive] } });
+  const runningActivities = activityWorker.run();
+  const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
+  let workflows: { worker: Worker; running: Promise<void> } | null = null;
+  const stopWorkflows = async () => {
+    if (!workflows) return;
+    workflows.worker.shutdown();
+    await workflows.running;
+    workflows = null;
+  };
+  return {
+    taskQueue,
+    async startWorkflows() {
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 0 });
+      workflows = { worker, running: worker.run() };
+    },
+    stopWorkflows,
+    async close() {
+      await stopWorkflows();
+      activityWorker.shutdown();
+      await runningActivities;
+      await connection.close();
+    },
+  };
+}
 
 describe('ending a route that holds money', { timeout: 900_000 }, () => {
   test('fail voids a bridge-in that was signed but never broadcast; the refund returns the whole deposit; dust is refused', async () => {
