@@ -10,9 +10,7 @@ function watching() {
   return proxyActivities<TransferActivities>({
     taskQueue: taskQueues(workflowInfo().taskQueue).waits,
     startToCloseTimeout: `${RUN_SECONDS * 2} seconds`,
-    // They run all the time: a minute (a heartbeat recorded about every 48 s, each a billed action) is soon
-    // enough to move one to another worker, since the routes check for themselves at their deadlines anyway.
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: '10 seconds',
     // An outage (RPC, ASP) is retried for as long as it lasts; the routes check for themselves at their deadlines.
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
