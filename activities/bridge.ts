@@ -9,7 +9,7 @@ import type { ActivityDeps } from './deps.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
-import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
+import { recordLedger, recordServiceFee, type StatusProjection, writeStatus } from './projection.ts';
 
 export interface DeliveryWait {
   plan: RoutePlan;
@@ -209,9 +209,7 @@ export function bridgeActivities(deps: ActivityDeps) {
           : { routeId: plan.routeId, leg, chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes },
       );
       if (input.completion) {
-        // What the service kept: the note's value less the bridge-out input (the pool's change note, the relay fee and any rounding dust).
-        const fee = BigInt(input.completion.shielded) - BigInt(order.amountIn);
-        await recordLedger(deps, { routeId: plan.routeId, kind: 'service_fee', chainId: plan.hubChainId, token: plan.hubToken, amount: fee.toString() });
+        await recordServiceFee(deps, { routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, shielded: input.completion.shielded, bridgedOut: order.amountIn });
         await writeStatus(deps, { routeId: plan.routeId, seq: input.completion.seq, status: 'COMPLETED', payoutTxHash: delivery.txHash });
       }
       return delivery;

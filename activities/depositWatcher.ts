@@ -2,7 +2,7 @@ import { CancelledFailure, heartbeat, sleep } from '@temporalio/activity';
 import { and, eq, inArray, min, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
-import type { ActivityDeps, WorkflowNotifier } from './deps.ts';
+import { type ActivityDeps, requireNotifier } from './deps.ts';
 
 /** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges and results)… */
 const LOG_BLOCK_RANGE = 500n;
@@ -99,14 +99,10 @@ export function depositWatcherActivities(deps: ActivityDeps) {
         args: [route.depositAddress as Address],
         blockNumber: atBlock,
       });
-      await notifier().depositObserved(route.routeId, { balance: balance.toString(), blockNumber: Number(atBlock) });
+      await requireNotifier(deps).depositObserved(route.routeId, { balance: balance.toString(), blockNumber: Number(atBlock) });
     }
   }
 
-  function notifier(): WorkflowNotifier {
-    if (!deps.notifier) throw new Error('the deposit watcher needs a WorkflowNotifier (startTransferWorker provides one)');
-    return deps.notifier;
-  }
 
   return {
     /**

@@ -53,3 +53,9 @@ export interface ActivityDeps {
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
 }
+
+/** The notifier the watchers signal through; only a worker has one (startTransferWorker adds it). */
+export function requireNotifier(deps: ActivityDeps): WorkflowNotifier {
+  if (!deps.notifier) throw new Error('the watchers need a WorkflowNotifier: run them in a worker started by startTransferWorker');
+  return deps.notifier;
+}

@@ -7,7 +7,7 @@ import { fundsActivities } from './funds.ts';
 import { intentActivities } from './intents.ts';
 import { strayActivities } from './strays.ts';
 import { poolActivities } from './pool.ts';
-import { projectionActivities, recordLedger } from './projection.ts';
+import { projectionActivities, recordServiceFee } from './projection.ts';
 import { recoverActivities } from './recover.ts';
 
 export type { ActivityDeps, WorkflowNotifier } from './deps.ts';
@@ -25,14 +25,8 @@ export function createActivities(deps: ActivityDeps) {
     ...strayActivities(deps),
     ...intentActivities(deps),
     ...recoverActivities(deps),
-    /**
-     * Books what the service kept: the note's value less the bridge-out input (the pool's change note, the relay
-     * fee and any rounding dust at the exit account).
-     */
-    async recordServiceFee(input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string }): Promise<void> {
-      const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
-      await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
-    },
+    /** The service fee of a transfer started before transferWorkflowV2 (later ones book it in awaitDelivery). */
+    recordServiceFee: (input: Parameters<typeof recordServiceFee>[1]) => recordServiceFee(deps, input),
   };
 }
 

@@ -20,22 +20,26 @@ export interface PrivacyStatus {
   anonymitySet: number;
 }
 
+/** A route's note as recorded in pool_notes. */
+export function poolNoteOf(row: typeof poolNotes.$inferSelect): PoolNote {
+  return {
+    asset: row.asset as Address,
+    label: row.label,
+    commitment: row.commitment,
+    value: BigInt(row.value),
+    txHash: row.txHash as `0x${string}`,
+    blockNumber: BigInt(row.blockNumber),
+    timestamp: Math.floor(row.depositedAt.getTime() / 1000),
+  };
+}
+
 export function poolActivities(deps: ActivityDeps) {
   const movers = legMovers(deps);
 
   async function loadNote(routeId: string): Promise<(PoolNote & { withdrawn: boolean }) | null> {
     const [row] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, routeId));
     if (!row) return null;
-    return {
-      asset: row.asset as Address,
-      label: row.label,
-      commitment: row.commitment,
-      value: BigInt(row.value),
-      txHash: row.txHash as `0x${string}`,
-      blockNumber: BigInt(row.blockNumber),
-      timestamp: Math.floor(row.depositedAt.getTime() / 1000),
-      withdrawn: row.withdrawnAt !== null,
-    };
+    return { ...poolNoteOf(row), withdrawn: row.withdrawnAt !== null };
   }
 
   async function requireNote(routeId: string) {

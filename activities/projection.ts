@@ -77,3 +77,12 @@ export async function recordLedger(deps: ActivityDeps, { key, ...entry }: Ledger
     .values({ ...entry, entryKey: key ? `${entry.kind}:${key}` : entry.kind })
     .onConflictDoNothing();
 }
+
+/**
+ * Books what the service kept on a route: the note's value less the bridge-out input (the pool's change note, the
+ * relay fee and any rounding dust at the exit account).
+ */
+export async function recordServiceFee(deps: ActivityDeps, input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string }): Promise<void> {
+  const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
+  await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
+}

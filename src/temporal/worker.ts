@@ -163,10 +163,10 @@ export async function startTransferWorker(opts: {
     return {
       async stop() {
         for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
-        await Promise.allSettled(running);
+        const stopped = await Promise.allSettled(running);
         await clientConnection.close();
         await connection.close();
-        for (const result of await Promise.allSettled(running)) if (result.status === 'rejected') throw result.reason;
+        for (const result of stopped) if (result.status === 'rejected') throw result.reason;
       },
       state: () => workers.map((worker) => worker.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING',
       temporalMetricsUrl: runtime.metricsUrl,
