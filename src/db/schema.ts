@@ -84,9 +84,20 @@ export const transfers = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    /**
+     * SHA-256 of the statusToken handed out once at create: GET answers the full view only to its holder, and
+     * status and error to anyone with the routeId (docs/api.md). Null for transfers created before it existed.
+     */
+    statusTokenHash: text('status_token_hash'),
+    /**
+     * Keyed hash of the client (API key or IP) that created the transfer, kept only while it is unfunded: it counts
+     * toward that client's cap on unfunded transfers and is cleared once the transfer leaves AWAITING_DEPOSIT.
+     */
+    clientHash: text('client_hash'),
   },
   (t) => [
     index('transfers_status_idx').on(t.status),
+    index('transfers_unfunded_client_idx').on(t.clientHash).where(sql`${t.clientHash} is not null`),
     index('transfers_attention_idx').on(t.needsAttention),
     // The deposit watcher looks up the recipients of each block's Transfer logs.
     uniqueIndex('transfers_deposit_address_uq').on(t.sourceChainId, t.depositAddress),
@@ -241,3 +252,52 @@ export const signerFingerprints = pgTable('signer_fingerprints', {
   address: text('address').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** Partner API keys. Only the SHA-256 of a key is stored; the key itself is shown once, when it is created. */
+export const apiKeys = pgTable('api_keys', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  keyHash: text('key_hash').notNull().unique(),
+  /** The key's first characters, so an operator can tell keys apart without the secret. */
+  keyPrefix: text('key_prefix').notNull(),
+  /** Null: the service's default (RATE_LIMIT_PER_MINUTE and its siblings). */
+  requestsPerMinute: integer('requests_per_minute'),
+  createsPerMinute: integer('creates_per_minute'),
+  maxUnfunded: integer('max_unfunded'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }),
+});
+
+/** Fixed-window request counters, shared by every API instance. Old windows are deleted as new ones open. */
+export const rateLimitCounters = pgTable(
+  'rate_limit_counters',
+  {
+    /** Which limit and which client, e.g. `create:<client hash>`; never a raw IP or key. */
+    bucket: text('bucket').notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
+    hits: integer('hits').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] }), index('rate_limit_counters_window_idx').on(t.windowStart)],
+);
+
+/**
+ * Every operator action (retry, fail, refund, recover, void, API key changes): who, why, with what, and how it
+ * ended. Written before the action runs (outcome `requested`) and completed after it (`done`, `refused`, `failed`).
+ */
+export const operatorActions = pgTable(
+  'operator_actions',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    routeId: text('route_id'),
+    action: text('action').notNull(),
+    operator: text('operator').notNull(),
+    reason: text('reason').notNull(),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull().default({}),
+    /** requested | done | refused | failed. */
+    outcome: text('outcome').notNull().default('requested'),
+    detail: text('detail'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [index('operator_actions_route_idx').on(t.routeId, t.createdAt)],
+);
