@@ -281,6 +281,16 @@ export const rateLimitCounters = pgTable(
 );
 
 /**
+ * Secrets the service generates for itself once, on first use, e.g. `client_hash_key`: the HMAC key of the client
+ * hashes in rate_limit_counters and transfers.client_hash when CLIENT_HASH_KEY is not configured.
+ */
+export const serviceSecrets = pgTable('service_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
  * Every operator action (retry, fail, refund, recover, void, API key changes): who, why, with what, and how it
  * ended. Written before the action runs (outcome `requested`) and completed after it (`done`, `refused`, `failed`).
  */
