@@ -66,6 +66,8 @@ export async function writeStatus(deps: Pick<ActivityDeps, 'db'>, input: StatusP
       ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
       ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
       ...(terminal && { completedAt: sql`now()` }),
+      // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
+      ...(input.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
     })
     .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)));
 }

@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { CliError, usageError, withOperatorContext } from './context.ts';
+import * as apiKeys from './apiKeys.ts';
 import * as devnet from './devnet.ts';
 import * as operator from './operator.ts';
 
@@ -21,6 +22,10 @@ const USAGE = `usage: routectl <command>
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
   void <intentId> [--cancel] [--reason "…"]          void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
+  apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N]
+                                                     a partner API key (printed once); limits default to the service's
+  apikey list [--json]                               partner keys: name, prefix, limits, created, revoked
+  apikey revoke <name>                               the key answers 401 from now on
   devnet info [--json]                               local chains (chainId, rpcUrl) and token addresses
   devnet fund <routeId> [--amount <decimal>]         send the route's amount from the devnet faucet
   devnet fault set <op> [--count N] [--mode M]       ops: bridge-in, shield, unshield, bridge-out, asp-review (the ASP rejects deposits)
@@ -47,6 +52,10 @@ async function main(argv: string[]): Promise<number> {
       mode: { type: 'string' },
       'delay-ms': { type: 'string' },
       timeout: { type: 'string', default: '600' },
+      name: { type: 'string' },
+      'per-minute': { type: 'string' },
+      'creates-per-minute': { type: 'string' },
+      'max-unfunded': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -89,6 +98,12 @@ async function main(argv: string[]): Promise<number> {
       const completed = await withOperatorContext((ctx) => operator.watch(ctx, routeArg(), Number(values.timeout) * 1000));
       return completed ? 0 : 1;
     }
+    case 'apikey':
+      if (first === 'create') await apiKeys.create(values.name, { perMinute: values['per-minute'], createsPerMinute: values['creates-per-minute'], maxUnfunded: values['max-unfunded'] });
+      else if (first === 'list') await apiKeys.list(values.json);
+      else if (first === 'revoke') await apiKeys.revoke(second);
+      else throw usageError(USAGE);
+      return 0;
     case 'devnet':
       if (first === 'info') devnet.info(values.json);
       else if (first === 'fund' && second) await devnet.fund(second, values.amount);

@@ -1,0 +1,108 @@
+/**
+ * Partner API keys: a partner sends its key in `X-Api-Key` and is limited as itself (its own limits, or the
+ * service's) instead of by IP. Only the SHA-256 of a key is stored; the key is shown once, when it is created.
+ * A key is 32 random bytes, so an unsalted fast hash is enough: there is nothing to brute-force.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type { Database } from '../db/client.ts';
+import { apiKeys } from '../db/schema.ts';
+
+const KEY_PREFIX = 'prk_';
+/** `prk_` + 32 bytes in base64url (43 characters). */
+export const API_KEY_PATTERN = /^prk_[A-Za-z0-9_-]{43}$/;
+/** Characters kept (prefix included) so an operator can tell keys apart without the secret. */
+const SHOWN_PREFIX_LENGTH = 10;
+export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** A partner's own limits; null: the service's default (RATE_LIMIT_PER_MINUTE and its siblings). */
+export interface PartnerLimits {
+  requestsPerMinute: number | null;
+  createsPerMinute: number | null;
+  maxUnfunded: number | null;
+}
+
+export interface Partner {
+  id: number;
+  name: string;
+  limits: PartnerLimits;
+}
+
+export interface ApiKeyListing extends PartnerLimits {
+  name: string;
+  keyPrefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export class ApiKeyError extends Error {
+  override name = 'ApiKeyError';
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function newApiKey(): string {
+  return `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+/** Stores a new key for `name` and returns it: the only time the key itself is available. */
+export async function createApiKey(db: Database, name: string, limits: Partial<PartnerLimits> = {}): Promise<{ key: string; keyPrefix: string }> {
+  if (!API_KEY_NAME_PATTERN.test(name)) throw new ApiKeyError('the name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  for (const [field, value] of Object.entries(limits)) {
+    if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
+  }
+  const key = newApiKey();
+  const keyPrefix = key.slice(0, SHOWN_PREFIX_LENGTH);
+  const inserted = await db
+    .insert(apiKeys)
+    .values({
+      name,
+      keyHash: hashApiKey(key),
+      keyPrefix,
+      requestsPerMinute: limits.requestsPerMinute ?? null,
+      createsPerMinute: limits.createsPerMinute ?? null,
+      maxUnfunded: limits.maxUnfunded ?? null,
+    })
+    .onConflictDoNothing({ target: apiKeys.name })
+    .returning({ id: apiKeys.id });
+  if (inserted.length === 0) throw new ApiKeyError(`an API key named "${name}" exists already (revoked ones keep their name); choose another name`);
+  return { key, keyPrefix };
+}
+
+export async function listApiKeys(db: Database): Promise<ApiKeyListing[]> {
+  return db
+    .select({
+      name: apiKeys.name,
+      keyPrefix: apiKeys.keyPrefix,
+      requestsPerMinute: apiKeys.requestsPerMinute,
+      createsPerMinute: apiKeys.createsPerMinute,
+      maxUnfunded: apiKeys.maxUnfunded,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+/** Revokes the key named `name`; false when there is no such key or it was revoked already. */
+export async function revokeApiKey(db: Database, name: string): Promise<boolean> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(apiKeys.name, name), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return revoked.length > 0;
+}
+
+/** The partner holding `key`, or null for a malformed, unknown or revoked key. */
+export async function findPartner(db: Database, key: string): Promise<Partner | null> {
+  if (!API_KEY_PATTERN.test(key)) return null;
+  const [row] = await db
+    .select({ id: apiKeys.id, name: apiKeys.name, requestsPerMinute: apiKeys.requestsPerMinute, createsPerMinute: apiKeys.createsPerMinute, maxUnfunded: apiKeys.maxUnfunded })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
+  if (!row) return null;
+  return { id: row.id, name: row.name, limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded } };
+}
