@@ -1,10 +1,11 @@
 /** routectl apikey: partner API keys (src/partners/apiKeys.ts). Needs only the database. */
 import { connectDatabase, type Database } from '../db/client.ts';
 import { ApiKeyError, createApiKey, listApiKeys, revokeApiKey, type PartnerLimits } from '../partners/apiKeys.ts';
-import { CliError, connectionSettings, print, usageError } from './context.ts';
+import { CliError, print, stackInfo, usageError } from './context.ts';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const database = connectDatabase(connectionSettings().databaseUrl, { max: 1 });
+  // DATABASE_URL alone is enough here (no Temporal), else the running local stack's.
+  const database = connectDatabase(process.env.DATABASE_URL ?? stackInfo().databaseUrl, { max: 1 });
   try {
     return await fn(database.db);
   } finally {
