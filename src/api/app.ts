@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
@@ -7,6 +6,7 @@ import { redactUrls } from '../redact.ts';
 import { QuoteError, type QuoteService } from '../quote/quoteService.ts';
 import { ROUTE_ID_PATTERN, type TransferService } from '../transfers/transferService.ts';
 import type { Logger } from '../logger.ts';
+import { bodyLimit } from './bodyLimit.ts';
 import { createTransferSchema, describeZodError, tokensQuerySchema, transferRequestSchema } from './schemas.ts';
 
 export interface ApiDeps {
@@ -26,7 +26,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 class BadRequest extends Error {}
 
 const ok = (c: Context, data: unknown) => c.json({ success: true, data });
-const fail = (c: Context, status: 400 | 404 | 500, error: string) => c.json({ success: false, error }, status);
+const fail = (c: Context, status: 400 | 404 | 413 | 500, error: string) => c.json({ success: false, error }, status);
 
 async function jsonBody(c: Context): Promise<unknown> {
   try {
@@ -53,7 +53,7 @@ export function createApi(deps: ApiDeps): Hono {
       }
     }
   };
-  app.use('/api/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => fail(c, 400, `request body is too large (at most ${MAX_BODY_BYTES / 1024} KiB)`) }));
+  app.use('/api/*', bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: fail }));
 
   app.post('/api/private-route/quote', async (c) => {
     const request = parse(transferRequestSchema, await jsonBody(c));
