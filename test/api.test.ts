@@ -140,7 +140,9 @@ describe('POST /api/private-route/quote', () => {
     await expect400('/api/private-route/quote', { ...base, destChainId: hub }, /hub chain/);
     await expect400('/api/private-route/quote', { ...base, amount: '1.002' }, /fees exceed the output/);
     await expect400('/api/private-route/quote', { ...base, amount: '1' }, /the privacy pool takes deposits of at least 1 USDC/);
-    await expect400('/api/private-route/quote', { ...base, padding: 'x'.repeat(100_000) }, /request body is too large/);
+    const oversized = await stack.api('POST', '/api/private-route/quote', { ...base, padding: 'x'.repeat(100_000) });
+    assert.equal(oversized.status, 413);
+    assert.match(oversized.body.error ?? '', /request body is too large/);
   });
 
   test('a bridge provider outage is a 500 with a safe message', async () => {
