@@ -124,6 +124,16 @@ export const configSchema = z.object({
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
   REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({ USDC: '0.10' }),
+  /** Quotes and creates together per client and minute (client: its X-Api-Key, else its IP); 0 turns every abuse limit off. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
+  /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */
+  RATE_LIMIT_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(10),
+  /** A client's transfers still awaiting their deposit; creates beyond it answer 429 until some are funded or expire. 0 = no cap. */
+  MAX_UNFUNDED_TRANSFERS_PER_CLIENT: z.coerce.number().int().nonnegative().default(20),
+  /** Reverse proxies in front of the API that append to X-Forwarded-For; 0: the client is the socket's address. */
+  TRUST_PROXY_HOPS: z.coerce.number().int().nonnegative().max(10).default(0),
+  /** HMAC key of the stored client hashes (rate-limit buckets, transfers.client_hash); unset: one generated into the database. */
+  CLIENT_HASH_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -155,7 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL']);
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY']);
 
 const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 

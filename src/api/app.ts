@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
@@ -6,6 +6,7 @@ import { redactUrls } from '../redact.ts';
 import { QuoteError, type QuoteService } from '../quote/quoteService.ts';
 import { ROUTE_ID_PATTERN, type TransferService } from '../transfers/transferService.ts';
 import type { Logger } from '../logger.ts';
+import { clientHashOf, type AbuseLimits } from './abuseLimits.ts';
 import { bodyLimit } from './bodyLimit.ts';
 import { createTransferSchema, describeZodError, tokensQuerySchema, transferRequestSchema } from './schemas.ts';
 
@@ -18,6 +19,8 @@ export interface ApiDeps {
    * lists but the service cannot reach is not offered: quote and create answer 400. Omitted: every bridge chain.
    */
   servedChainIds?: ReadonlySet<number>;
+  /** Per-client limits on quote and create (src/api/abuseLimits.ts); omitted: none. */
+  abuse?: AbuseLimits;
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -55,17 +58,18 @@ export function createApi(deps: ApiDeps): Hono {
   };
   app.use('/api/*', bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: fail }));
 
-  app.post('/api/private-route/quote', async (c) => {
+  const passThrough: MiddlewareHandler = (_c, next) => next();
+  app.post('/api/private-route/quote', deps.abuse?.quote ?? passThrough, async (c) => {
     const request = parse(transferRequestSchema, await jsonBody(c));
     requireServed(request);
     const { quote } = await deps.quotes.quote(request);
     return ok(c, quote);
   });
 
-  app.post('/api/private-route', async (c) => {
+  app.post('/api/private-route', deps.abuse?.create ?? passThrough, async (c) => {
     const request = parse(createTransferSchema, await jsonBody(c));
     requireServed(request);
-    const created = await deps.transfers.create(request);
+    const created = await deps.transfers.create(request, { clientHash: clientHashOf(c) });
     deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
     return ok(c, created);
   });

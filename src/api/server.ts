@@ -5,6 +5,7 @@ import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '..
 import { metricsRegistry } from '../observability/metrics.ts';
 import { privacySettings, transferSettings, type ServiceContext } from '../runtime.ts';
 import { createTransferService } from '../transfers/transferService.ts';
+import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
 import { createApi } from './app.ts';
 
 export interface RunningApi {
@@ -31,7 +32,8 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
   });
   try {
     const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
-    const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds });
+    const abuse = await createAbuseLimits({ db: service.db, settings: abuseLimitSettings(config), hashKey: config.CLIENT_HASH_KEY, logger });
+    const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds, abuse });
     // Beside the spec routes: /healthz, /readyz (Postgres and Temporal answer), /metrics.
     app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, registry: metricsRegistry(service.db, logger), logger }));
     const server = await serveHttp(app, config.PORT, config.HOST);

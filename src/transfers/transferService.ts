@@ -101,7 +101,8 @@ export function createTransferService(deps: TransferServiceDeps) {
      * (id = routeId). If the workflow cannot be started the transfer is marked FAILED before answering,
      * so no client is ever handed a deposit address that nothing watches.
      */
-    async create(request: CreateTransferRequest): Promise<CreatedTransfer> {
+    /** `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap. */
+    async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<CreatedTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now.
       const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request, { fresh: true });
@@ -131,6 +132,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         refundAddress: request.refundAddress ?? null,
         minAnonymitySet: privacy.minAnonymitySet,
         depositDeadline,
+        clientHash: options.clientHash ?? null,
       });
 
       const plan: RoutePlan = {
@@ -165,7 +167,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
           await deps.db
             .update(transfers)
-            .set({ status: 'FAILED', error: 'the transfer could not be started; do not deposit', statusSeq: 1_000_000, updatedAt: sql`now()` })
+            .set({ status: 'FAILED', error: 'the transfer could not be started; do not deposit', statusSeq: 1_000_000, clientHash: null, updatedAt: sql`now()` })
             .where(eq(transfers.routeId, routeId));
           throw error;
         }
