@@ -302,7 +302,8 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
       dataDir,
       ports,
       worker: 'external',
-      env: { STEP_MAX_ATTEMPTS: String(opts.stepMaxAttempts ?? 20), ...(bridge === 'cctp' && { BRIDGE_PROVIDER: 'cctp' }) },
+      // RATE_LIMIT_PER_MINUTE=0: the drill creates its transfers from one address, faster than the abuse limits allow.
+      env: { STEP_MAX_ATTEMPTS: String(opts.stepMaxAttempts ?? 20), RATE_LIMIT_PER_MINUTE: '0', ...(bridge === 'cctp' && { BRIDGE_PROVIDER: 'cctp' }) },
       pollIntervalMs: 200,
       logger: createLogger({ level: 'info', write: (line) => stackLog.write(`${line}\n`) }),
     });
