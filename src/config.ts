@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { urlOrigin } from './redact.ts';
+import { temporalConnectionProblem } from './temporal/connection.ts';
 
 /**
  * Service configuration, read from the environment once at start. Invalid configuration stops the
@@ -36,6 +37,28 @@ export const configSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('private-route'),
+  /** Temporal over TLS (docs/operations.md): any of these turns TLS on. Certificate, key and CA: a PEM file path or the PEM text. */
+  TEMPORAL_TLS: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).transform((v) => v === 'true').optional(),
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** Temporal Cloud API key (sent as a bearer token; implies TLS). */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /** History encryption (src/temporal/codec.ts): on unless explicitly off; on needs the keys below. */
+  PAYLOAD_CODEC: z.enum(['on', 'off'], { message: 'must be "on" (encrypt Temporal payloads) or "off"' }).default('on'),
+  /** Key id → base64 of a 32-byte AES-256 key; every key decrypts, PAYLOAD_CODEC_KEY_ID encrypts. */
+  PAYLOAD_CODEC_KEYS: jsonVariable(
+    z.record(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'key ids are 1-64 letters, digits, ".", "_" or "-"'), z.string().refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 random bytes (openssl rand -base64 32)')),
+    '{"2026-01":"<base64 of 32 bytes>"}',
+  ).optional(),
+  PAYLOAD_CODEC_KEY_ID: z.string().min(1).optional(),
+  /** Bearer token of the codec endpoint (POST /encode, /decode) the worker serves for operators; unset: no endpoint. */
+  CODEC_AUTH_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
+  CODEC_HOST: z.string().default('127.0.0.1'),
+  CODEC_PORT: port.default(8089),
+  /** The Temporal Web UI's origin allowed to call the codec endpoint from a browser (CORS), e.g. https://temporal.example.com. */
+  CODEC_CORS_ORIGIN: z.url().optional(),
   RELAY_API_URL: z.url().default('https://api.relay.link'),
   /** Burn-and-mint mode: Circle's CCTP v2 network, attestation service and finality. */
   CCTP_ENVIRONMENT: z.enum(['mainnet', 'testnet']).default('mainnet'),
@@ -162,10 +185,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');
   }
+  const temporalProblem = temporalConnectionProblem(config);
+  if (temporalProblem) throw new ConfigError(temporalProblem);
+  const codecProblem = payloadCodecProblem(config);
+  if (codecProblem) throw new ConfigError(codecProblem);
   return config;
 }
 
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY']);
+/** The problem with the history-encryption settings, or null. */
+export function payloadCodecProblem(config: Pick<Config, 'PAYLOAD_CODEC' | 'PAYLOAD_CODEC_KEYS' | 'PAYLOAD_CODEC_KEY_ID'>): string | null {
+  if (config.PAYLOAD_CODEC === 'off') return null;
+  if (!config.PAYLOAD_CODEC_KEYS || !config.PAYLOAD_CODEC_KEY_ID) {
+    return 'PAYLOAD_CODEC_KEYS and PAYLOAD_CODEC_KEY_ID must be set: Temporal history is encrypted (docs/operations.md, "Encrypted history"); PAYLOAD_CODEC=off stores workflow inputs in clear';
+  }
+  if (!(config.PAYLOAD_CODEC_KEY_ID in config.PAYLOAD_CODEC_KEYS)) {
+    return `PAYLOAD_CODEC_KEY_ID "${config.PAYLOAD_CODEC_KEY_ID}" is not a key id of PAYLOAD_CODEC_KEYS (${Object.keys(config.PAYLOAD_CODEC_KEYS).join(', ')})`;
+  }
+  return null;
+}
+
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
 
 const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 

@@ -1,5 +1,4 @@
 /** Production entry point of the Temporal worker that runs transfer workflows and their activities. */
-import { Client, Connection } from '@temporalio/client';
 import { checkSignerFingerprint } from './accounts/signerFingerprint.ts';
 import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
@@ -10,6 +9,9 @@ import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/worke
 import { createServiceContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
+import { payloadCodecOf } from './temporal/codec.ts';
+import { startCodecEndpoint } from './temporal/codecServer.ts';
+import { connectTemporalClient } from './temporal/connection.ts';
 import { startTransferWorker, workerSlots } from './temporal/worker.ts';
 
 const logger = createLogger({ level: isLogLevel(process.env.LOG_LEVEL) ? process.env.LOG_LEVEL : 'info', fields: { component: 'worker' } });
@@ -25,8 +27,7 @@ try {
   // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
   await service.prover.ready();
   const worker = await startTransferWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    temporal: config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
@@ -36,14 +37,21 @@ try {
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });
   const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, logger });
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  await ensureBackgroundWorkflows(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config);
+  const { connection, client } = await connectTemporalClient(config);
+  await ensureBackgroundWorkflows(client, config);
   await connection.close();
-  logger.info('worker running', { http: http.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
+  // Operators read encrypted histories through it (docs/operations.md); no token, no endpoint.
+  const codec = payloadCodecOf(config);
+  const codecEndpoint =
+    codec && config.CODEC_AUTH_TOKEN
+      ? await startCodecEndpoint({ codec, authToken: config.CODEC_AUTH_TOKEN, uiOrigin: config.CODEC_CORS_ORIGIN, host: config.CODEC_HOST, port: config.CODEC_PORT, logger })
+      : null;
+  logger.info('worker running', { http: http.url, codecEndpoint: codecEndpoint?.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
   const stops = new StopList(logger);
   stops.add('database pool and prover threads', service.close);
   stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
   stops.add('worker HTTP', http.stop);
+  if (codecEndpoint) stops.add('codec endpoint', codecEndpoint.stop);
   onShutdown(logger, () => stops.stopAll());
 } catch (error) {
   logger.error(error instanceof ConfigError ? error.message : 'worker failed to start', { error: String(error) });

@@ -1,9 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import type { Logger } from '../logger.ts';
 import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
 import { privacySettings, transferSettings, type ServiceContext } from '../runtime.ts';
+import { connectTemporalClient } from '../temporal/connection.ts';
 import { createTransferService } from '../transfers/transferService.ts';
 import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
 import { createApi } from './app.ts';
@@ -19,8 +20,7 @@ export async function startApi(service: ServiceContext, logger: Logger): Promise
   const { config } = service;
   // Refuses to hand out deposit addresses of another signer than the worker's.
   await checkSignerFingerprint(service.db, service.keyring, 'api');
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const { connection, client: temporal } = await connectTemporalClient(config);
   const transfers = createTransferService({
     db: service.db,
     temporal,

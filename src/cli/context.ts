@@ -1,11 +1,14 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Client, Connection } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
 import { createChainClients, type ChainClients } from '../chain/clients.ts';
 import { connectDatabase, type Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
-import { readStackInfo, type StackInfo } from '../devnet/stackInfo.ts';
+import { configSchema, payloadCodecProblem } from '../config.ts';
+import { PAYLOAD_CODEC_FILE, readStackInfo, type DevnetPayloadCodec, type StackInfo } from '../devnet/stackInfo.ts';
+import { connectTemporalClient, temporalConnectionProblem, type TemporalClientConfig } from '../temporal/connection.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,14 +26,57 @@ export const usageError = (message: string) => new CliError(message, 2);
 export const unknownRoute = (routeId: string) => new CliError(`unknown route ${routeId}`, 3);
 export const notAllowed = (message: string) => new CliError(message, 4);
 
+const dataDir = () => path.resolve(repoRoot, process.env.DATA_DIR ?? '.data');
+
 export function stackInfo(): StackInfo {
-  return readStackInfo(path.resolve(repoRoot, process.env.DATA_DIR ?? '.data'));
+  return readStackInfo(dataDir());
+}
+
+const temporalVariables = configSchema.pick({
+  TEMPORAL_ADDRESS: true,
+  TEMPORAL_NAMESPACE: true,
+  TEMPORAL_TLS: true,
+  TEMPORAL_TLS_CERT: true,
+  TEMPORAL_TLS_KEY: true,
+  TEMPORAL_TLS_CA: true,
+  TEMPORAL_TLS_SERVER_NAME: true,
+  TEMPORAL_API_KEY: true,
+  PAYLOAD_CODEC: true,
+  PAYLOAD_CODEC_KEYS: true,
+  PAYLOAD_CODEC_KEY_ID: true,
+});
+
+/**
+ * How routectl reaches Temporal: the service's own variables (TLS, API key, payload codec keys), or for the local
+ * stack its address and the codec key in its data folder.
+ */
+export function temporalClientConfig(local: { temporalAddress: string; temporalNamespace: string } | null): TemporalClientConfig {
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (local) {
+    env.TEMPORAL_ADDRESS ??= local.temporalAddress;
+    env.TEMPORAL_NAMESPACE ??= local.temporalNamespace;
+    const codecFile = path.join(dataDir(), PAYLOAD_CODEC_FILE);
+    if (!env.PAYLOAD_CODEC_KEYS && existsSync(codecFile)) {
+      const codec = JSON.parse(readFileSync(codecFile, 'utf8')) as DevnetPayloadCodec;
+      env.PAYLOAD_CODEC_KEYS = JSON.stringify({ [codec.keyId]: codec.key });
+      env.PAYLOAD_CODEC_KEY_ID = codec.keyId;
+    }
+  }
+  const parsed = temporalVariables.safeParse(env);
+  if (!parsed.success) throw usageError(`invalid Temporal settings: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const problem = temporalConnectionProblem(parsed.data) ?? payloadCodecProblem(parsed.data);
+  if (problem) throw usageError(problem);
+  return parsed.data;
 }
 
 /** The running local stack (.data/stack.json), or DATABASE_URL / TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / API_URL. */
 export function connectionSettings() {
   const local = process.env.DATABASE_URL && process.env.TEMPORAL_ADDRESS ? null : stackInfo();
   return {
+    /** Read when used: commands that only need the database work without Temporal settings. */
+    get temporal() {
+      return temporalClientConfig(local);
+    },
     databaseUrl: process.env.DATABASE_URL ?? local?.databaseUrl ?? '',
     temporalAddress: process.env.TEMPORAL_ADDRESS ?? local?.temporalAddress ?? '127.0.0.1:7233',
     temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? local?.temporalNamespace ?? 'default',
@@ -63,8 +109,9 @@ export async function withOperatorContext<T>(fn: (ctx: OperatorContext) => Promi
   const database = connectDatabase(settings.databaseUrl, { max: 2 });
   let connection: Connection | null = null;
   try {
-    connection = await Connection.connect({ address: settings.temporalAddress });
-    const temporal = new Client({ connection, namespace: settings.temporalNamespace });
+    const connected = await connectTemporalClient(settings.temporal);
+    connection = connected.connection;
+    const temporal: Client = connected.client;
     return await fn({ db: database.db, temporal, taskQueue: settings.taskQueue, close: async () => {} });
   } finally {
     await connection?.close();

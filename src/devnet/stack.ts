@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,12 +22,15 @@ import { StopList } from '../shutdown.ts';
 import { createServiceContext, type ServiceContext } from '../runtime.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
 import { startTransferWorker, workerSlots } from '../temporal/worker.ts';
+import { generatePayloadCodecKey, payloadCodecOf } from '../temporal/codec.ts';
+import { startCodecEndpoint } from '../temporal/codecServer.ts';
+import { freePort } from './ports.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { claimDataDir } from './processes.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
-import { STACK_INFO_FILE, WORKER_ENV_FILE, type StackInfo } from './stackInfo.ts';
+import { PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -60,6 +64,8 @@ export interface LocalStackOptions {
     workerHttp?: number;
     /** The Temporal SDK's own Prometheus exporter (default: not exported). */
     temporalMetrics?: number;
+    /** The codec endpoint the Web UI and `temporal` CLI decrypt histories through (default: a free port). */
+    codec?: number;
   };
   /** Extra configuration (same names as the environment); wins over the devnet defaults. */
   env?: Record<string, string | undefined>;
@@ -82,6 +88,8 @@ export interface LocalStack {
   workerUrl: string | null;
   /** The Temporal SDK's Prometheus endpoint, when exported. */
   temporalMetricsUrl?: string;
+  /** The codec endpoint (POST /decode, /encode) and its bearer token; null with PAYLOAD_CODEC=off. */
+  codec: { url: string; authToken: string } | null;
   temporal: { address: string; namespace: string; uiUrl: string; client: Client };
   relay: RelayEmulator;
   asp: AspEmulator;
@@ -109,8 +117,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     stops.add('the process record', async () => processes.close());
     const temporalConfig = readTemporalDevConfig();
     const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
+    const payloadCodec = await devnetPayloadCodec(opts.dataDir, opts.ephemeral);
+    const codecUrl = `http://127.0.0.1:${opts.ports.codec ?? (await freePort())}`;
     const [temporalServer, postgres, chains] = await allStarted(stops, ['Temporal dev server', 'Postgres', 'anvil chains'], [
-      startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, processes, log }),
+      startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, codecEndpoint: codecUrl, processes, log }),
       startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
       startDevnetChains({
         ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
@@ -190,6 +200,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       // anvil mines a block per transaction and never reorgs: a deposit counts in the block it lands in.
       DEPOSIT_CONFIRMATIONS: '0',
       ...DEVNET_PRIVACY_ENV,
+      PAYLOAD_CODEC_KEYS: JSON.stringify({ [payloadCodec.keyId]: payloadCodec.key }),
+      PAYLOAD_CODEC_KEY_ID: payloadCodec.keyId,
       ...definedOnly(opts.env ?? {}),
       DATABASE_URL: postgres.url,
     };
@@ -205,6 +217,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const api = await startApi(service, logger);
     stops.add('API', api.stop);
     await ensureBackgroundWorkflows(api.temporal, config);
+    const codec = payloadCodecOf(config);
+    if (codec) {
+      const { port } = new URL(codecUrl);
+      // The dev server's Web UI cannot send a token: on 127.0.0.1 its origin is let through (docs/local-stack.md).
+      const endpoint = await startCodecEndpoint({ codec, authToken: payloadCodec.authToken, uiOrigin: temporalServer.uiUrl, trustUiOrigin: true, host: '127.0.0.1', port: Number(port), logger });
+      stops.add('codec endpoint', endpoint.stop);
+    }
 
     const info: StackInfo = {
       apiUrl: api.url,
@@ -222,6 +241,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       apiUrl: api.url,
       workerUrl: worker?.url ?? null,
       temporalMetricsUrl: worker?.temporalMetricsUrl,
+      codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
       relay,
       asp,
@@ -245,14 +265,22 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
   return mnemonic;
 }
 
+/** The local stack's history encryption: generated once per data folder (fresh per ephemeral stack); routectl reads it. */
+async function devnetPayloadCodec(dataDir: string, ephemeral?: boolean): Promise<DevnetPayloadCodec> {
+  const file = path.join(dataDir, PAYLOAD_CODEC_FILE);
+  if (!ephemeral && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DevnetPayloadCodec;
+  const codec: DevnetPayloadCodec = { keyId: 'devnet-1', key: generatePayloadCodecKey(), authToken: randomBytes(32).toString('hex') };
+  await writeFile(file, `${JSON.stringify(codec)}\n`, { mode: 0o600 });
+  return codec;
+}
+
 /** The worker and its HTTP endpoints in this process. */
 async function startWorkerInProcess(service: ServiceContext, config: Config, opts: LocalStackOptions, stops: StopList, logger: Logger): Promise<{ url: string; temporalMetricsUrl?: string }> {
   // Refuses circuit files that are not the SDK's before any transfer can need a proof.
   await service.prover.ready();
   await checkSignerFingerprint(service.db, service.keyring, 'worker');
   const worker = await startTransferWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    temporal: config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,

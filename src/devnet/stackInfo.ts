@@ -15,6 +15,16 @@ export interface StackInfo {
 
 export const STACK_INFO_FILE = 'stack.json';
 
+/** The local stack's payload codec key and codec endpoint token (owner-only), read by routectl. */
+export const PAYLOAD_CODEC_FILE = 'payload-codec.json';
+
+export interface DevnetPayloadCodec {
+  keyId: string;
+  /** Base64 of the 32-byte AES-256 key. */
+  key: string;
+  authToken: string;
+}
+
 /** The worker's configuration (environment variables) for `npm run devnet:worker`; owner-only. */
 export const WORKER_ENV_FILE = 'worker-env.json';
 

@@ -64,6 +64,8 @@ export interface StartTemporalOptions {
   uiPort?: number;
   /** Keep no state on disk. */
   ephemeral?: boolean;
+  /** The codec endpoint the Web UI decrypts payloads through (the browser calls it). */
+  codecEndpoint?: string;
   /** Records the server process so a start after a crash can stop the one left behind. */
   processes?: ProcessRegistry;
   log?: (line: string) => void;
@@ -79,6 +81,7 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
   await mkdir(opts.dataDir, { recursive: true });
 
   const args = ['server', 'start-dev', '--ip', config.ip, '--port', String(port), '--ui-port', String(uiPort), '--namespace', config.namespace, '--log-level', 'error', '--ui-disable-news-fetch'];
+  if (opts.codecEndpoint) args.push('--ui-codec-endpoint', opts.codecEndpoint);
   if (!opts.ephemeral) args.push('--db-filename', path.resolve(opts.dataDir, config.dbFilename));
   for (const [name, type] of Object.entries(config.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries(config.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);

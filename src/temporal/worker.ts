@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { LogLevel as TemporalLogLevel, LogMetadata, SignalDefinition, Logger as TemporalLogger } from '@temporalio/common';
 import { createActivities, type ActivityDeps, type WorkflowNotifier } from '../../activities/index.ts';
@@ -15,6 +15,8 @@ import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
 import { activityKeepalive } from './activityKeepalive.ts';
 import { activityCrashPoints } from './crashPoints.ts';
+import { failureConverterPath, payloadCodecOf, temporalDataConverter } from './codec.ts';
+import { connectTemporalClient, temporalConnectionOptions, type TemporalClientConfig } from './connection.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
@@ -35,7 +37,7 @@ export async function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<W
   } catch {
     // Not built yet for these sources (or unreadable): build it.
   }
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: bundlerLogger(opts.logger ?? createLogger()) });
+  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, failureConverterPath, logger: bundlerLogger(opts.logger ?? createLogger()) });
   try {
     await mkdir(path.dirname(cached), { recursive: true });
     // Write-then-rename: a reader in another process never sees half a bundle.
@@ -63,6 +65,8 @@ function sourceHash(): string {
     }
   };
   for (const dir of ['workflows', 'src']) visit(path.join(repoRoot, dir));
+  // The bundler's options are part of what it builds.
+  hash.update(JSON.stringify({ workflowInterceptorModules, failureConverterPath }));
   hash.update(readFileSync(path.join(repoRoot, 'package-lock.json')));
   return hash.digest('hex').slice(0, 16);
 }
@@ -106,8 +110,8 @@ export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_W
  * (all by default; a proof-only worker scales proving out).
  */
 export async function startTransferWorker(opts: {
-  address: string;
-  namespace: string;
+  /** Address, TLS or API key, namespace and payload codec (src/temporal/connection.ts). */
+  temporal: TemporalClientConfig;
   taskQueue: string;
   deps: ActivityDeps;
   queues?: readonly WorkerQueue[];
@@ -131,20 +135,23 @@ export async function startTransferWorker(opts: {
   const slots = { ...DEFAULT_WORKER_SLOTS, ...opts.slots };
   const names = taskQueues(opts.taskQueue);
   const workflowBundle = queues.includes('steps') ? (opts.workflowBundle ?? (await bundleWorkflows({ logger }))) : undefined;
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const namespace = opts.temporal.TEMPORAL_NAMESPACE;
+  const dataConverter = temporalDataConverter(payloadCodecOf(opts.temporal));
+  const connection = await NativeConnection.connect(temporalConnectionOptions(opts.temporal));
   // The deposit watcher signals transfer workflows through a client of its own.
-  const clientConnection = await Connection.connect({ address: opts.address }).catch(async (error: unknown) => {
+  const { connection: clientConnection, client } = await connectTemporalClient(opts.temporal).catch(async (error: unknown) => {
     await connection.close();
     throw error;
   });
   try {
-    const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(new Client({ connection: clientConnection, namespace: opts.namespace })) });
+    const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(client) });
     const interceptors = { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] };
     const workers = await Promise.all(
       queues.map((queue) =>
         Worker.create({
           connection,
-          namespace: opts.namespace,
+          namespace,
+          dataConverter,
           taskQueue: names[queue],
           activities,
           interceptors,
