@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { urlOrigin } from './redact.ts';
+import { signerAuthToken } from './signer/protocol.ts';
 import { temporalConnectionProblem } from './temporal/connection.ts';
 
 /**
@@ -11,6 +12,8 @@ import { temporalConnectionProblem } from './temporal/connection.ts';
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key');
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const port = z.coerce.number().int().min(0).max(65535);
+export const mnemonic = z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words');
+const xpub = z.string().regex(/^xpub[1-9A-HJ-NP-Za-km-z]{107}$/, 'must be a BIP-32 extended public key (xpub…, 111 characters): npm run signer:xpubs prints them');
 const positiveInt = z.coerce.number().int().positive();
 
 /** A variable holding JSON, parsed before `schema` validates it. */
@@ -33,6 +36,10 @@ export const configSchema = z.object({
   BRIDGE_PROVIDER: z.enum(['relay', 'cctp'], { message: 'must be "relay" (deposit-address mode) or "cctp" (burn-and-mint mode)' }).default('relay'),
   PORT: port.default(3000),
   HOST: z.string().default('127.0.0.1'),
+  /** The API's /metrics listener, apart from the public PORT (the transfer counts by status must not be public); 0: a free port. */
+  API_METRICS_PORT: port.default(9466), // DEFAULT_API_METRICS_PORT
+  /** Interface of the API's /metrics listener: loopback, or an address only the scraper's network reaches. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().min(1),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -86,8 +93,19 @@ export const configSchema = z.object({
   HUB_CHAIN_ID: positiveInt,
   HUB_TOKEN_SYMBOL: z.string().default('USDC'),
   CHAIN_RPC_URLS: rpcUrls,
-  SIGNER_MNEMONIC: z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words'),
-  GAS_ACCOUNT_PRIVATE_KEY: hexKey,
+  /**
+   * Keys (worker in development only; in production they live in the signer process, src/signer.ts). The API
+   * refuses them: it derives addresses from the *_ACCOUNT_XPUB variables.
+   */
+  SIGNER_MNEMONIC: mnemonic.optional(),
+  GAS_ACCOUNT_PRIVATE_KEY: hexKey.optional(),
+  /** The worker's signer process (npm run start:signer) and the secret it authenticates the worker by. */
+  SIGNER_URL: z.url().optional(),
+  SIGNER_AUTH_TOKEN: signerAuthToken.optional(),
+  /** The API's extended public keys, one per route account role (npm run signer:xpubs prints them). */
+  DEPOSIT_ACCOUNT_XPUB: xpub.optional(),
+  HUB_ACCOUNT_XPUB: xpub.optional(),
+  EXIT_ACCOUNT_XPUB: xpub.optional(),
   /** Privacy Pools (0xbow) Entrypoint on the hub chain; the pool is the one registered there for the hub token. */
   PRIVACY_POOLS_ENTRYPOINT: address,
   /** Block of the pool's deployment: its events are scanned from here. */
@@ -97,7 +115,7 @@ export const configSchema = z.object({
   /** A folder holding `artifacts/` with the circuit files; default: the npm package's, checked against the SDK's hashes either way. */
   PRIVACY_POOLS_CIRCUITS_DIR: z.string().min(1).optional(),
   /** Submits every route's pool withdrawal (Entrypoint.relay), receives the relay fees, and funds gas after a withdrawal. */
-  POOL_RELAYER_PRIVATE_KEY: hexKey,
+  POOL_RELAYER_PRIVATE_KEY: hexKey.optional(),
   /** Relay fee on each withdrawal, paid to the relayer; at most the pool's maxRelayFeeBPS. */
   PRIVACY_RELAY_FEE_BPS: z.coerce.number().int().min(0).max(9_999).default(10),
   /** Withdrawal proofs generated at once (each uses every core for a few seconds). */
@@ -147,6 +165,15 @@ export const configSchema = z.object({
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
   REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({ USDC: '0.10' }),
+  /**
+   * Addresses an operator may send a route's funds to (routectl refund/recover) besides the route's own refundAddress
+   * and recipient, comma-separated: e.g. the service's treasury. The worker's activities enforce it.
+   */
+  OPERATOR_ALLOWED_DESTINATIONS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
+    .pipe(z.array(address)),
   /** Quotes and creates together per client and minute (client: its X-Api-Key, else its IP); 0 turns every abuse limit off. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
   /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */
@@ -166,7 +193,43 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** The process a configuration is for: the API holds no key, the worker signs (through the signer process in production). */
+export type ConfigComponent = 'api' | 'worker';
+
+/** What the API must not be given: the service's keys and the secret that lets a process ask the signer. */
+export const API_FORBIDDEN_SECRETS = ['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN'] as const;
+
+export const ACCOUNT_XPUB_VARIABLES = ['DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'EXIT_ACCOUNT_XPUB'] as const;
+
+const LOCAL_KEYS = ['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY'] as const;
+
+/** The configuration problem of the API's or the worker's key settings, or null. */
+function keyProblem(env: Record<string, string | undefined>, component: ConfigComponent): string | null {
+  const given = (name: string) => (env[name] ?? '').trim() !== '';
+  if (component === 'api') {
+    const keys = API_FORBIDDEN_SECRETS.filter(given);
+    if (keys.length > 0) {
+      return `the API holds no private key: remove ${keys.join(', ')} from its environment; give it the xpubs ${ACCOUNT_XPUB_VARIABLES.join(', ')} instead (npm run signer:xpubs prints them; docs/operations.md, "Keys and the signer")`;
+    }
+    const missing = ACCOUNT_XPUB_VARIABLES.filter((name) => !given(name));
+    if (missing.length > 0) return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:xpubs prints them)`;
+    return null;
+  }
+  const local = LOCAL_KEYS.filter(given);
+  const remote = given('SIGNER_URL') || given('SIGNER_AUTH_TOKEN');
+  if (remote && local.length > 0) return `the worker signs either through the signer process (SIGNER_URL, SIGNER_AUTH_TOKEN) or with local keys (development): remove ${local.join(', ')}`;
+  if (remote && !(given('SIGNER_URL') && given('SIGNER_AUTH_TOKEN'))) return 'SIGNER_URL and SIGNER_AUTH_TOKEN must both be set: the worker asks the signer process for every signature';
+  if (!remote && local.length < LOCAL_KEYS.length) {
+    return 'the worker needs a signer: SIGNER_URL and SIGNER_AUTH_TOKEN (the signer process, npm run start:signer), or for development SIGNER_MNEMONIC, GAS_ACCOUNT_PRIVATE_KEY and POOL_RELAYER_PRIVATE_KEY';
+  }
+  return null;
+}
+
+/** Reads the API's (`api`) or the worker's (`worker`) configuration; the signer process has its own (src/signer/config.ts). */
+export function loadConfig(env: Record<string, string | undefined> = process.env, component: ConfigComponent = 'worker'): Config {
+  // Checked before parsing, so that no validation message ever quotes a key given to the API.
+  const keys = keyProblem(env, component);
+  if (keys) throw new ConfigError(keys);
   const result = configSchema.safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
@@ -176,7 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.BRIDGE_PROVIDER === 'cctp' && config.HUB_TOKEN_SYMBOL.toUpperCase() !== 'USDC') {
     throw new ConfigError('HUB_TOKEN_SYMBOL must be USDC in burn-and-mint mode (BRIDGE_PROVIDER=cctp)');
   }
-  if (config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY.toLowerCase()) {
+  if (config.GAS_ACCOUNT_PRIVATE_KEY && config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY?.toLowerCase()) {
     throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
   }
   if (config.PRIVACY_DELAY_MIN_SECONDS > config.PRIVACY_DELAY_MAX_SECONDS) {
@@ -204,7 +267,8 @@ export function payloadCodecProblem(config: Pick<Config, 'PAYLOAD_CODEC' | 'PAYL
   return null;
 }
 
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
+// The xpubs are no keys, but they link every route's deposit, hub and exit addresses (index i of each): never printed either.
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN', 'DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'EXIT_ACCOUNT_XPUB', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
 
 const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 

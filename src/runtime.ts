@@ -1,5 +1,6 @@
-import { privateKeyToAccount } from 'viem/accounts';
-import { createRouteKeyring } from './accounts/routeAccounts.ts';
+import { type Address, type LocalAccount, zeroAddress } from 'viem';
+import { toAccount } from 'viem/accounts';
+import { createRouteAddressBook, type RouteAccountXpubs } from './accounts/routeAccounts.ts';
 import { createChainClients } from './chain/clients.ts';
 import { createTxSender } from './chain/txSender.ts';
 import type { Config } from './config.ts';
@@ -7,7 +8,7 @@ import { connectDatabase } from './db/client.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
 import { createAspClient } from './providers/privacy-pools/asp.ts';
-import { createProver } from './providers/privacy-pools/prover.ts';
+import { createProver, type Prover } from './providers/privacy-pools/prover.ts';
 import { createRelayBridge } from './providers/relay/adapter.ts';
 import { createCctpBridge } from './providers/cctp/adapter.ts';
 import { IRIS_BASE_URLS, type LocalCctpDeployment, cctpNetwork, withLocalChains } from './providers/cctp/chains.ts';
@@ -20,26 +21,112 @@ import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
 import type { PrivacySettings } from './transfers/transferService.ts';
+import { signerAccounts } from './signer/accounts.ts';
+import { createLocalSigner } from './signer/local.ts';
+import { createRemoteSigner } from './signer/remote.ts';
+import type { NoteSecretsProvider, Signer } from './signer/signer.ts';
 
-/** The service's long-lived parts, assembled once from configuration and shared by the API and the worker. */
-export function createServiceContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
+/** What only the worker has: the pool relayer's account, the note secrets (the signer's) and the prover. */
+interface PoolSigning {
+  relayer: LocalAccount;
+  secrets: NoteSecretsProvider;
+  prover: Prover;
+}
+
+/**
+ * The API's context: route addresses from the xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB, EXIT_ACCOUNT_XPUB),
+ * quotes, the database. No mnemonic, private key, signer or prover: loadConfig(env, 'api') refused them.
+ */
+export function createApiContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
+  const addresses = createRouteAddressBook(accountXpubs(config));
+  const parts = createSharedParts(config, opts, keylessPoolSigning(), addresses.routeAddresses(0).deposit);
+  return { config, db: parts.database.db, quotes: parts.quotes, addresses, close: parts.close };
+}
+
+export type ApiContext = ReturnType<typeof createApiContext>;
+
+/**
+ * The worker's context: its accounts' addresses come from the signer's public keys and every signature is asked of
+ * the signer (the signer process at SIGNER_URL; in development the keys in this process, SIGNER_MNEMONIC etc.).
+ */
+export async function createWorkerContext(config: Config, opts: { pollIntervalMs?: number; signer?: Signer } = {}) {
+  const signer = opts.signer ?? workerSigner(config);
+  const publicKeys = await signer.publicKeys();
+  const { keyring, gasAccount, poolRelayer } = signerAccounts(signer, publicKeys);
+  // Threads start on the first proof (or the worker's ready()).
+  const prover = createProver({ circuitsDir: config.PRIVACY_POOLS_CIRCUITS_DIR, concurrency: config.PROOF_CONCURRENCY });
+  const parts = createSharedParts(config, opts, { relayer: poolRelayer, secrets: signer, prover }, keyring.routeAddresses(0).deposit);
+  const { database, chains, sender, bridge, pool } = parts;
+  const activityDeps: ActivityDeps = {
+    db: database.db,
+    chains,
+    sender,
+    bridge,
+    pool,
+    keyring,
+    gasAccount,
+    poolRelayer,
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    refundMinimums: config.REFUND_MIN_AMOUNT,
+    operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
+    depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
+    privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
+  };
+  const close = async () => {
+    await prover.close();
+    await parts.close();
+  };
+  return { config, db: database.db, quotes: parts.quotes, keyring, signerPublicKeys: publicKeys, prover, activityDeps, close };
+}
+
+export type WorkerContext = Awaited<ReturnType<typeof createWorkerContext>>;
+
+/** The worker's signer from its configuration (loadConfig(env, 'worker') checked that one of the two is complete). */
+export function workerSigner(config: Config): Signer {
+  if (config.SIGNER_URL && config.SIGNER_AUTH_TOKEN) return createRemoteSigner({ url: config.SIGNER_URL, authToken: config.SIGNER_AUTH_TOKEN });
+  if (!config.SIGNER_MNEMONIC || !config.GAS_ACCOUNT_PRIVATE_KEY || !config.POOL_RELAYER_PRIVATE_KEY) {
+    throw new Error('the worker has no signer: set SIGNER_URL and SIGNER_AUTH_TOKEN (or, in development, SIGNER_MNEMONIC, GAS_ACCOUNT_PRIVATE_KEY and POOL_RELAYER_PRIVATE_KEY)');
+  }
+  return createLocalSigner({
+    mnemonic: config.SIGNER_MNEMONIC,
+    gasPrivateKey: config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`,
+    poolRelayerPrivateKey: config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`,
+  });
+}
+
+function accountXpubs(config: Config): RouteAccountXpubs {
+  const { DEPOSIT_ACCOUNT_XPUB: deposit, HUB_ACCOUNT_XPUB: hub, EXIT_ACCOUNT_XPUB: exit } = config;
+  if (!deposit || !hub || !exit) throw new Error('DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB and EXIT_ACCOUNT_XPUB must be set: the API derives route addresses from them');
+  return { deposit, hub, exit };
+}
+
+/** The API's pool reads quotes only; anything that would sign, derive a note or prove belongs to the worker. */
+function keylessPoolSigning(): PoolSigning {
+  const refuse = async (): Promise<never> => {
+    throw new Error('the API holds no key: pool deposits and withdrawals run in the worker');
+  };
+  return {
+    relayer: toAccount({ address: zeroAddress, signTransaction: refuse, signMessage: refuse, signTypedData: refuse }),
+    secrets: { depositSecrets: refuse, withdrawalSecrets: refuse },
+    prover: { ready: async () => {}, proveWithdrawal: refuse, proveCommitment: refuse, close: async () => {} },
+  };
+}
+
+/** What the API and the worker both build: database, chain clients, sender, the pool, the bridge and quotes. */
+function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, signing: PoolSigning, previewAccount: Address) {
   const database = connectDatabase(config.DATABASE_URL);
   const chains = createChainClients(config.CHAIN_RPC_URLS);
   const sender = createTxSender(database.db, chains);
-  const keyring = createRouteKeyring(config.SIGNER_MNEMONIC);
-  const poolRelayer = privateKeyToAccount(config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`);
-  // Threads start on the first proof (or the worker's ready()): the API never proves.
-  const prover = createProver({ circuitsDir: config.PRIVACY_POOLS_CIRCUITS_DIR, concurrency: config.PROOF_CONCURRENCY });
   const pool = createPrivacyPools({
     chainId: config.HUB_CHAIN_ID,
     entrypoint: config.PRIVACY_POOLS_ENTRYPOINT as `0x${string}`,
     fromBlock: BigInt(config.PRIVACY_POOLS_START_BLOCK),
     relayFeeBps: config.PRIVACY_RELAY_FEE_BPS,
-    relayer: poolRelayer,
-    masterKeys: keyring.poolMasterKeys(),
+    relayer: signing.relayer,
+    secrets: signing.secrets,
     clients: chains,
     sender,
-    prover,
+    prover: signing.prover,
     proofConcurrency: config.PROOF_CONCURRENCY,
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
@@ -81,33 +168,16 @@ export function createServiceContext(config: Config, opts: { pollIntervalMs?: nu
       feePolicy,
       poolEtaSeconds: expectedPoolSeconds(config),
       // Account index 0 is never allocated to a route (the sequence starts at 1).
-      previewAccount: keyring.routeAccounts(0).deposit.address,
+      previewAccount,
     });
   }
   quotes = withQuoteCache(quotes, { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
-  const activityDeps: ActivityDeps = {
-    db: database.db,
-    chains,
-    sender,
-    bridge,
-    pool,
-    keyring,
-    gasAccount: privateKeyToAccount(config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`),
-    poolRelayer,
-    pollIntervalMs: opts.pollIntervalMs ?? 1000,
-    refundMinimums: config.REFUND_MIN_AMOUNT,
-    depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
-    privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
-  };
   const close = async () => {
     attestations?.close();
-    await prover.close();
     await database.close();
   };
-  return { config, db: database.db, quotes, keyring, prover, activityDeps, close };
+  return { database, chains, sender, pool, bridge, quotes, close };
 }
-
-export type ServiceContext = ReturnType<typeof createServiceContext>;
 
 /** Rough time of a withdrawal proof and its submission, part of etaSeconds. */
 const PROOF_ETA_SECONDS = 15;

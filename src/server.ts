@@ -3,15 +3,16 @@ import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
 import { startApi } from './api/server.ts';
 import { createLogger } from './logger.ts';
-import { createServiceContext } from './runtime.ts';
+import { createApiContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 
 const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'api' } });
 
 try {
-  const config = loadConfig();
+  // The API's configuration refuses the mnemonic and private keys: it derives addresses from the xpubs.
+  const config = loadConfig(process.env, 'api');
   await migrateDatabase(config.DATABASE_URL);
-  const service = createServiceContext(config);
+  const service = createApiContext(config);
   const api = await startApi(service, logger);
   logger.info('api listening', { url: api.url, config: describeConfig(config) });
   const stops = new StopList(logger);

@@ -6,7 +6,7 @@ import { createLogger, isLogLevel } from './logger.ts';
 import { hostPort, portFromEnv } from './observability/http.ts';
 import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
 import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/workerHttp.ts';
-import { createServiceContext } from './runtime.ts';
+import { createWorkerContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
 import { payloadCodecOf } from './temporal/codec.ts';
@@ -17,12 +17,13 @@ import { startTransferWorker, workerSlots } from './temporal/worker.ts';
 const logger = createLogger({ level: isLogLevel(process.env.LOG_LEVEL) ? process.env.LOG_LEVEL : 'info', fields: { component: 'worker' } });
 
 try {
-  const config = loadConfig();
+  const config = loadConfig(process.env, 'worker');
   const httpPort = portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT);
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
-  const service = createServiceContext(config);
-  // Refuses a SIGNER_MNEMONIC other than the one this database's transfers were created with.
+  // Asks the signer (SIGNER_URL) for its public keys: the worker's accounts are the signer's.
+  const service = await createWorkerContext(config);
+  // Refuses a signer other than the one this database's transfers were created with.
   await checkSignerFingerprint(service.db, service.keyring, 'worker');
   // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
   await service.prover.ready();

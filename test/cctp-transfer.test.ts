@@ -107,8 +107,8 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     // The exit account that burns got its gas from the pool's relayer, after the withdrawal: never from the gas
     // account that funded the hub account's deposit, so no funding path joins the two.
     const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, created.routeId));
-    const relayer = privateKeyToAccount(stack.config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`).address;
-    const gasAccount = privateKeyToAccount(stack.config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`).address;
+    const relayer = stack.service.activityDeps.poolRelayer.address;
+    const gasAccount = stack.service.activityDeps.gasAccount.address;
     const funderOf = (prefix: string) => intents.filter((i) => i.step.startsWith(prefix) && i.step.includes(':gas:')).map((i) => i.fromAddress.toLowerCase());
     assert.deepEqual([...new Set(funderOf('bridge-out'))], [relayer.toLowerCase()]);
     assert.deepEqual([...new Set(funderOf('shield'))], [gasAccount.toLowerCase()]);

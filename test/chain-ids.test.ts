@@ -65,7 +65,7 @@ describe('chain ids the service does not serve', { timeout: 60_000 }, () => {
 
   test('a chain the bridge lists but without an RPC URL (CHAIN_RPC_URLS) is not offered: 400, not a deposit address nobody watches', async () => {
     const rpcUrls = Object.fromEntries(Object.entries(stack.config.CHAIN_RPC_URLS).filter(([id]) => Number(id) !== destination));
-    const api = await startApi({ ...stack.service, config: { ...stack.config, PORT: 0, CHAIN_RPC_URLS: rpcUrls } }, logger);
+    const api = await startApi({ ...stack.service, addresses: stack.service.keyring, config: { ...stack.config, PORT: 0, CHAIN_RPC_URLS: rpcUrls } }, logger);
     try {
       const call = async (method: string, route: string, body?: unknown) => {
         const response = await fetch(`${api.url}${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -104,7 +104,7 @@ describe('a served chain above 2^31 − 1', { timeout: 60_000 }, () => {
       temporal: stack.temporal.client,
       taskQueue,
       quotes,
-      keyring: stack.service.keyring,
+      addresses: stack.service.keyring,
       settings: transferSettings(stack.config),
       privacy: privacySettings(stack.config),
     });
@@ -121,7 +121,7 @@ describe('a served chain above 2^31 − 1', { timeout: 60_000 }, () => {
     try {
       assert.equal(created.sourceChainId, BIG_CHAIN_ID);
       assert.equal(created.depositTokenAddress, stack.token('source', 'USDC'));
-      const fetched = await app.request(`/api/private-route/${created.routeId}`);
+      const fetched = await app.request(`/api/private-route/${created.routeId}`, { headers: { authorization: `Bearer ${created.statusToken}` } });
       const view = ((await fetched.json()) as { data: Record<string, unknown> }).data;
       assert.equal(fetched.status, 200);
       assert.equal(view.sourceChainId, BIG_CHAIN_ID);

@@ -110,7 +110,7 @@ describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
     const withdrawalTx = await stack.chainClient('hub').getTransaction({ hash: entry('unshielded').txHash as Hex });
     const [withdrawal] = await withdrawalsOf(withdrawalTx.hash);
     assert.ok(deposit && withdrawal);
-    const relayer = privateKeyToAccount(stack.config.POOL_RELAYER_PRIVATE_KEY as Hex).address;
+    const relayer = stack.service.activityDeps.poolRelayer.address;
     assert.equal(deposit.args._depositor, t.hubAccount, 'the hub account deposits');
     assert.equal(withdrawalTx.from.toLowerCase(), relayer.toLowerCase(), 'the shared relayer submits the withdrawal, not an account of the route');
     assert.notEqual(withdrawal.args._recipient, t.hubAccount);

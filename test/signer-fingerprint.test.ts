@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { english, generateMnemonic } from 'viem/accounts';
-import { createRouteKeyring, MAX_ACCOUNT_INDEX } from '../src/accounts/routeAccounts.ts';
+import { createRouteAddressBook, createRouteKeyring, MAX_ACCOUNT_INDEX } from '../src/accounts/routeAccounts.ts';
 import { checkSignerFingerprint, signerFingerprint } from '../src/accounts/signerFingerprint.ts';
 import { startApi } from '../src/api/server.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
@@ -15,7 +15,7 @@ import { DEVNET_ACCOUNTS } from '../src/devnet/chains.ts';
 import { freePorts } from '../src/devnet/ports.ts';
 import { startLocalPostgres, type LocalPostgres } from '../src/devnet/postgres.ts';
 import { createLogger } from '../src/logger.ts';
-import { createServiceContext } from '../src/runtime.ts';
+import { createApiContext } from '../src/runtime.ts';
 
 const MNEMONIC_A = generateMnemonic(english);
 const MNEMONIC_B = generateMnemonic(english);
@@ -46,6 +46,8 @@ before(async () => {
     POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
     PRIVACY_POOLS_ENTRYPOINT: '0x0000000000000000000000000000000000000001',
     SIGNER_MNEMONIC: MNEMONIC_A,
+    // History encryption is not what these starts check.
+    PAYLOAD_CODEC: 'off',
   };
 }, { timeout: 120_000 });
 
@@ -55,42 +57,60 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
+/** The API's environment for a mnemonic's xpubs (no key). */
+function apiEnv(mnemonic: string, overrides: Partial<Record<'deposit' | 'hub' | 'exit', string>> = {}): Record<string, string> {
+  const { SIGNER_MNEMONIC: _mnemonic, GAS_ACCOUNT_PRIVATE_KEY: _gas, POOL_RELAYER_PRIVATE_KEY: _relayer, ...rest } = env;
+  const xpubs = { ...createRouteKeyring(mnemonic).xpubs(), ...overrides };
+  return { ...rest, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };
+}
+
 describe('signer fingerprint', { timeout: 60_000 }, () => {
-  test('the first start records the address of index 0 (never a route account, never the secret); the same mnemonic passes again', async () => {
+  test('a database with only the original fingerprint (deposit address of index 0) stays valid; the hub and exit rows join it; the API\'s xpubs pass', async () => {
     const keyring = createRouteKeyring(MNEMONIC_A);
+    // As a deployment from before the xpubs left it.
+    await database.db.insert(signerFingerprints).values({ name: 'route-keyring', address: keyring.routeAccounts(0).deposit.address });
     await checkSignerFingerprint(database.db, keyring, 'worker');
     const rows = await database.db.select().from(signerFingerprints);
-    assert.equal(rows.length, 1);
-    assert.equal(rows[0]!.address, keyring.routeAccounts(0).deposit.address);
-    assert.equal(rows[0]!.address, signerFingerprint(keyring));
+    assert.deepEqual(
+      Object.fromEntries(rows.map((r) => [r.name, r.address])),
+      { 'route-keyring': keyring.routeAccounts(0).deposit.address, 'route-keyring/hub': keyring.routeAccounts(0).hub.address, 'route-keyring/exit': keyring.routeAccounts(0).exit.address },
+    );
+    assert.equal(rows.find((r) => r.name === 'route-keyring')!.address, signerFingerprint(keyring));
     assert.ok(!JSON.stringify(rows).includes(MNEMONIC_A));
-    await checkSignerFingerprint(database.db, createRouteKeyring(` ${MNEMONIC_A}  `), 'api');
+    await checkSignerFingerprint(database.db, createRouteAddressBook(createRouteKeyring(` ${MNEMONIC_A}  `).xpubs()), 'api');
     await checkSignerFingerprint(database.db, keyring, 'worker');
-    assert.equal((await database.db.select().from(signerFingerprints)).length, 1);
+    assert.equal((await database.db.select().from(signerFingerprints)).length, 3);
   });
 
-  test('another mnemonic is refused with a ConfigError that says what to do, and without the secret', async () => {
-    const error = await checkSignerFingerprint(database.db, createRouteKeyring(MNEMONIC_B), 'api').then(
-      () => assert.fail('a different SIGNER_MNEMONIC was accepted'),
+  test("an API with another signer's xpubs is refused with a ConfigError that says what to do, and without any secret", async () => {
+    const error = await checkSignerFingerprint(database.db, createRouteAddressBook(createRouteKeyring(MNEMONIC_B).xpubs()), 'api').then(
+      () => assert.fail("another signer's xpubs were accepted"),
       (e: unknown) => e,
     );
     assert.ok(error instanceof ConfigError, String(error));
-    assert.match(error.message, /SIGNER_MNEMONIC of this api is not the one this database's transfers were created with/);
+    assert.match(error.message, /the deposit xpub of this api \(DEPOSIT_ACCOUNT_XPUB\) is not the signer's this database's transfers were created with/);
     assert.match(error.message, new RegExp(createRouteKeyring(MNEMONIC_A).routeAccounts(0).deposit.address));
+    assert.match(error.message, /npm run signer:xpubs/);
     assert.match(error.message, /docs\/operations\.md/);
     assert.ok(!error.message.includes(MNEMONIC_B) && !error.message.includes(MNEMONIC_A));
   });
 
-  test('startApi refuses to start (before serving anything) with another mnemonic', async () => {
-    const service = createServiceContext(loadConfig({ ...env, SIGNER_MNEMONIC: MNEMONIC_B }));
+  test('one wrong role is enough: the right deposit xpub with another signer\'s hub xpub is refused', async () => {
+    const wrongHub = createRouteKeyring(MNEMONIC_B).xpubs().hub;
+    const addresses = createRouteAddressBook({ ...createRouteKeyring(MNEMONIC_A).xpubs(), hub: wrongHub });
+    await assert.rejects(checkSignerFingerprint(database.db, addresses, 'api'), (e: unknown) => e instanceof ConfigError && /the hub xpub of this api \(HUB_ACCOUNT_XPUB\)/.test(e.message));
+  });
+
+  test("startApi refuses to start (before serving anything) with another signer's xpubs", async () => {
+    const service = createApiContext(loadConfig(apiEnv(MNEMONIC_B), 'api'));
     try {
-      await assert.rejects(startApi(service, createLogger({ level: 'error' })), (e: unknown) => e instanceof ConfigError && /SIGNER_MNEMONIC of this api/.test(e.message));
+      await assert.rejects(startApi(service, createLogger({ level: 'error' })), (e: unknown) => e instanceof ConfigError && /xpub of this api/.test(e.message));
     } finally {
       await service.close();
     }
   });
 
-  test('the worker process (src/worker.ts) exits 1 with the message', { timeout: 60_000 }, async () => {
+  test('the worker process (src/worker.ts, development keys) exits 1 with the message', { timeout: 60_000 }, async () => {
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = execFile(
         process.execPath,
@@ -100,7 +120,7 @@ describe('signer fingerprint', { timeout: 60_000 }, () => {
       );
     });
     assert.equal(result.code, 1, result.output);
-    assert.match(result.output, /SIGNER_MNEMONIC of this worker is not the one this database's transfers were created with/);
+    assert.match(result.output, /the signer of this worker \(SIGNER_URL, or SIGNER_MNEMONIC in development\) is not the one this database's transfers were created with/);
     assert.ok(!result.output.includes(MNEMONIC_B));
   });
 

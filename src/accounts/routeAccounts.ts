@@ -1,6 +1,7 @@
-import { createHmac, pbkdf2Sync } from 'node:crypto';
+import { ECDH, createHmac, pbkdf2Sync } from 'node:crypto';
 import type { MasterKeys, Secret } from '@0xbow/privacy-pools-core-sdk';
-import { HDKey, hdKeyToAccount, type HDAccount } from 'viem/accounts';
+import { type Address, type LocalAccount, bytesToHex } from 'viem';
+import { HDKey, hdKeyToAccount, publicKeyToAddress } from 'viem/accounts';
 
 /** Order of the BN254 scalar field, which the pool's circuits work in. */
 const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
@@ -15,19 +16,40 @@ const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034
  */
 export type RouteAccountRole = 'deposit' | 'hub' | 'exit';
 
+export const ROUTE_ACCOUNT_ROLES: readonly RouteAccountRole[] = ['deposit', 'hub', 'exit'];
+
 const ROLE_ACCOUNT_INDEX: Record<RouteAccountRole, number> = { deposit: 1, hub: 2, exit: 3 };
+
+/** The hardened BIP-44 account of a role, whose extended public key (xpub) derives every route's address of that role. */
+export const roleAccountPath = (role: RouteAccountRole) => `m/44'/60'/${ROLE_ACCOUNT_INDEX[role]}'`;
+
+/** One extended public key per role (BIP-32 "xpub…" at roleAccountPath): addresses only, no key. */
+export type RouteAccountXpubs = Record<RouteAccountRole, string>;
 
 /** The largest non-hardened BIP-32 child index. */
 export const MAX_ACCOUNT_INDEX = 2 ** 31 - 1;
 
 export interface RouteAccounts {
-  deposit: HDAccount;
-  hub: HDAccount;
-  exit: HDAccount;
+  deposit: LocalAccount;
+  hub: LocalAccount;
+  exit: LocalAccount;
 }
 
-export interface RouteKeyring {
+export type RouteAddresses = Record<RouteAccountRole, Address>;
+
+/** A route's addresses from the roles' xpubs: what the API hands out, holding no key. */
+export interface RouteAddressBook {
+  routeAddresses(accountIndex: number): RouteAddresses;
+}
+
+/** The worker's view: accounts that sign (locally or through the signer process) for each route. */
+export interface RouteKeyring extends RouteAddressBook {
   routeAccounts(accountIndex: number): RouteAccounts;
+}
+
+/** The mnemonic itself, in memory: the local signer's (development, and the signer process). */
+export interface MnemonicKeyring extends RouteKeyring {
+  xpubs(): RouteAccountXpubs;
   /**
    * The privacy pool's master keys: every route's note secrets derive from them and the route's account
    * index (Privacy Pools' generateDepositSecrets), so nothing secret about a note is ever stored.
@@ -35,7 +57,7 @@ export interface RouteKeyring {
   poolMasterKeys(): MasterKeys;
 }
 
-export function createRouteKeyring(mnemonic: string): RouteKeyring {
+export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
   const seed = mnemonicToSeed(mnemonic);
   const root = HDKey.fromMasterSeed(seed);
   // Field elements from domain-separated HMACs of the seed; no other key derives from these.
@@ -44,16 +66,57 @@ export function createRouteKeyring(mnemonic: string): RouteKeyring {
   const derive = (role: RouteAccountRole, index: number) =>
     hdKeyToAccount(root, { accountIndex: ROLE_ACCOUNT_INDEX[role], changeIndex: 0, addressIndex: index });
 
+  const routeAccounts = (accountIndex: number): RouteAccounts => {
+    checkAccountIndex(accountIndex);
+    return { deposit: derive('deposit', accountIndex), hub: derive('hub', accountIndex), exit: derive('exit', accountIndex) };
+  };
+  const xpubs = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(roleAccountPath(role)).publicExtendedKey])) as RouteAccountXpubs;
+
   return {
-    routeAccounts(accountIndex) {
-      // BIP-32 non-hardened child indexes end at 2^31 - 1; the route_account_index sequence would have to hand
-      // out two billion routes to get there.
-      if (!Number.isSafeInteger(accountIndex) || accountIndex < 0 || accountIndex > MAX_ACCOUNT_INDEX) {
-        throw new RangeError(`account index ${accountIndex} cannot be derived: it must be an integer from 0 to ${MAX_ACCOUNT_INDEX}`);
-      }
-      return { deposit: derive('deposit', accountIndex), hub: derive('hub', accountIndex), exit: derive('exit', accountIndex) };
+    routeAccounts,
+    routeAddresses(accountIndex) {
+      const accounts = routeAccounts(accountIndex);
+      return { deposit: accounts.deposit.address, hub: accounts.hub.address, exit: accounts.exit.address };
     },
+    xpubs: () => ({ ...xpubs }),
     poolMasterKeys: () => poolKeys,
+  };
+}
+
+// BIP-32 non-hardened child indexes end at 2^31 - 1; the route_account_index sequence would have to hand
+// out two billion routes to get there.
+export function checkAccountIndex(accountIndex: number): void {
+  if (!Number.isSafeInteger(accountIndex) || accountIndex < 0 || accountIndex > MAX_ACCOUNT_INDEX) {
+    throw new RangeError(`account index ${accountIndex} cannot be derived: it must be an integer from 0 to ${MAX_ACCOUNT_INDEX}`);
+  }
+}
+
+/** An extended public key that is a BIP-32 xpub (mainnet version bytes) of an account, not a private xprv. */
+export function parseXpub(xpub: string): HDKey {
+  if (!xpub.startsWith('xpub')) throw new Error('must be an extended public key starting with "xpub"');
+  const key = HDKey.fromExtendedKey(xpub);
+  if (key.privateKey) throw new Error('must be an extended public key, not a private one');
+  return key;
+}
+
+/**
+ * Route addresses from the roles' xpubs: public child 0 (external chain), then the account index, as
+ * m/44'/60'/r'/0/i derives them from the mnemonic. No private key is involved.
+ */
+export function createRouteAddressBook(xpubs: RouteAccountXpubs): RouteAddressBook {
+  const chains = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, parseXpub(xpubs[role]).deriveChild(0)])) as Record<RouteAccountRole, HDKey>;
+  const addressOf = (role: RouteAccountRole, index: number) => {
+    const compressed = chains[role].deriveChild(index).publicKey;
+    if (!compressed) throw new Error(`the ${role} xpub derived no public key`);
+    // viem's publicKeyToAddress hashes the uncompressed point (0x04 || x || y).
+    const uncompressed = ECDH.convertKey(Buffer.from(compressed), 'secp256k1', undefined, undefined, 'uncompressed') as Buffer;
+    return publicKeyToAddress(bytesToHex(uncompressed));
+  };
+  return {
+    routeAddresses(accountIndex) {
+      checkAccountIndex(accountIndex);
+      return { deposit: addressOf('deposit', accountIndex), hub: addressOf('hub', accountIndex), exit: addressOf('exit', accountIndex) };
+    },
   };
 }
 

@@ -1,35 +1,48 @@
-import { eq } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import { ConfigError } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import { signerFingerprints } from '../db/schema.ts';
-import type { RouteKeyring } from './routeAccounts.ts';
-
-const SIGNER = 'route-keyring';
+import { ROUTE_ACCOUNT_ROLES, type RouteAccountRole, type RouteAddressBook } from './routeAccounts.ts';
 
 /**
- * The keyring's public fingerprint: the deposit address of derivation index 0, which no route is ever given
- * (the route_account_index sequence starts at 1; quotes use it only as a placeholder account). An address,
- * never the secret.
+ * One row per route account role: the address of derivation index 0, which no route is ever given (the
+ * route_account_index sequence starts at 1; quotes use it only as a placeholder account). Addresses, never a
+ * secret. The deposit row keeps the name it had before the xpubs, so existing databases stay valid.
  */
-export function signerFingerprint(keyring: RouteKeyring): string {
-  return keyring.routeAccounts(0).deposit.address;
+const ROW_NAMES: Record<RouteAccountRole, string> = { deposit: 'route-keyring', hub: 'route-keyring/hub', exit: 'route-keyring/exit' };
+
+/** The deposit address of index 0 (the original fingerprint). */
+export function signerFingerprint(addresses: RouteAddressBook): string {
+  return addresses.routeAddresses(0).deposit;
 }
 
 /**
- * Every API and worker start calls this: the first one records the keyring's fingerprint in the database,
- * every later one must match it. An API and a worker with different SIGNER_MNEMONICs would hand out deposit
- * addresses whose funds the worker cannot move; they refuse to start instead (docs/operations.md).
+ * Every API and worker start calls this. The worker's addresses come from the signer's public keys, the API's
+ * from its xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB, EXIT_ACCOUNT_XPUB). The first start records each role's
+ * fingerprint, every later one must match: an API whose xpubs are not the signer's would hand out deposit
+ * addresses whose funds the worker cannot move, so it refuses to start instead (docs/operations.md).
  */
-export async function checkSignerFingerprint(db: Database, keyring: RouteKeyring, component: 'api' | 'worker'): Promise<void> {
-  const address = signerFingerprint(keyring);
-  await db.insert(signerFingerprints).values({ name: SIGNER, address }).onConflictDoNothing();
-  const [recorded] = await db.select().from(signerFingerprints).where(eq(signerFingerprints.name, SIGNER));
-  if (!recorded) throw new Error('the signer fingerprint could not be recorded');
-  if (recorded.address.toLowerCase() === address.toLowerCase()) return;
-  throw new ConfigError(
-    `SIGNER_MNEMONIC of this ${component} is not the one this database's transfers were created with: ` +
-      `its accounts' fingerprint is ${address}, the database recorded ${recorded.address} on ${recorded.createdAt.toISOString()}. ` +
-      'Start the API and the worker with the same SIGNER_MNEMONIC as the deployment that created the transfers ' +
-      '(a different one could not move their deposits). See "Signer fingerprint" in docs/operations.md.',
-  );
+export async function checkSignerFingerprint(db: Database, addresses: RouteAddressBook, component: 'api' | 'worker'): Promise<void> {
+  const own = addresses.routeAddresses(0);
+  await db
+    .insert(signerFingerprints)
+    .values(ROUTE_ACCOUNT_ROLES.map((role) => ({ name: ROW_NAMES[role], address: own[role] })))
+    .onConflictDoNothing();
+  const rows = await db.select().from(signerFingerprints).where(inArray(signerFingerprints.name, Object.values(ROW_NAMES)));
+  for (const role of ROUTE_ACCOUNT_ROLES) {
+    const recorded = rows.find((row) => row.name === ROW_NAMES[role]);
+    if (!recorded) throw new Error('the signer fingerprint could not be recorded');
+    if (recorded.address.toLowerCase() === own[role].toLowerCase()) continue;
+    const source =
+      component === 'api'
+        ? `the ${role} xpub of this api (${role.toUpperCase()}_ACCOUNT_XPUB) is not the signer's this database's transfers were created with`
+        : `the signer of this worker (SIGNER_URL, or SIGNER_MNEMONIC in development) is not the one this database's transfers were created with`;
+    const remedy =
+      component === 'api'
+        ? "Give the API the signer's xpubs: npm run signer:xpubs, run where the signer's mnemonic is, prints them."
+        : 'Start the worker against the signer (and mnemonic) of the deployment that created the transfers (a different one could not move their deposits).';
+    throw new ConfigError(
+      `${source}: its ${role} account 0 is ${own[role]}, the database recorded ${recorded.address} on ${recorded.createdAt.toISOString()}. ${remedy} See "Keys and the signer" in docs/operations.md.`,
+    );
+  }
 }

@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import type { Logger } from '../logger.ts';
-import { observabilityRoutes, postgresCheck, serveHttp, temporalCheck } from '../observability/http.ts';
+import { metricsRoute, observabilityRoutes, postgresCheck, serveHttp, temporalCheck, type HttpServer } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
-import { privacySettings, transferSettings, type ServiceContext } from '../runtime.ts';
+import { privacySettings, transferSettings, type ApiContext } from '../runtime.ts';
 import { connectTemporalClient } from '../temporal/connection.ts';
 import { createTransferService } from '../transfers/transferService.ts';
 import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
@@ -11,41 +11,52 @@ import { createApi } from './app.ts';
 
 export interface RunningApi {
   url: string;
+  /** The internal listener serving /metrics (API_METRICS_PORT on METRICS_HOST). */
+  metricsUrl: string;
   temporal: Client;
   stop(): Promise<void>;
 }
 
 /** Connects to Temporal and serves the REST API on the configured port. */
-export async function startApi(service: ServiceContext, logger: Logger): Promise<RunningApi> {
+export async function startApi(service: ApiContext, logger: Logger): Promise<RunningApi> {
   const { config } = service;
-  // Refuses to hand out deposit addresses of another signer than the worker's.
-  await checkSignerFingerprint(service.db, service.keyring, 'api');
+  // Refuses to hand out deposit addresses of another signer than the worker's (its xpubs against the recorded addresses).
+  await checkSignerFingerprint(service.db, service.addresses, 'api');
   const { connection, client: temporal } = await connectTemporalClient(config);
   const transfers = createTransferService({
     db: service.db,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     quotes: service.quotes,
-    keyring: service.keyring,
+    addresses: service.addresses,
     settings: transferSettings(config),
     privacy: privacySettings(config),
   });
+  let metricsServer: HttpServer | undefined;
   try {
     const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
     const abuse = await createAbuseLimits({ db: service.db, settings: abuseLimitSettings(config), hashKey: config.CLIENT_HASH_KEY, logger });
     const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds, abuse });
-    // Beside the spec routes: /healthz, /readyz (Postgres and Temporal answer), /metrics.
-    app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, registry: metricsRegistry(service.db, logger), logger }));
+    // Beside the spec routes: /healthz and /readyz (Postgres and Temporal answer). /metrics (transfers by
+    // status: the live anonymity set) has a listener of its own that only the scraper's network reaches.
+    app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, publicReadiness: true, logger }));
+    const internal = metricsRoute(metricsRegistry(service.db, logger), logger);
+    internal.notFound((c) => c.json({ success: false, error: `no such endpoint: ${c.req.method} ${c.req.path} (this listener serves GET /metrics)` }, 404));
+    metricsServer = await serveHttp(internal, config.API_METRICS_PORT, config.METRICS_HOST);
     const server = await serveHttp(app, config.PORT, config.HOST);
+    const metrics = metricsServer;
     return {
       url: server.url,
+      metricsUrl: metrics.url,
       temporal,
       async stop() {
         await server.stop();
+        await metrics.stop();
         await connection.close();
       },
     };
   } catch (error) {
+    await metricsServer?.stop();
     await connection.close();
     throw error;
   }

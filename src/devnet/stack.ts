@@ -8,7 +8,7 @@ import { english, generateMnemonic } from 'viem/accounts';
 import { startApi } from '../api/server.ts';
 import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import { ensureBackgroundWorkflows } from '../temporal/backgroundWorkflows.ts';
-import { loadConfig, type Config } from '../config.ts';
+import { ACCOUNT_XPUB_VARIABLES, loadConfig, type Config } from '../config.ts';
 import { migrateDatabase } from '../db/client.ts';
 import { createFaultRegistry } from '../emulators/faults.ts';
 import { startAspEmulator, type AspEmulator } from '../emulators/asp/index.ts';
@@ -19,7 +19,8 @@ import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { StopList } from '../shutdown.ts';
-import { createServiceContext, type ServiceContext } from '../runtime.ts';
+import { createApiContext, createWorkerContext, type WorkerContext } from '../runtime.ts';
+import { startSignerProcess } from '../signer/process.ts';
 import { startWorkerHttp } from '../observability/workerHttp.ts';
 import { startTransferWorker, workerSlots } from '../temporal/worker.ts';
 import { generatePayloadCodecKey, payloadCodecOf } from '../temporal/codec.ts';
@@ -30,7 +31,7 @@ import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { claimDataDir } from './processes.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
-import { PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
+import { API_ENV_FILE, PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
 
 /** Fixed local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -62,6 +63,8 @@ export interface LocalStackOptions {
     asp?: number;
     /** Worker's /healthz, /readyz, /metrics (default: a free port). */
     workerHttp?: number;
+    /** The API's internal /metrics listener (default: a free port). */
+    apiMetrics?: number;
     /** The Temporal SDK's own Prometheus exporter (default: not exported). */
     temporalMetrics?: number;
     /** The codec endpoint the Web UI and `temporal` CLI decrypt histories through (default: a free port). */
@@ -84,6 +87,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   config: Config;
   apiUrl: string;
+  /** The API's /metrics, on its internal listener (the public apiUrl answers /metrics with 404). */
+  apiMetricsUrl: string;
   /** Worker's health, readiness and metrics endpoints (null with an external worker). */
   workerUrl: string | null;
   /** The Temporal SDK's Prometheus endpoint, when exported. */
@@ -96,7 +101,10 @@ export interface LocalStack {
   /** The Iris emulator, in burn-and-mint mode. */
   irisUrl: string | null;
   manifest: DevnetManifest;
-  service: ServiceContext;
+  /** The worker's parts (its accounts sign through the stack's signer process); the API has its own, keyless. */
+  service: WorkerContext;
+  /** The signer process's URL (the worker's SIGNER_URL). */
+  signerUrl: string;
   stop(): Promise<void>;
 }
 
@@ -177,6 +185,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
     const configEnv = {
       PORT: String(opts.ports.api),
+      API_METRICS_PORT: String(opts.ports.apiMetrics ?? 0),
       TEMPORAL_ADDRESS: temporalServer.address,
       TEMPORAL_NAMESPACE: temporalServer.namespace,
       RELAY_API_URL: relay.url,
@@ -191,30 +200,47 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       }),
       HUB_CHAIN_ID: String(hub.chainId),
       CHAIN_RPC_URLS: JSON.stringify(serviceRpcUrls),
-      SIGNER_MNEMONIC: await devnetSignerMnemonic(opts.dataDir, opts.ephemeral),
-      GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
       PRIVACY_POOLS_ENTRYPOINT: manifest.privacyPools.entrypoint,
       PRIVACY_POOLS_START_BLOCK: String(manifest.privacyPools.deployBlock),
       PRIVACY_POOLS_ASP_URL: asp.url,
-      POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
       // anvil mines a block per transaction and never reorgs: a deposit counts in the block it lands in.
       DEPOSIT_CONFIRMATIONS: '0',
       ...DEVNET_PRIVACY_ENV,
       PAYLOAD_CODEC_KEYS: JSON.stringify({ [payloadCodec.keyId]: payloadCodec.key }),
       PAYLOAD_CODEC_KEY_ID: payloadCodec.keyId,
-      ...definedOnly(opts.env ?? {}),
+      ...withoutKeys(definedOnly(opts.env ?? {})),
       DATABASE_URL: postgres.url,
     };
-    const config = loadConfig(configEnv);
-    // What `npm run devnet:worker` runs with (devnet keys and the data folder's own mnemonic: owner-only).
-    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(configEnv, null, 2)}\n`, { mode: 0o600 });
+    // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
+    const signerProcess = await startSignerProcess({
+      keys: {
+        mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
+        gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
+        poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
+      },
+      processes,
+      logLevel: opts.env?.LOG_LEVEL,
+    });
+    // Registered before the worker's stop, so it stops after the worker drained (StopList stops in reverse).
+    stops.add('signer process', signerProcess.stop);
+    const { xpubs } = signerProcess.publicKeys;
+    const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken };
+    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };
+    const config = loadConfig(workerEnv, 'worker');
+    const apiConfig = loadConfig(apiEnv, 'api');
+    // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).
+    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(workerEnv, null, 2)}\n`, { mode: 0o600 });
+    // What a production API (src/server.ts) against this stack runs with: the xpubs, no key.
+    await writeFile(path.join(opts.dataDir, API_ENV_FILE), `${JSON.stringify(apiEnv, null, 2)}\n`, { mode: 0o600 });
 
-    const service = createServiceContext(config, { pollIntervalMs: opts.pollIntervalMs });
+    const service = await createWorkerContext(config, { pollIntervalMs: opts.pollIntervalMs, signer: signerProcess.signer });
     stops.add('database pool and prover threads', service.close);
 
     const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
 
-    const api = await startApi(service, logger);
+    const apiService = createApiContext(apiConfig, { pollIntervalMs: opts.pollIntervalMs });
+    stops.add("the API's database pool", apiService.close);
+    const api = await startApi(apiService, logger);
     stops.add('API', api.stop);
     await ensureBackgroundWorkflows(api.temporal, config);
     const codec = payloadCodecOf(config);
@@ -239,6 +265,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return {
       config,
       apiUrl: api.url,
+      apiMetricsUrl: `${api.metricsUrl}/metrics`,
       workerUrl: worker?.url ?? null,
       temporalMetricsUrl: worker?.temporalMetricsUrl,
       codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
@@ -248,6 +275,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       irisUrl: iris?.url ?? null,
       manifest,
       service,
+      signerUrl: signerProcess.url,
       stop,
     };
   } catch (error) {
@@ -275,7 +303,7 @@ async function devnetPayloadCodec(dataDir: string, ephemeral?: boolean): Promise
 }
 
 /** The worker and its HTTP endpoints in this process. */
-async function startWorkerInProcess(service: ServiceContext, config: Config, opts: LocalStackOptions, stops: StopList, logger: Logger): Promise<{ url: string; temporalMetricsUrl?: string }> {
+async function startWorkerInProcess(service: WorkerContext, config: Config, opts: LocalStackOptions, stops: StopList, logger: Logger): Promise<{ url: string; temporalMetricsUrl?: string }> {
   // Refuses circuit files that are not the SDK's before any transfer can need a proof.
   await service.prover.ready();
   await checkSignerFingerprint(service.db, service.keyring, 'worker');
@@ -305,6 +333,12 @@ async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[
   const failed = settled.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/** Key settings of the caller's environment: the signer process takes the keys, the stack sets the rest itself. */
+function withoutKeys(env: Record<string, string>): Record<string, string> {
+  const keys = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_URL', 'SIGNER_AUTH_TOKEN', ...ACCOUNT_XPUB_VARIABLES]);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !keys.has(name)));
 }
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {

@@ -28,6 +28,9 @@ export interface DevnetPayloadCodec {
 /** The worker's configuration (environment variables) for `npm run devnet:worker`; owner-only. */
 export const WORKER_ENV_FILE = 'worker-env.json';
 
+/** The API's configuration (the signer's xpubs, no key) for running src/server.ts against the stack; owner-only. */
+export const API_ENV_FILE = 'api-env.json';
+
 export function readStackInfo(dataDir: string): StackInfo {
   const file = path.join(dataDir, STACK_INFO_FILE);
   if (!existsSync(file)) throw new Error(`no local stack found (${file} is missing); start it with "npm start"`);

@@ -1,7 +1,7 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { eq, sql } from 'drizzle-orm';
-import type { RouteKeyring } from '../accounts/routeAccounts.ts';
+import type { RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transfers } from '../db/schema.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
@@ -26,6 +26,11 @@ export interface CreatedTransfer extends Quote {
   status: TransferStatus;
   /** The anonymity set this transfer waits for before leaving the pool (at most PRIVACY_MAX_WAIT_SECONDS). */
   minAnonymitySet: number;
+}
+
+/** What create answers: the transfer plus its statusToken, which is handed out this once and stored only hashed. */
+export interface NewTransfer extends CreatedTransfer {
+  statusToken: string;
 }
 
 /** What a transfer got in the privacy pool, once it left it. */
@@ -63,12 +68,25 @@ export interface TransferView extends CreatedTransfer {
   privacy: PrivacyReport | null;
 }
 
+/** What GET answers to a holder of the routeId without its statusToken: nothing that identifies a sender or recipient. */
+export interface PublicTransferView {
+  routeId: string;
+  status: TransferStatus;
+  /** The error with addresses, hashes, amounts and times hidden (it can name the refund address and refund tx). */
+  error: string | null;
+  needsAttention: boolean;
+}
+
+/** A GET by routeId: the full view for the statusToken's holder, the public view without a token, denied with a wrong one. */
+export type TransferRead = { access: 'full'; transfer: TransferView } | { access: 'public'; transfer: PublicTransferView } | { access: 'denied' };
+
 export interface TransferServiceDeps {
   db: Database;
   temporal: Client;
   taskQueue: string;
   quotes: QuoteService;
-  keyring: RouteKeyring;
+  /** Route addresses from the signer's xpubs: the API holds no key. */
+  addresses: RouteAddressBook;
   settings: TransferSettings;
   privacy: PrivacySettings;
 }
@@ -94,6 +112,34 @@ export function newRouteId(): string {
 
 export const ROUTE_ID_PATTERN = /^rt_[0-9a-f]{32}$/;
 
+/** The bearer secret of one transfer's full view: 256 random bits. */
+export function newStatusToken(): string {
+  return `st_${randomBytes(32).toString('base64url')}`;
+}
+
+/** What the database keeps of a statusToken (hex SHA-256): a leaked table does not open any transfer's full view. */
+export function hashStatusToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Constant-time check of a presented token against the stored hash (both sides hashed: equal lengths, no early exit). */
+export function statusTokenMatches(presented: string, storedHash: string | null): boolean {
+  // A transfer created before statusTokens (no hash) matches no token.
+  if (storedHash === null) return false;
+  const expected = Buffer.from(storedHash, 'hex');
+  const actual = createHash('sha256').update(presented, 'utf8').digest();
+  return expected.length === actual.length && timingSafeEqual(actual, expected);
+}
+
+/** An error as anyone with the routeId may read it: its words stay, addresses, hashes, amounts and times do not. */
+export function publicError(error: string | null): string | null {
+  if (error === null) return null;
+  return error
+    .replace(/0x[0-9a-fA-F]+/g, '0x…')
+    .replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g, '…')
+    .replace(/\d+(?:\.\d+)?/g, '…');
+}
+
 export function createTransferService(deps: TransferServiceDeps) {
   return {
     /**
@@ -102,16 +148,17 @@ export function createTransferService(deps: TransferServiceDeps) {
      * so no client is ever handed a deposit address that nothing watches.
      */
     /** `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap. */
-    async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<CreatedTransfer> {
+    async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<NewTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now.
       const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request, { fresh: true });
-      // int8: postgres returns it as a string; the keyring refuses an index it cannot derive.
+      // int8: postgres returns it as a string; the address book refuses an index it cannot derive.
       const [next] = await deps.db.execute<{ index: string }>(sql`select nextval(${routeAccountIndex.seqName}) as index`);
       const index = Number(next?.index);
-      const accounts = deps.keyring.routeAccounts(index);
+      const accounts = deps.addresses.routeAddresses(index);
       const routeId = newRouteId();
       const depositDeadline = new Date(Date.now() + deps.settings.depositTimeoutSeconds * 1000);
+      const statusToken = newStatusToken();
 
       await deps.db.insert(transfers).values({
         routeId,
@@ -124,14 +171,15 @@ export function createTransferService(deps: TransferServiceDeps) {
         destDecimals: destToken.decimals,
         hubToken: hubToken.address,
         hubDecimals: hubToken.decimals,
-        depositAddress: accounts.deposit.address,
-        hubAccount: accounts.hub.address,
+        depositAddress: accounts.deposit,
+        hubAccount: accounts.hub,
         hubIsSmartAccount: false,
-        exitAccount: accounts.exit.address,
+        exitAccount: accounts.exit,
         userDestinationAddress: request.userDestinationAddress,
         refundAddress: request.refundAddress ?? null,
         minAnonymitySet: privacy.minAnonymitySet,
         depositDeadline,
+        statusTokenHash: hashStatusToken(statusToken),
         clientHash: options.clientHash ?? null,
       });
 
@@ -146,9 +194,9 @@ export function createTransferService(deps: TransferServiceDeps) {
         destToken: destToken.address,
         amount: quote.amount,
         quotedOutputAmount: quote.quotedOutputAmount,
-        depositAddress: accounts.deposit.address,
-        hubAccount: accounts.hub.address,
-        exitAccount: accounts.exit.address,
+        depositAddress: accounts.deposit,
+        hubAccount: accounts.hub,
+        exitAccount: accounts.exit,
         recipient: request.userDestinationAddress,
         depositDeadline: depositDeadline.toISOString(),
         refundAddress: request.refundAddress ?? null,
@@ -176,55 +224,74 @@ export function createTransferService(deps: TransferServiceDeps) {
       return {
         ...quote,
         routeId,
-        depositAddress: accounts.deposit.address,
+        depositAddress: accounts.deposit,
         depositTokenAddress: sourceToken.address,
-        hubAccount: accounts.hub.address,
+        hubAccount: accounts.hub,
         hubIsSmartAccount: false,
         status: 'AWAITING_DEPOSIT',
         minAnonymitySet: privacy.minAnonymitySet,
+        statusToken,
       };
+    },
+
+    /**
+     * GET by routeId as the API answers it: `statusToken` undefined gives the public view; the right token
+     * the full view; any other token (or any token for a transfer created before statusTokens) is denied.
+     */
+    async read(routeId: string, statusToken: string | undefined): Promise<TransferRead | null> {
+      const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+      if (!row) return null;
+      if (statusToken === undefined) {
+        return { access: 'public', transfer: { routeId, status: row.status as TransferStatus, error: publicError(row.error), needsAttention: row.needsAttention } };
+      }
+      if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
+      return { access: 'full', transfer: transferView(row) };
     },
 
     async get(routeId: string): Promise<TransferView | null> {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
-      if (!row) return null;
-      return {
-        routeId: row.routeId,
-        status: row.status as TransferStatus,
-        error: row.error,
-        needsAttention: row.needsAttention,
-        symbol: row.symbol,
-        destSymbol: row.destSymbol,
-        sourceChainId: row.sourceChainId,
-        destChainId: row.destChainId,
-        hubChainId: row.hubChainId,
-        amount: row.amount,
-        quotedOutputAmount: row.quotedOutputAmount,
-        feeAmount: row.feeAmount,
-        bridgeFeeAmount: row.bridgeFeeAmount,
-        privacyFeeAmount: row.privacyFeeAmount,
-        amountInUsd: row.amountInUsd,
-        quotedOutputUsd: row.quotedOutputUsd,
-        feeUsd: row.feeUsd,
-        bridgeFeeUsd: row.bridgeFeeUsd,
-        privacyFeeUsd: row.privacyFeeUsd,
-        etaSeconds: row.etaSeconds,
-        route: row.route,
-        depositAddress: row.depositAddress,
-        depositTokenAddress: row.sourceToken,
-        hubAccount: row.hubAccount,
-        hubIsSmartAccount: row.hubIsSmartAccount,
-        userDestinationAddress: row.userDestinationAddress,
-        refundAddress: row.refundAddress,
-        depositDeadline: row.depositDeadline.toISOString(),
-        payoutTxHash: row.payoutTxHash,
-        createdAt: row.createdAt.toISOString(),
-        updatedAt: row.updatedAt.toISOString(),
-        completedAt: row.completedAt?.toISOString() ?? null,
-        minAnonymitySet: row.minAnonymitySet ?? 1,
-        privacy: row.anonymitySet === null ? null : { anonymitySet: row.anonymitySet, waitedSeconds: row.privacyWaitedSeconds ?? 0 },
-      };
+      return row ? transferView(row) : null;
     },
+  };
+}
+
+/** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
+function transferView(row: typeof transfers.$inferSelect): TransferView {
+  return {
+    routeId: row.routeId,
+    status: row.status as TransferStatus,
+    error: row.error,
+    needsAttention: row.needsAttention,
+    symbol: row.symbol,
+    destSymbol: row.destSymbol,
+    sourceChainId: row.sourceChainId,
+    destChainId: row.destChainId,
+    hubChainId: row.hubChainId,
+    amount: row.amount,
+    quotedOutputAmount: row.quotedOutputAmount,
+    feeAmount: row.feeAmount,
+    bridgeFeeAmount: row.bridgeFeeAmount,
+    privacyFeeAmount: row.privacyFeeAmount,
+    amountInUsd: row.amountInUsd,
+    quotedOutputUsd: row.quotedOutputUsd,
+    feeUsd: row.feeUsd,
+    bridgeFeeUsd: row.bridgeFeeUsd,
+    privacyFeeUsd: row.privacyFeeUsd,
+    etaSeconds: row.etaSeconds,
+    route: row.route,
+    depositAddress: row.depositAddress,
+    depositTokenAddress: row.sourceToken,
+    hubAccount: row.hubAccount,
+    hubIsSmartAccount: row.hubIsSmartAccount,
+    userDestinationAddress: row.userDestinationAddress,
+    refundAddress: row.refundAddress,
+    depositDeadline: row.depositDeadline.toISOString(),
+    payoutTxHash: row.payoutTxHash,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+    minAnonymitySet: row.minAnonymitySet ?? 1,
+    privacy: row.anonymitySet === null ? null : { anonymitySet: row.anonymitySet, waitedSeconds: row.privacyWaitedSeconds ?? 0 },
   };
 }
 

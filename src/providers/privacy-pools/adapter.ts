@@ -1,12 +1,9 @@
 import {
   calculateContext,
-  generateDepositSecrets,
   generateMerkleProof,
-  generateWithdrawalSecrets,
   getCommitment,
   hashPrecommitment,
   type Hash,
-  type MasterKeys,
   type Secret,
   type CommitmentProof,
   type WithdrawalProof,
@@ -20,6 +17,7 @@ import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
 import { createTtlCache } from '../ttlCache.ts';
 import type { Prover } from './prover.ts';
+import type { NoteSecretsProvider } from '../../signer/signer.ts';
 
 /** The protocol's circuits take Merkle paths of up to 32 levels; the SDK pads every path to that. */
 const MAX_TREE_DEPTH = 32n;
@@ -60,8 +58,8 @@ export interface PrivacyPoolsOptions {
   relayFeeBps: number;
   /** Submits every route's withdrawal (Entrypoint.relay) and receives the relay fees. */
   relayer: LocalAccount;
-  /** Derive each note's nullifier and secret; the signer's, never stored. */
-  masterKeys: MasterKeys;
+  /** Each note's nullifier and secret, asked of the signer (which keeps the master keys); never stored. */
+  secrets: NoteSecretsProvider;
   clients: ChainClients;
   sender: TxSender;
   prover: Prover;
@@ -114,7 +112,10 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     return { pool, minimumDeposit, vettingFeeBps: Number(vettingFeeBps) };
   }
 
-  const depositSecrets = (pool: AssetPool, noteIndex: number) => generateDepositSecrets(opts.masterKeys, pool.scope as Hash, BigInt(noteIndex));
+  const depositSecrets = async (pool: AssetPool, noteIndex: number) => {
+    const { nullifier, secret } = await opts.secrets.depositSecrets(pool.scope, BigInt(noteIndex));
+    return { nullifier: nullifier as Secret, secret: secret as Secret };
+  };
   const nullifierHash = (nullifier: Secret) => poseidon1([nullifier]);
 
   async function blockTime(blockNumber: bigint): Promise<number> {
@@ -165,7 +166,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
    */
   async function proveAndRecord(input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination }, step: string): Promise<void> {
     const pool = await poolOf(input.note.asset);
-    const { nullifier, secret } = depositSecrets(pool, input.noteIndex);
+    const { nullifier, secret } = await depositSecrets(pool, input.noteIndex);
     const label = BigInt(input.note.label);
     const commitment = getCommitment(input.note.value, label, nullifier, secret);
     if (commitment.hash.toString() !== input.note.commitment) throw new Error(`the note of route ${input.routeId} does not derive from this signer's keys`);
@@ -177,7 +178,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       processooor: entrypoint,
       data: encodeAbiParameters(relayDataParameters, [{ recipient, feeRecipient: opts.relayer.address, relayFeeBPS: BigInt(opts.relayFeeBps) }]),
     });
-    const change = generateWithdrawalSecrets(opts.masterKeys, label as Hash, 0n);
+    const change = await opts.secrets.withdrawalSecrets(label, 0n);
 
     /** Proves against the trees as they are now; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
     const proveAgainstLatestRoots = async (withdrawal: ReturnType<typeof withdrawalTo>, amount: bigint): Promise<WithdrawalProof> => {
@@ -194,8 +195,8 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
           stateTreeDepth: MAX_TREE_DEPTH,
           aspRoot: approved.root as Hash,
           aspTreeDepth: MAX_TREE_DEPTH,
-          newNullifier: change.nullifier,
-          newSecret: change.secret,
+          newNullifier: change.nullifier as Secret,
+          newSecret: change.secret as Secret,
         });
         const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
         if (latest === approved.root) return proof;
@@ -278,7 +279,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
     async deposit({ routeId, owner, asset, amount, noteIndex }) {
       const pool = await poolOf(asset);
-      const { nullifier, secret } = depositSecrets(pool, noteIndex);
+      const { nullifier, secret } = await depositSecrets(pool, noteIndex);
       await sender.send({
         routeId,
         step: 'shield:approve',
@@ -342,7 +343,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
     async ragequit({ routeId, owner, note, noteIndex }) {
       const pool = await poolOf(note.asset);
-      const { nullifier, secret } = depositSecrets(pool, noteIndex);
+      const { nullifier, secret } = await depositSecrets(pool, noteIndex);
       // A reverted ragequit moved nothing: the next attempt looks at the note again and proves anew.
       for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
         const step = ragequitStep(attempt);
@@ -369,7 +370,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
     async unspent(note, noteIndex) {
       const pool = await poolOf(note.asset);
-      const { nullifier } = depositSecrets(pool, noteIndex);
+      const { nullifier } = await depositSecrets(pool, noteIndex);
       return (await isSpent(pool, nullifierHash(nullifier))) ? 0n : note.value;
     },
   };

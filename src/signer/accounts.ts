@@ -1,0 +1,38 @@
+import { type Address, type LocalAccount, getAddress, serializeTransaction } from 'viem';
+import { toAccount } from 'viem/accounts';
+import { createRouteAddressBook, type RouteAccountRole, type RouteKeyring } from '../accounts/routeAccounts.ts';
+import type { Signer, SignerAccount, SignerPublicKeys } from './signer.ts';
+
+/** The worker's accounts: addresses from the signer's public keys, every signature asked of the signer. */
+export interface SignerAccounts {
+  keyring: RouteKeyring;
+  gasAccount: LocalAccount;
+  poolRelayer: LocalAccount;
+}
+
+export function signerAccounts(signer: Signer, publicKeys: SignerPublicKeys): SignerAccounts {
+  const addresses = createRouteAddressBook(publicKeys.xpubs);
+  const account = (address: Address, ref: SignerAccount): LocalAccount =>
+    toAccount({
+      address: getAddress(address),
+      signTransaction: (transaction) => signer.signTransaction(ref, serializeTransaction(transaction)),
+      signMessage: async () => {
+        throw new Error('the signer signs transactions only');
+      },
+      signTypedData: async () => {
+        throw new Error('the signer signs transactions only');
+      },
+    });
+  return {
+    keyring: {
+      routeAddresses: (index) => addresses.routeAddresses(index),
+      routeAccounts(index) {
+        const own = addresses.routeAddresses(index);
+        const of = (role: RouteAccountRole) => account(own[role], { role, index });
+        return { deposit: of('deposit'), hub: of('hub'), exit: of('exit') };
+      },
+    },
+    gasAccount: account(publicKeys.gasAddress, { role: 'gas' }),
+    poolRelayer: account(publicKeys.poolRelayerAddress, { role: 'poolRelayer' }),
+  };
+}

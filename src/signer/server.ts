@@ -1,0 +1,74 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { Logger } from '../logger.ts';
+import { serveHttp, type HttpServer } from '../observability/http.ts';
+import { SIGNER_PATHS, noteSecretsRequest, signTransactionRequest } from './protocol.ts';
+import { describeSignerAccount, type Signer } from './signer.ts';
+
+/**
+ * The signer process's request API: three authenticated routes, nothing else. Every request carries
+ * `Authorization: Bearer <SIGNER_AUTH_TOKEN>`; bodies are validated before any key is touched; answers
+ * and logs carry addresses and signatures, never a key or the token.
+ */
+export function createSignerApp(signer: Signer, opts: { authToken: string; logger: Logger }): Hono {
+  const app = new Hono();
+  const expected = digest(opts.authToken);
+  const fail = (c: Context, status: 400 | 401 | 404 | 500, error: string) => c.json({ success: false, error }, status);
+
+  app.use('*', async (c, next) => {
+    const header = c.req.header('authorization') ?? '';
+    const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    // Digests of equal length, compared in constant time: neither the token's length nor its prefix leaks.
+    if (!timingSafeEqual(digest(presented), expected)) return fail(c, 401, 'missing or wrong signer token (Authorization: Bearer <SIGNER_AUTH_TOKEN>)');
+    await next();
+  });
+
+  app.get(SIGNER_PATHS.publicKeys, async (c) => c.json({ success: true, data: await signer.publicKeys() }));
+
+  app.post(SIGNER_PATHS.signTransaction, async (c) => {
+    const parsed = signTransactionRequest.safeParse(await jsonBody(c));
+    if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
+    const { account, transaction } = parsed.data;
+    try {
+      const signed = await signer.signTransaction(account, transaction as `0x${string}`);
+      opts.logger.info('signed a transaction', { account: describeSignerAccount(account) });
+      return c.json({ success: true, data: { signedTransaction: signed } });
+    } catch (error) {
+      // viem's parse errors name the field that is wrong; they never carry a key.
+      return fail(c, 400, `the transaction cannot be signed: ${error instanceof Error ? error.message.split('\n')[0] : 'unreadable'}`);
+    }
+  });
+
+  app.post(SIGNER_PATHS.noteSecrets, async (c) => {
+    const parsed = noteSecretsRequest.safeParse(await jsonBody(c));
+    if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
+    const request = parsed.data;
+    const secrets =
+      request.kind === 'deposit' ? await signer.depositSecrets(BigInt(request.scope), BigInt(request.index)) : await signer.withdrawalSecrets(BigInt(request.label), BigInt(request.index));
+    return c.json({ success: true, data: { nullifier: secrets.nullifier.toString(), secret: secrets.secret.toString() } });
+  });
+
+  app.notFound((c) => fail(c, 404, `the signer has no ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => {
+    opts.logger.error('signer request failed', { path: c.req.path, error: error.name });
+    return fail(c, 500, 'the signer could not answer');
+  });
+  return app;
+}
+
+export function startSignerServer(signer: Signer, opts: { authToken: string; logger: Logger; host: string; port: number }): Promise<HttpServer> {
+  return serveHttp(createSignerApp(signer, opts), opts.port, opts.host);
+}
+
+const digest = (token: string) => createHash('sha256').update(token).digest();
+
+async function jsonBody(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    return undefined;
+  }
+}
+
+const issues = (error: { issues: { path: PropertyKey[]; message: string }[] }) =>
+  error.issues.map((issue) => `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`).join('; ');
