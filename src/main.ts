@@ -9,7 +9,7 @@ import { ConfigError } from './config.ts';
 import { startLocalStack } from './devnet/stack.ts';
 import { readTemporalDevConfig } from './devnet/temporalServer.ts';
 import { createLogger } from './logger.ts';
-import { portFromEnv } from './observability/http.ts';
+import { DEFAULT_API_METRICS_PORT, portFromEnv } from './observability/http.ts';
 import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
 import { DEFAULT_WORKER_HTTP_PORT } from './observability/workerHttp.ts';
 import { onShutdown } from './shutdown.ts';
@@ -33,6 +33,7 @@ async function main() {
       hub: 8546,
       destination: 8547,
       workerHttp: portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT),
+      apiMetrics: portFromEnv('API_METRICS_PORT', DEFAULT_API_METRICS_PORT),
       temporalMetrics: portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT),
     },
     env: process.env,
@@ -45,7 +46,8 @@ async function main() {
     [
       '',
       `private-route local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-      `  API                  ${stack.apiUrl}   (health ${stack.apiUrl}/healthz · ready ${stack.apiUrl}/readyz · metrics ${stack.apiUrl}/metrics)`,
+      `  API                  ${stack.apiUrl}   (health ${stack.apiUrl}/healthz · ready ${stack.apiUrl}/readyz)`,
+      `  API metrics          ${stack.apiMetricsUrl}   (internal listener, METRICS_HOST)`,
       stack.workerUrl
         ? `  Worker               ${stack.workerUrl}/healthz · ${stack.workerUrl}/readyz · ${stack.workerUrl}/metrics`
         : '  Worker               none in this process (WORKER=external): run it with "npm run devnet:worker"',

@@ -29,7 +29,26 @@ const MAX_BODY_BYTES = 64 * 1024;
 class BadRequest extends Error {}
 
 const ok = (c: Context, data: unknown) => c.json({ success: true, data });
-const fail = (c: Context, status: 400 | 404 | 413 | 500, error: string) => c.json({ success: false, error }, status);
+const fail = (c: Context, status: 400 | 401 | 404 | 413 | 500, error: string) => c.json({ success: false, error }, status);
+
+/**
+ * The statusToken a GET by routeId presents: `X-Status-Token: <token>`, else `Authorization: Bearer <token>`
+ * (X-Status-Token lets a client whose Authorization header carries something else still present it). Never a
+ * query parameter: URLs end up in access logs and browser history.
+ */
+function presentedStatusToken(c: Context): string | undefined {
+  const header = c.req.header('x-status-token');
+  if (header !== undefined) return header.trim();
+  const authorization = c.req.header('authorization');
+  if (authorization === undefined) return undefined;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  // Any other scheme presents no valid statusToken: answered like a wrong one.
+  return bearer ? bearer[1]! : authorization;
+}
+
+const WRONG_STATUS_TOKEN =
+  'statusToken does not match this route: send the statusToken the create answer returned ("Authorization: Bearer <statusToken>" or "X-Status-Token"), or no token for the public status';
+
 
 async function jsonBody(c: Context): Promise<unknown> {
   try {
@@ -76,9 +95,16 @@ export function createApi(deps: ApiDeps): Hono {
 
   app.get('/api/private-route/:routeId', async (c) => {
     const routeId = c.req.param('routeId');
-    const transfer = ROUTE_ID_PATTERN.test(routeId) ? await deps.transfers.get(routeId) : null;
-    if (!transfer) return fail(c, 404, `unknown routeId "${routeId.slice(0, 80)}"`);
-    return ok(c, transfer);
+    const read = ROUTE_ID_PATTERN.test(routeId) ? await deps.transfers.read(routeId, presentedStatusToken(c)) : null;
+    if (!read) return fail(c, 404, `unknown routeId "${routeId.slice(0, 80)}"`);
+    if (read.access === 'denied') {
+      c.header('WWW-Authenticate', 'Bearer');
+      return fail(c, 401, WRONG_STATUS_TOKEN);
+    }
+    // Full and public views differ per caller: no shared cache may keep one for another.
+    c.header('Cache-Control', 'no-store');
+    c.header('Vary', 'Authorization, X-Status-Token');
+    return ok(c, read.transfer);
   });
 
   app.get('/api/bridge/chains', async (c) => ok(c, (await deps.quotes.chains()).filter((chain) => served(chain.chainId))));

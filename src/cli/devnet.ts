@@ -1,5 +1,8 @@
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { eq } from 'drizzle-orm';
+import { connectDatabase } from '../db/client.ts';
+import { transfers } from '../db/schema.ts';
 import { faultOperations } from '../emulators/faults.ts';
 import { formatAmount, parseAmount } from '../money/amount.ts';
 import { CliError, connectionSettings, print, stackInfo, unknownRoute, usageError } from './context.ts';
@@ -16,15 +19,25 @@ export function info(json: boolean): void {
   }
 }
 
-/** Sends the route's amount (or --amount) of its source token from the devnet faucet to its deposit address. */
+/**
+ * Sends the route's amount (or --amount) of its source token from the devnet faucet to its deposit address.
+ * Reads the route from the database, as the operator commands do: the API shows a deposit address only to
+ * the holder of the route's statusToken.
+ */
 export async function fund(routeId: string, amountText: string | undefined): Promise<void> {
   const { manifest } = stackInfo();
-  const { apiUrl } = connectionSettings();
-  const response = await fetch(`${apiUrl}/api/private-route/${encodeURIComponent(routeId)}`);
-  const body = (await response.json()) as { success: boolean; error?: string; data?: { depositAddress: Address; amount: string; symbol: string; sourceChainId: number } };
-  if (response.status === 404) throw unknownRoute(routeId);
-  if (!body.success || !body.data) throw new CliError(body.error ?? `could not read route ${routeId}`, 1);
-  const route = body.data;
+  const database = connectDatabase(connectionSettings().databaseUrl, { max: 1 });
+  let route: { depositAddress: Address; amount: string; symbol: string; sourceChainId: number };
+  try {
+    const [row] = await database.db
+      .select({ depositAddress: transfers.depositAddress, amount: transfers.amount, symbol: transfers.symbol, sourceChainId: transfers.sourceChainId })
+      .from(transfers)
+      .where(eq(transfers.routeId, routeId));
+    if (!row) throw unknownRoute(routeId);
+    route = { ...row, depositAddress: row.depositAddress as Address };
+  } finally {
+    await database.close();
+  }
   const chain = manifest.chains.find((c) => c.chainId === route.sourceChainId);
   const token = chain?.tokens.find((t) => t.symbol === route.symbol);
   if (!chain || !token) throw new CliError(`route ${routeId} is not on a local devnet chain (source chain ${route.sourceChainId})`, 1);

@@ -1,10 +1,12 @@
 /**
- * Health, readiness and metrics endpoints, shared by the API (mounted beside its routes) and the
- * worker (its own small HTTP server). Answers use the API's envelope: `{success, data}` / `{success:false, error}`.
+ * Health, readiness and metrics endpoints. The API mounts /healthz and /readyz beside its public routes and
+ * serves /metrics on a listener of its own (API_METRICS_PORT on METRICS_HOST); the worker serves all three on
+ * its internal WORKER_HTTP_PORT. Answers use the API's envelope: `{success, data}` / `{success:false, error}`.
  *
  * - `GET /healthz`: the process is up (200 `{success:true, data:{status:'ok'}}`).
- * - `GET /readyz`: every dependency check passes within its timeout (200), else 503 naming what is down.
- * - `GET /metrics`: Prometheus text format.
+ * - `GET /readyz`: every dependency check passes within its timeout (200), else 503 naming what is down
+ *   (and why, unless `publicReadiness`: a reason can carry a host name or address; it is logged instead).
+ * - `GET /metrics`: Prometheus text format, only where a `registry` is given.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import type { Connection } from '@temporalio/client';
@@ -21,7 +23,10 @@ export type ReadinessCheck = () => Promise<void>;
 export interface ObservabilityRoutesOptions {
   /** Named readiness checks, e.g. { postgres, temporal }. */
   checks: Record<string, ReadinessCheck>;
-  registry: Registry;
+  /** Serves /metrics from it; omitted: no /metrics (the API's public port). */
+  registry?: Registry;
+  /** /readyz names what is down but not why (the answer is public). */
+  publicReadiness?: boolean;
   /** Per-check time limit of /readyz (default 2000 ms). */
   checkTimeoutMs?: number;
   logger?: Logger;
@@ -39,21 +44,28 @@ export function observabilityRoutes(opts: ObservabilityRoutesOptions): Hono {
     const down = names.flatMap((name, i) => (results[i] === null ? [] : [`${name} (${results[i]})`]));
     if (down.length > 0) {
       opts.logger?.warn('not ready', { down });
-      return c.json({ success: false, error: `not ready: ${down.join(', ')} unavailable` }, 503);
+      const named = opts.publicReadiness ? names.filter((_, i) => results[i] !== null) : down;
+      return c.json({ success: false, error: `not ready: ${named.join(', ')} unavailable` }, 503);
     }
     return c.json({ success: true, data: { status: 'ready', checks: Object.fromEntries(names.map((name) => [name, 'ok'])) } });
   });
 
+  if (opts.registry) app.route('/', metricsRoute(opts.registry, opts.logger));
+  return app;
+}
+
+/** `GET /metrics` alone, for a listener apart from the public port. */
+export function metricsRoute(registry: Registry, logger?: Logger): Hono {
+  const app = new Hono();
   app.get('/metrics', async (c) => {
     try {
-      const text = await opts.registry.metrics();
-      return c.body(text, 200, { 'content-type': opts.registry.contentType });
+      const text = await registry.metrics();
+      return c.body(text, 200, { 'content-type': registry.contentType });
     } catch (error) {
-      opts.logger?.error('metrics failed', { error: errorMessage(error) });
+      logger?.error('metrics failed', { error: errorMessage(error) });
       return c.json({ success: false, error: 'metrics unavailable' }, 500);
     }
   });
-
   return app;
 }
 
@@ -75,6 +87,9 @@ export interface HttpServer {
   url: string;
   stop(): Promise<void>;
 }
+
+/** The API's /metrics listener when API_METRICS_PORT is unset (the worker's is 9464, the Temporal SDK's 9465). */
+export const DEFAULT_API_METRICS_PORT = 9466;
 
 /** How long a stopping server lets requests in flight finish. */
 const STOP_GRACE_MS = 2_000;

@@ -134,10 +134,7 @@ export function statusTokenMatches(presented: string, storedHash: string | null)
 /** An error as anyone with the routeId may read it: its words stay, addresses, hashes, amounts and times do not. */
 export function publicError(error: string | null): string | null {
   if (error === null) return null;
-  return error
-    .replace(/0x[0-9a-fA-F]+/g, '0x…')
-    .replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g, '…')
-    .replace(/\d+(?:\.\d+)?/g, '…');
+  return error.replace(/0x[0-9a-fA-F]+|\d{4}-\d{2}-\d{2}T[\d:.]+Z?|\d+(?:\.\d+)?/g, (value) => (value.startsWith('0x') ? '0x…' : '…'));
 }
 
 export function createTransferService(deps: TransferServiceDeps) {

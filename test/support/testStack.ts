@@ -25,7 +25,13 @@ export interface TransferView {
 
 export interface TestStack extends LocalStack {
   dataDir: string;
-  api<T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
+  /**
+   * Calls the API. A GET of a transfer this helper created sends its statusToken (remembered from the create
+   * answer) for the full view; `headers` are added last.
+   */
+  api<T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
+  /** statusToken by routeId, of the transfers api() created. */
+  statusTokens: Map<string, string>;
   chainClient(role: 'source' | 'hub' | 'destination'): PublicClient;
   token(role: 'source' | 'hub' | 'destination', symbol: string): Address;
   balanceOf(role: 'source' | 'hub' | 'destination', symbol: string, owner: Address): Promise<bigint>;
@@ -70,16 +76,29 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     return found.address;
   };
 
+  // The statusToken of every transfer this stack's api() created: its GETs read the full view, as the creator would.
+  const statusTokens = new Map<string, string>();
   return {
     ...stack,
     dataDir,
-    async api(method, route, body) {
+    statusTokens,
+    async api(method, route, body, headers = {}) {
+      const routeId = method === 'GET' ? /^\/api\/private-route\/(rt_[0-9a-f]{32})$/.exec(route)?.[1] : undefined;
+      const statusToken = routeId ? statusTokens.get(routeId) : undefined;
       const response = await fetch(`${stack.apiUrl}${route}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(statusToken ? { authorization: `Bearer ${statusToken}` } : {}),
+          ...headers,
+        },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
-      return { status: response.status, body: (await response.json()) as never };
+      const answer = (await response.json()) as { success?: boolean; data?: { routeId?: unknown; statusToken?: unknown } };
+      if (method === 'POST' && route === '/api/private-route' && typeof answer.data?.routeId === 'string' && typeof answer.data.statusToken === 'string') {
+        statusTokens.set(answer.data.routeId, answer.data.statusToken);
+      }
+      return { status: response.status, body: answer as never };
     },
     chainClient,
     token,
