@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createHash } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { isAddress } from 'viem';
+import { transfers } from '../src/db/schema.ts';
+import { publicError } from '../src/transfers/transferService.ts';
 import { startTestStack, type TestStack } from './support/testStack.ts';
 
 let stack: TestStack;
@@ -219,5 +223,79 @@ describe('POST /api/private-route and GET /api/private-route/:routeId', () => {
     assert.equal(response.status, 404);
     assert.equal(response.body.success, false);
     assert.equal(typeof response.body.error, 'string');
+  });
+});
+
+describe('GET /api/private-route/:routeId: who sees what', () => {
+  /** A GET with exactly these headers (stack.api would add the remembered statusToken). */
+  const getWith = async (routeId: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${stack.apiUrl}/api/private-route/${routeId}`, { headers });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as { success: boolean; data?: Record<string, unknown>; error?: string } };
+  };
+  let routeId: string;
+  let statusToken: string;
+
+  before(async () => {
+    const { status, body } = await stack.api<{ routeId: string; statusToken: string }>('POST', '/api/private-route', { sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT });
+    assert.equal(status, 200, JSON.stringify(body));
+    ({ routeId, statusToken } = body.data!);
+  });
+
+  test('create answers a statusToken (256 random bits) and the database keeps only its SHA-256', async () => {
+    assert.match(statusToken, /^st_[A-Za-z0-9_-]{43}$/);
+    const [row] = await stack.service.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
+    assert.equal(row!.hash, createHash('sha256').update(statusToken).digest('hex'));
+  });
+
+  test('without a token: routeId, status, error and needsAttention only; no address, amount, hash or privacy report', async () => {
+    const { status, headers, body } = await getWith(routeId);
+    assert.equal(status, 200);
+    assert.deepEqual(body, { success: true, data: { routeId, status: 'AWAITING_DEPOSIT', error: null, needsAttention: false } });
+    assert.equal(headers.get('cache-control'), 'no-store');
+  });
+
+  test('the right token, as Bearer or X-Status-Token, reads the full view (which never repeats the token)', async () => {
+    for (const headers of [{ authorization: `Bearer ${statusToken}` }, { 'x-status-token': statusToken }] as Record<string, string>[]) {
+      const { status, body } = await getWith(routeId, headers);
+      assert.equal(status, 200, JSON.stringify(headers));
+      assert.equal(body.data!.userDestinationAddress, RECIPIENT);
+      assert.ok(isAddress(body.data!.depositAddress as string));
+      assert.equal(typeof body.data!.amount, 'string');
+      assert.ok(!('statusToken' in body.data!));
+    }
+  });
+
+  test('a wrong token is a 401 in the envelope, not the public view', async () => {
+    const other = await stack.api<{ statusToken: string }>('POST', '/api/private-route', { sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT });
+    const wrong: Record<string, string>[] = [
+      { authorization: `Bearer ${other.body.data!.statusToken}` },
+      { authorization: `Bearer ${statusToken.slice(0, -1)}${statusToken.endsWith('A') ? 'B' : 'A'}` },
+      { authorization: `Basic ${Buffer.from(`x:${statusToken}`).toString('base64')}` },
+      { 'x-status-token': 'st_guess' },
+      { 'x-status-token': statusToken.toUpperCase() },
+    ];
+    for (const headers of wrong) {
+      const { status, headers: answered, body } = await getWith(routeId, headers);
+      assert.equal(status, 401, JSON.stringify(headers));
+      assert.equal(body.success, false);
+      assert.equal(body.data, undefined);
+      assert.match(body.error!, /statusToken does not match this route/);
+      assert.equal(answered.get('www-authenticate'), 'Bearer');
+    }
+  });
+
+  test('a transfer created before statusTokens (no hash): the public view without a token, 401 with any', async () => {
+    const old = await stack.api<{ routeId: string; statusToken: string }>('POST', '/api/private-route', { sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT });
+    const { routeId: oldId, statusToken: oldToken } = old.body.data!;
+    await stack.service.db.update(transfers).set({ statusTokenHash: null }).where(eq(transfers.routeId, oldId));
+    assert.deepEqual(Object.keys((await getWith(oldId)).body.data!).sort(), ['error', 'needsAttention', 'routeId', 'status']);
+    assert.equal((await getWith(oldId, { authorization: `Bearer ${oldToken}` })).status, 401);
+  });
+
+  test('the public error keeps its words and hides addresses, hashes, amounts and times', () => {
+    const refunded = `deposit too small; refunded 1000000 to 0x000000000000000000000000000000000000bEEF (tx 0x${'ab'.repeat(32)})`;
+    assert.equal(publicError(refunded), 'deposit too small; refunded … to 0x… (tx 0x…)');
+    assert.equal(publicError('no deposit received by the deadline 2026-11-23T01:02:03.456Z'), 'no deposit received by the deadline …');
+    assert.equal(publicError(null), null);
   });
 });

@@ -94,6 +94,13 @@ describe('health and readiness', () => {
     assert.match(body.error, /postgres/);
     assert.match(body.error, /temporal \(no answer within 300 ms\)/);
     assert.doesNotMatch(body.error, /worker/);
+
+    // The API's /readyz is public: it names what is down, not why (a reason can carry a host or address).
+    const publicApp = observabilityRoutes({ checks: { postgres: postgresCheck(database.db), temporal: () => new Promise(() => {}) }, publicReadiness: true, checkTimeoutMs: 300 });
+    const publicAnswer = await publicApp.request('/readyz');
+    assert.equal(publicAnswer.status, 503);
+    assert.deepEqual(await publicAnswer.json(), { success: false, error: 'not ready: postgres, temporal unavailable' });
+    assert.equal((await publicApp.request('/metrics')).status, 404, 'no registry, no /metrics');
   });
 
   test('the spec routes keep their envelope beside the new ones', async () => {
@@ -107,9 +114,25 @@ describe('health and readiness', () => {
 });
 
 describe('metrics', () => {
-  test('API /metrics counts transfers by status from Postgres, and the parked ones', async () => {
+  test('the public API port has no /metrics: 404 in the envelope, nothing of the registry', async () => {
+    const { status, text } = await get(`${stack.apiUrl}/metrics`);
+    assert.equal(status, 404);
+    assert.deepEqual(JSON.parse(text), { success: false, error: 'no such endpoint: GET /metrics' });
+    assert.doesNotMatch(text, /private_route_/);
+  });
+
+  test("the API's internal metrics listener binds METRICS_HOST (loopback by default) and serves only /metrics", async () => {
+    const internal = new URL(stack.apiMetricsUrl);
+    assert.equal(internal.hostname, '127.0.0.1');
+    assert.notEqual(internal.port, new URL(stack.apiUrl).port);
+    const other = await get(`${internal.origin}/api/bridge/chains`);
+    assert.equal(other.status, 404);
+    assert.equal(JSON.parse(other.text).success, false);
+  });
+
+  test('API /metrics (internal listener) counts transfers by status from Postgres, and the parked ones', async () => {
     const text = await waitFor('the transfer in the gauge', async () => {
-      const { status, text, contentType } = await get(`${stack.apiUrl}/metrics`);
+      const { status, text, contentType } = await get(stack.apiMetricsUrl);
       assert.equal(status, 200);
       assert.match(contentType ?? '', /^text\/plain/);
       return sample(text, 'private_route_transfers{status="AWAITING_DEPOSIT"}') === 1 ? text : undefined;
