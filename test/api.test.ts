@@ -2,8 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { isAddress } from 'viem';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isAddress, recoverTransactionAddress } from 'viem';
+import { ACCOUNT_XPUB_VARIABLES, API_FORBIDDEN_SECRETS } from '../src/config.ts';
 import { transfers } from '../src/db/schema.ts';
+import { freePorts } from '../src/devnet/ports.ts';
+import { API_ENV_FILE } from '../src/devnet/stackInfo.ts';
 import { publicError } from '../src/transfers/transferService.ts';
 import { startTestStack, type TestStack } from './support/testStack.ts';
 
@@ -297,5 +303,53 @@ describe('GET /api/private-route/:routeId: who sees what', () => {
     assert.equal(publicError(refunded), 'deposit too small; refunded … to 0x… (tx 0x…)');
     assert.equal(publicError('no deposit received by the deadline 2026-11-23T01:02:03.456Z'), 'no deposit received by the deadline …');
     assert.equal(publicError(null), null);
+  });
+});
+
+describe('the production API entry (src/server.ts) holds no key', { timeout: 60_000 }, () => {
+  test("started with the signer's xpubs and no key, it serves a create whose accounts are the ones the signer signs for", async () => {
+    // What the stack gives an API: its configuration with the xpubs (api-env.json), nothing from this process's environment.
+    const apiEnv = JSON.parse(readFileSync(path.join(stack.dataDir, API_ENV_FILE), 'utf8')) as Record<string, string>;
+    const [port, metricsPort] = (await freePorts(2)) as [number, number];
+    const env: Record<string, string> = { ...apiEnv, PATH: process.env.PATH ?? '', PORT: String(port), API_METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info' };
+    for (const name of [...API_FORBIDDEN_SECRETS, 'SIGNER_URL']) assert.equal(env[name], undefined, name);
+    for (const name of ACCOUNT_XPUB_VARIABLES) assert.match(env[name] ?? '', /^xpub/, name);
+
+    const child = spawn(process.execPath, ['--import', './src/loader/register.mjs', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('api listening')) {
+        assert.equal(child.exitCode, null, `the API exited: ${output}`);
+        assert.ok(Date.now() < deadline, `the API did not start within 30 s: ${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const response = await fetch(`${url}/api/private-route`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT }),
+      });
+      const body = (await response.json()) as { success: boolean; data?: { routeId: string; depositAddress: string; hubAccount: string } };
+      assert.equal(response.status, 200, JSON.stringify(body));
+      const created = body.data!;
+      const [row] = await stack.service.db.select().from(transfers).where(eq(transfers.routeId, created.routeId));
+
+      // The signer process signs for exactly these addresses: a signature it makes for the route's index recovers to them.
+      const own = stack.service.keyring.routeAccounts(row!.accountIndex);
+      const tx = { type: 'eip1559', chainId: source, nonce: 0, to: RECIPIENT, value: 0n, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } as const;
+      const signer = async (account: typeof own.deposit) => recoverTransactionAddress({ serializedTransaction: (await account.signTransaction(tx)) as `0x02${string}` });
+      assert.equal(created.depositAddress, await signer(own.deposit));
+      assert.equal(created.hubAccount, await signer(own.hub));
+      assert.equal(row!.exitAccount, await signer(own.exit));
+      // Its log shows the configuration, never the xpubs (they link a route's deposit, hub and exit addresses).
+      for (const name of ACCOUNT_XPUB_VARIABLES) assert.ok(!output.includes(env[name]!), `${name} was logged`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 });
