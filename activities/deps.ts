@@ -52,6 +52,8 @@ export interface ActivityDeps {
   depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
+  /** OPERATOR_ALLOWED_DESTINATIONS: where operators may send a route's funds besides its refundAddress and recipient. */
+  operatorAllowedDestinations?: readonly string[];
 }
 
 /** The notifier the watchers signal through; only a worker has one (startTransferWorker adds it). */

@@ -5,6 +5,7 @@ import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema.ts';
 import { formatAmount, parseAmount } from '../src/money/amount.ts';
+import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
@@ -42,38 +43,85 @@ export function fundsActivities(deps: ActivityDeps) {
      * never a second refund. Before a new refund is signed, the route's earlier refunds (other keys: runs that gave
      * up or crashed) are settled; one that mined unbooked is booked and returned instead (`earlier`).
      */
-    async refundDeposit(input: { routeId: string; to: Address; key: string; token?: Address }): Promise<RefundResult> {
+    async refundDeposit(input: RefundInput): Promise<RefundResult> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
-      if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
-      const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
+      if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
       const step = `refund:${input.key}`;
       const signed = await deps.sender.intent(input.routeId, step);
-      if (!signed) {
-        await refuseWhileSendsPending(deps, route.routeId, route.sourceChainId, deposit.address, 'refund again');
-        const earlier = await settleEarlierRefunds(deps, route, deposit, step);
-        if (earlier) return earlier;
+      // A refund this run signed passed the checks before it was signed; a retry settles it, even once its row is done.
+      if (!signed) await checkRefund(deps, route, input);
+      try {
+        const result = await refund(route, input, step, signed);
+        if (input.actionId) await finishAction(deps.db, input.actionId, 'done', `refunded ${result.amount} to ${result.to ?? input.to} (tx ${result.txHash})${result.earlier ? ` by the earlier run refund:${result.earlier}` : ''}`);
+        return result;
+      } catch (error) {
+        // Final refusals end the audit row here; a retryable error leaves it to the next attempt (or to flagRoute).
+        if (input.actionId && error instanceof ApplicationFailure && error.nonRetryable) await finishAction(deps.db, input.actionId, 'refused', error.message);
+        throw error;
       }
-      // The token given (a stray of another ERC-20), else the source token, else another token held there.
-      const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
-      if (!signed) {
-        const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
-        if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
-        refuseDust(deps, route, token, balance);
-        await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
-        const current = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
-        await deps.sender.send({
-          routeId: input.routeId,
-          step,
-          chainId: route.sourceChainId,
-          account: deposit,
-          to: token,
-          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [input.to, current] }),
-        });
-      }
-      const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
-      return bookRefund(deps, route, input.key, txHash, receipt);
     },
   };
+
+  async function refund(route: Route, input: RefundInput, step: string, signed: unknown): Promise<RefundResult> {
+    const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
+    if (!signed) {
+      await refuseWhileSendsPending(deps, route.routeId, route.sourceChainId, deposit.address, 'refund again');
+      const earlier = await settleEarlierRefunds(deps, route, deposit, step);
+      if (earlier) return earlier;
+    }
+    // The token given (a stray of another ERC-20), else the source token, else another token held there.
+    const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
+    if (!signed) {
+      const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+      if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
+      refuseDust(deps, route, token, balance);
+      await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
+      const current = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+      await deps.sender.send({
+        routeId: input.routeId,
+        step,
+        chainId: route.sourceChainId,
+        account: deposit,
+        to: token,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [input.to, current] }),
+      });
+    }
+    const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
+    return bookRefund(deps, route, input.key, txHash, receipt);
+  }
+}
+
+export interface RefundInput {
+  routeId: string;
+  to: Address;
+  key: string;
+  token?: Address;
+  /** The operator's audit row (routectl refund); absent for the service's own refunds, which go only to the refundAddress. */
+  actionId?: number;
+}
+
+/**
+ * Who may refund what, checked by the activity so that a refund workflow started straight in Temporal is held to it.
+ * An operator's refund (with its audit row): a finished route, to an allowed destination. The service's own refunds
+ * (stray deposits, an underpayment at the deadline): only to the route's refundAddress, as the projection has it.
+ */
+async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput): Promise<void> {
+  const finished = route.status === 'COMPLETED' || route.status === 'FAILED';
+  if (input.actionId === undefined) {
+    if (!route.refundAddress || route.refundAddress.toLowerCase() !== input.to.toLowerCase()) {
+      throw await refuseAction(deps.db, undefined, `refused: a refund without an operator action goes only to route ${route.routeId}'s refundAddress (${route.refundAddress ?? 'none'}), not ${input.to}; an operator refunds with routectl refund ${route.routeId} --to <address> --reason "…"`);
+    }
+    // The route's own workflow refunds an underpayment at its deposit deadline, before it ends FAILED.
+    const underpaidAtDeadline = input.key === 'underpaid' && route.status === 'AWAITING_DEPOSIT' && Date.now() >= route.depositDeadline.getTime() - 60_000;
+    if (!finished && !underpaidAtDeadline) throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route is refunded`);
+    return;
+  }
+  await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });
+  if (!finished) {
+    throw await refuseAction(deps.db, input.actionId, `refused: route ${route.routeId} is ${route.status}; only a finished route (COMPLETED or FAILED) is refunded. End it first: routectl fail ${route.routeId} --reason "…"`);
+  }
+  const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
+  if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
 }
 
 /** A refund as booked: `earlier` when it was signed by an earlier refund run (key) of the route, to its `to`. */

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { LocalAccount } from 'viem';
 import { type Intent, VoidRefusedError } from '../src/chain/txSender.ts';
 import { transfers } from '../src/db/schema.ts';
+import { finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /** What an operator sees of an intent after a void or cancel. */
@@ -34,6 +35,13 @@ export function intentActivities(deps: ActivityDeps) {
     throw ApplicationFailure.nonRetryable(`no key of this worker signs for ${row.fromAddress} (intent #${row.id})`, 'VoidRefused');
   }
 
+  /** The operator's audit row for voiding this intent, checked here so that a void workflow started in Temporal needs one. */
+  async function requireVoidAction(input: { intentId: number; actionId?: number }): Promise<Intent | null> {
+    const row = await deps.sender.get(input.intentId);
+    await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'void', routeId: row?.routeId ?? null, params: { intentId: input.intentId } });
+    return row;
+  }
+
   return {
     /**
      * A route is ending: its sends that no node has (recorded, then never broadcast) must not be pushed out by a
@@ -44,23 +52,35 @@ export function intentActivities(deps: ActivityDeps) {
       return voided.length;
     },
 
-    /** `routectl void`: voids an intent whose nonce is used by another transaction; refuses while it may still mine. */
-    async voidIntent(input: { intentId: number; reason: string }): Promise<IntentSummary> {
+    /**
+     * `routectl void`: voids an intent whose nonce is used by another transaction; refuses while it may still mine.
+     * Only as the operator's audit row `actionId` asked (this intent), which ends done or refused here.
+     */
+    async voidIntent(input: { intentId: number; reason: string; actionId?: number }): Promise<IntentSummary> {
+      await requireVoidAction(input);
       try {
-        return summary(await deps.sender.void(input.intentId, `operator: ${input.reason}`));
+        const voided = summary(await deps.sender.void(input.intentId, `operator: ${input.reason}`));
+        if (input.actionId) await finishAction(deps.db, input.actionId, 'done', `intent #${voided.id} (${voided.step}) voided`);
+        return voided;
       } catch (error) {
-        throw refused(error);
+        const failure = refused(error);
+        if (failure instanceof ApplicationFailure && input.actionId) await finishAction(deps.db, input.actionId, 'refused', failure.message);
+        throw failure;
       }
     },
 
     /** `routectl void --cancel`: a 0-value self-send at the intent's nonce, with higher fees, so that it can never mine. */
-    async cancelIntent(input: { intentId: number }): Promise<{ replaced: boolean; txHash: string }> {
-      const row = await deps.sender.get(input.intentId);
-      if (!row) throw ApplicationFailure.nonRetryable(`there is no intent #${input.intentId}`, 'VoidRefused');
+    async cancelIntent(input: { intentId: number; actionId?: number }): Promise<{ replaced: boolean; txHash: string }> {
+      const row = await requireVoidAction(input);
+      if (!row) throw await refuseAction(deps.db, input.actionId, `there is no intent #${input.intentId}`, 'VoidRefused');
       try {
-        return await deps.sender.cancel(row.id, await signerOf(row));
+        const cancel = await deps.sender.cancel(row.id, await signerOf(row));
+        if (!cancel.replaced && input.actionId) await finishAction(deps.db, input.actionId, 'refused', `intent #${row.id} mined before its replacement did; nothing voided`);
+        return cancel;
       } catch (error) {
-        throw refused(error);
+        const failure = refused(error);
+        if (failure instanceof ApplicationFailure && input.actionId) await finishAction(deps.db, input.actionId, 'refused', failure.message);
+        throw failure;
       }
     },
   };

@@ -1,9 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, gte, inArray } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, transfers } from '../src/db/schema.ts';
+import { ledgerEntries, operatorActions, transfers } from '../src/db/schema.ts';
+import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
@@ -20,6 +21,13 @@ export interface Recovered {
   txHash: string;
 }
 
+/** What each recovery step carries: the route, where its funds go, and the operator's audit row that asked for it. */
+export interface RecoverStepInput {
+  routeId: string;
+  to: Address;
+  actionId?: number;
+}
+
 /**
  * `routectl recover`: moves what a FAILED route still holds on the hub chain to an address the operator names.
  * The pool note goes back to the hub account (ragequit), then the hub and exit accounts each send their whole
@@ -29,10 +37,19 @@ export interface Recovered {
  * A recorded send that reverted moved nothing: it is passed over (booked nothing) and the next index decides anew.
  */
 export function recoverActivities(deps: ActivityDeps) {
-  async function failedRoute(routeId: string) {
-    const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
-    if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${routeId}`, 'UnknownRoute');
-    if (route.status !== 'FAILED') throw ApplicationFailure.nonRetryable(`route ${routeId} is ${route.status}; only a FAILED route's funds are recovered`, 'RouteNotFailed');
+  /**
+   * The checks of every recovery step, made here so that a recover workflow started straight in Temporal is held to
+   * them: the operator's audit row for this route and destination, a FAILED route, an allowed destination.
+   */
+  async function failedRoute(input: RecoverStepInput) {
+    const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+    await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params: { to: input.to } });
+    if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
+    if (route.status !== 'FAILED') {
+      throw await refuseAction(deps.db, input.actionId, `route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`, 'RouteNotFailed');
+    }
+    const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
+    if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
     return route;
   }
 
@@ -42,10 +59,22 @@ export function recoverActivities(deps: ActivityDeps) {
       .filter((log) => isAddressEqual(log.address, token) && isAddressEqual(log.args.from, from))
       .reduce((sum, log) => sum + log.args.value, 0n);
 
+  /** What the recovery of audit row `actionId` booked (ledger entries since the row was written), and what is left. */
+  async function recoveryDetail(actionId: number, routeId: string, held: HeldFunds[]): Promise<string> {
+    const [action] = await deps.db.select({ createdAt: operatorActions.createdAt }).from(operatorActions).where(eq(operatorActions.id, actionId));
+    const booked = await deps.db
+      .select()
+      .from(ledgerEntries)
+      .where(and(eq(ledgerEntries.routeId, routeId), inArray(ledgerEntries.kind, ['recovered', 'ragequit']), gte(ledgerEntries.createdAt, action?.createdAt ?? new Date(0))));
+    const moved = booked.map((e) => `${e.entryKey} ${e.amount} (tx ${e.txHash ?? '?'})`).join(', ') || 'nothing moved';
+    const left = held.map((h) => `${h.amount} at ${h.place}`).join(', ');
+    return `${moved}${left ? `; still holds ${left}` : ''}`;
+  }
+
   return {
     /** The route's unspent pool note back to its hub account (ragequit, as when it failed); null when there is none. */
-    async recoverPoolNote(input: { routeId: string }): Promise<Recovered | null> {
-      const route = await failedRoute(input.routeId);
+    async recoverPoolNote(input: RecoverStepInput): Promise<Recovered | null> {
+      const route = await failedRoute(input);
       const plan = { routeId: route.routeId, accountIndex: route.accountIndex, hubChainId: route.hubChainId, hubToken: route.hubToken as Address };
       const returned = await poolActivities(deps).ragequit(plan);
       if (!returned) return null;
@@ -57,8 +86,8 @@ export function recoverActivities(deps: ActivityDeps) {
     },
 
     /** Sends everything the route's hub or exit account holds of the hub token to `to`. */
-    async recoverAccount(input: { routeId: string; place: 'hub' | 'exit'; to: Address }): Promise<Recovered[]> {
-      const route = await failedRoute(input.routeId);
+    async recoverAccount(input: RecoverStepInput & { place: 'hub' | 'exit' }): Promise<Recovered[]> {
+      const route = await failedRoute(input);
       const accounts = deps.keyring.routeAccounts(route.accountIndex);
       const from = input.place === 'hub' ? accounts.hub : accounts.exit;
       // Gas as for the route's own sends: the gas account before the pool, the pool's relayer after it.
@@ -96,8 +125,11 @@ export function recoverActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Records where the route's funds are now; the route needs attention only while it still holds some. */
-    async refreshHeldFunds(input: { routeId: string }): Promise<HeldFunds[]> {
+    /**
+     * Records where the route's funds are now; the route needs attention only while it still holds some. The last
+     * step of a recovery: its audit row (`actionId`) is done, with what the recovery booked.
+     */
+    async refreshHeldFunds(input: { routeId: string; actionId?: number }): Promise<HeldFunds[]> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
       if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
       const held = await fundsActivities(deps).locateFunds({
@@ -115,12 +147,17 @@ export function recoverActivities(deps: ActivityDeps) {
         .update(transfers)
         .set({ heldFunds: held.length > 0 ? held : null, needsAttention: held.length > 0, lastError: held.length > 0 ? 'the route holds funds; see heldFunds' : null })
         .where(eq(transfers.routeId, route.routeId));
+      if (input.actionId) await finishAction(deps.db, input.actionId, 'done', await recoveryDetail(input.actionId, route.routeId, held));
       return held;
     },
 
-    /** A finished route needs an operator (a refund or recovery that gave up): listed by `routectl list --stuck`. */
-    async flagRoute(input: { routeId: string; error: string }): Promise<void> {
+    /**
+     * A finished route needs an operator (a refund or recovery that gave up): listed by `routectl list --stuck`.
+     * The operator's audit row of the refund or recovery, when there is one, ends `failed` with the same note.
+     */
+    async flagRoute(input: { routeId: string; error: string; actionId?: number }): Promise<void> {
       await deps.db.update(transfers).set({ needsAttention: true, lastError: input.error }).where(eq(transfers.routeId, input.routeId));
+      if (input.actionId) await finishAction(deps.db, input.actionId, 'failed', input.error);
     },
   };
 }

@@ -8,6 +8,19 @@ import type { TransferState } from './types.ts';
 export const retryUpdate = defineUpdate<string>('retry');
 export const failUpdate = defineUpdate<string, [{ reason: string }]>('fail');
 
+/**
+ * The same two updates as routectl sends them: with who asks, why, and their audit row (operator_actions), so that
+ * the route's history names them. The handlers act on the decision alone (fail reads `reason`).
+ */
+export const operatorRetryUpdate = defineUpdate<string, [OperatorUpdateInput]>('retry');
+export const operatorFailUpdate = defineUpdate<string, [OperatorUpdateInput]>('fail');
+
+export interface OperatorUpdateInput {
+  operator: string;
+  reason: string;
+  actionId: number;
+}
+
 /** The workflow's own view: status, current step, parked step and its last error. */
 export const stateQuery = defineQuery<TransferState>('state');
 

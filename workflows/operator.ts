@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
 import type { IntentSummary } from '../activities/intents.ts';
 import type { Recovered } from '../activities/recover.ts';
@@ -10,7 +10,7 @@ export const recoverWorkflowId = (routeId: string) => `${routeId}:recover`;
 export const voidIntentWorkflowId = (intentId: number) => `void-intent:${intentId}`;
 
 /** Errors a retry cannot change: the operator reads them and decides. */
-const FINAL = ['UnknownRoute', 'RouteNotFailed', 'VoidRefused', 'TransactionRevertedError', 'NonceConsumedError'];
+const FINAL = ['UnknownRoute', 'RouteNotFailed', 'VoidRefused', 'OperatorActionRefused', 'TransactionRevertedError', 'NonceConsumedError'];
 
 /** Moves money: a few tries within a time budget, then the route is flagged for an operator. */
 const moves = proxyActivities<TransferActivities>({
@@ -31,6 +31,10 @@ const bookkeeping = proxyActivities<TransferActivities>({
 export interface RecoverInput {
   routeId: string;
   to: Address;
+  /** The operator's audit row (operator_actions) that asked for this recovery; the activities require it. */
+  actionId?: number;
+  operator?: string;
+  reason?: string;
 }
 
 export interface RecoverResult {
@@ -47,15 +51,23 @@ export interface RecoverResult {
 export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResult> {
   try {
     const recovered: Recovered[] = [];
-    const pool = await moves.recoverPoolNote({ routeId: input.routeId });
+    const step = { routeId: input.routeId, to: input.to, actionId: input.actionId };
+    const pool = await moves.recoverPoolNote(step);
     if (pool) recovered.push(pool);
-    for (const place of ['hub', 'exit'] as const) recovered.push(...(await moves.recoverAccount({ routeId: input.routeId, place, to: input.to })));
-    const held = await bookkeeping.refreshHeldFunds({ routeId: input.routeId });
-    log.info('route funds recovered', { routeId: input.routeId, moves: recovered.length });
+    for (const place of ['hub', 'exit'] as const) recovered.push(...(await moves.recoverAccount({ ...step, place })));
+    const held = await bookkeeping.refreshHeldFunds({ routeId: input.routeId, actionId: input.actionId });
+    log.info('route funds recovered', { routeId: input.routeId, moves: recovered.length, actionId: input.actionId });
     return { recovered, held };
   } catch (error) {
     const cause = causeOf(error);
-    await bookkeeping.flagRoute({ routeId: input.routeId, error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again` });
+    // A refused operator check (no audit row, a destination not allowed, a route not FAILED) says nothing about the
+    // route's funds: no flag. Runs from before the checks never failed with OperatorActionRefused; they did flag a
+    // route that was not FAILED, so that change is versioned.
+    const refusal = typeOf(error);
+    if (refusal === 'OperatorActionRefused' || (refusal === 'RouteNotFailed' && patched('recover-refusal-unflagged'))) {
+      throw ApplicationFailure.nonRetryable(cause, refusal);
+    }
+    await bookkeeping.flagRoute({ routeId: input.routeId, error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again`, actionId: input.actionId });
     throw ApplicationFailure.nonRetryable(`recovery stopped: ${cause}`, 'RecoveryFailed');
   }
 }
@@ -65,6 +77,9 @@ export interface VoidIntentInput {
   /** First replace it with a 0-value self-send at its nonce (it may still mine otherwise). */
   cancel: boolean;
   reason: string;
+  /** The operator's audit row (operator_actions) that asked for this void; the activities require it. */
+  actionId?: number;
+  operator?: string;
 }
 
 /** `routectl void`: workflow id `void-intent:<id>`; runs in the worker, which holds the keys a cancel needs. */
@@ -72,15 +87,20 @@ export async function voidIntentWorkflow(input: VoidIntentInput): Promise<{ inte
   try {
     let cancelTxHash: string | null = null;
     if (input.cancel) {
-      const cancel = await moves.cancelIntent({ intentId: input.intentId });
+      const cancel = await moves.cancelIntent({ intentId: input.intentId, actionId: input.actionId });
       if (!cancel.replaced) return { intent: null, cancelTxHash: null, originalMined: true };
       cancelTxHash = cancel.txHash;
     }
-    return { intent: await moves.voidIntent({ intentId: input.intentId, reason: input.reason }), cancelTxHash, originalMined: false };
+    return { intent: await moves.voidIntent({ intentId: input.intentId, reason: input.reason, actionId: input.actionId }), cancelTxHash, originalMined: false };
   } catch (error) {
-    const refused = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'VoidRefused';
+    const refused = typeOf(error) === 'VoidRefused' || typeOf(error) === 'OperatorActionRefused';
     throw ApplicationFailure.nonRetryable(causeOf(error), refused ? 'VoidRefused' : 'VoidFailed');
   }
+}
+
+/** The type of an activity's own ApplicationFailure, if that is what failed. */
+function typeOf(error: unknown): string | null {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? null) : null;
 }
 
 /** The innermost message: an activity's own failure rather than "Activity task failed". */

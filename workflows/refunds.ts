@@ -13,7 +13,7 @@ const activities = proxyActivities<TransferActivities>({
 /** A refund moves money: a few tries within a time budget, then the route is flagged for an operator (never retried forever). */
 export const REFUND_MAX_ATTEMPTS = 5;
 /** Refusals a retry cannot change; the first two need no operator either. */
-const REFUND_FINAL = ['NothingToRefund', 'RefundBelowMinimum', 'UnknownRoute', 'RouteSendPending', 'TransactionRevertedError', 'NonceConsumedError'];
+const REFUND_FINAL = ['NothingToRefund', 'RefundBelowMinimum', 'UnknownRoute', 'RouteSendPending', 'OperatorActionRefused', 'TransactionRevertedError', 'NonceConsumedError'];
 const refunds = proxyActivities<TransferActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '10 seconds',
@@ -33,6 +33,9 @@ export interface RefundInput {
   reason: string;
   /** The token to refund when it is not the route's source token (a deposit of another ERC-20). */
   token?: Address;
+  /** An operator's refund (routectl refund): its audit row in operator_actions, which the activity requires. */
+  actionId?: number;
+  operator?: string;
 }
 
 /**
@@ -45,14 +48,16 @@ export interface RefundInput {
 export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string; to?: string; earlier?: string }> {
   let refund: { amount: string; txHash: string; to?: string; earlier?: string };
   try {
-    refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token });
+    refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token, actionId: input.actionId });
   } catch (error) {
     // Runs before this change retried forever and never got here.
     if (!patched('refund-attempt-limit')) throw error;
     const cause = error instanceof ActivityFailure && error.cause ? error.cause : (error as Error);
     const type = cause instanceof ApplicationFailure ? cause.type : null;
-    if (type !== 'NothingToRefund' && type !== 'RefundBelowMinimum') {
-      await activities.flagRoute({ routeId: input.routeId, error: refundFailedNote(input.to, cause.message) });
+    // A refused operator check says nothing about the route's funds: no flag. Runs from before the checks never
+    // failed with this type, so their histories replay unchanged.
+    if (type !== 'NothingToRefund' && type !== 'RefundBelowMinimum' && type !== 'OperatorActionRefused') {
+      await activities.flagRoute({ routeId: input.routeId, error: refundFailedNote(input.to, cause.message), actionId: input.actionId });
     }
     throw ApplicationFailure.nonRetryable(cause.message, type ?? 'RefundFailed');
   }

@@ -1,10 +1,12 @@
+import os from 'node:os';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { and, asc, desc, eq, inArray, isNotNull, type SQL } from 'drizzle-orm';
 import { isAddress } from 'viem';
 import { senderQueues } from '../chain/txSender.ts';
-import { ledgerEntries, transfers } from '../db/schema.ts';
+import { ledgerEntries, transfers, txIntents } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
-import { failUpdate, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
+import { finishAction, listActions, OPERATOR_REFUSED, type OperatorAction, type OperatorActionKind, requestAction } from '../operators/audit.ts';
+import { operatorFailUpdate, operatorRetryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
 import { REFUND_WORKFLOW_TYPE, TRANSFER_STATUSES, type TransferState } from '../../workflows/types.ts';
@@ -12,6 +14,58 @@ import type { IntentSummary } from '../../activities/intents.ts';
 import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
+
+/** Who runs a mutating command, and why: written to operator_actions with the action. */
+export interface Operator {
+  operator: string;
+  reason: string;
+  /** Where the identity came from: --operator, ROUTECTL_OPERATOR, or the login (user@host) when neither is given. */
+  identity: 'flag' | 'env' | 'os';
+}
+
+/**
+ * The operator of a mutating command. --operator, else ROUTECTL_OPERATOR, else the login as user@host: declared, not
+ * proven (whoever reaches Postgres and Temporal can write any name), but never blank, and the audit row says which.
+ * The reason is required: an action nobody can explain later is not taken.
+ */
+export function operatorOf(command: string, flags: { operator?: string; reason?: string }, env: NodeJS.ProcessEnv = process.env): Operator {
+  const reason = flags.reason?.trim();
+  if (!reason) {
+    throw usageError(`${command} needs --reason "…": why you do it, recorded in the audit log (routectl actions) with your identity (--operator <name> or ROUTECTL_OPERATOR)`);
+  }
+  if (reason.length > 500) throw usageError('--reason is at most 500 characters');
+  const declared = flags.operator !== undefined ? { name: flags.operator.trim(), identity: 'flag' as const } : env.ROUTECTL_OPERATOR ? { name: env.ROUTECTL_OPERATOR.trim(), identity: 'env' as const } : null;
+  if (declared && !/^[^\s\p{C}][^\p{C}]{0,119}$/u.test(declared.name)) {
+    throw usageError(`${declared.identity === 'flag' ? '--operator' : 'ROUTECTL_OPERATOR'} must be a name of 1-120 printable characters, e.g. alice@example.com`);
+  }
+  if (declared) return { operator: declared.name, reason, identity: declared.identity };
+  return { operator: `${os.userInfo().username}@${os.hostname()}`, reason, identity: 'os' };
+}
+
+/**
+ * Runs one operator action with its audit row: written ahead (requested), ended after (done with `detail`, refused
+ * when it was not allowed now, failed otherwise). An activity that checked the action may have ended it first, with
+ * its own detail; that stands.
+ */
+async function audited<T>(
+  ctx: OperatorContext,
+  who: Operator,
+  action: { routeId: string | null; action: OperatorActionKind; params?: Record<string, unknown> },
+  run: (actionId: number) => Promise<{ value: T; detail: string }>,
+): Promise<T> {
+  const actionId = await requestAction(ctx.db, { ...action, operator: who.operator, reason: who.reason, params: { ...action.params, identity: who.identity } });
+  try {
+    const { value, detail } = await run(actionId);
+    await finishAction(ctx.db, actionId, 'done', detail);
+    return value;
+  } catch (error) {
+    const refused = error instanceof CliError && error.exitCode === 4;
+    await finishAction(ctx.db, actionId, refused ? 'refused' : 'failed', error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+const request = (who: Operator, actionId: number) => ({ operator: who.operator, reason: who.reason, actionId });
 
 export async function list(ctx: OperatorContext, opts: { status?: string; stuck: boolean; json: boolean; limit: number }): Promise<void> {
   const filters: SQL[] = [];
@@ -53,7 +107,8 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
     (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
   );
   const state: TransferState | null = 'status' in workflow && workflow.status === 'RUNNING' ? await handle.query(stateQuery).catch(() => null) : null;
-  if (json) return print({ transfer: row, workflow: { ...workflow, state }, ledger });
+  const actions = await listActions(ctx.db, { routeId, limit: 50 });
+  if (json) return print({ transfer: row, workflow: { ...workflow, state }, ledger, actions });
 
   print(`route       ${row.routeId}`);
   print(`status      ${row.status}${row.error ? `  (${row.error})` : ''}`);
@@ -71,12 +126,39 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   for (const held of row.heldFunds ?? []) print(`held        ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
   print('ledger:');
   for (const entry of ledger) print(`  ${entry.entryKey.padEnd(22)} ${entry.amount.padStart(24)}  chain ${entry.chainId}  ${entry.txHash ?? ''}`);
+  print(actions.length > 0 ? 'operator actions (newest first):' : 'operator actions: none');
+  for (const action of actions) print(`  ${actionLine(action)}`);
+}
+
+/** `routectl actions`: the audit log, newest first. */
+export async function actions(ctx: OperatorContext, filter: { routeId?: string; operator?: string; limit: number; json: boolean }): Promise<void> {
+  const rows = await listActions(ctx.db, filter);
+  if (filter.json) return print(rows);
+  if (rows.length === 0) return print('no operator actions match');
+  for (const row of rows) print(`${row.routeId ?? '-'}  ${actionLine(row)}`);
+}
+
+function actionLine(row: OperatorAction): string {
+  const params = Object.entries(row.params)
+    .filter(([key]) => key !== 'identity')
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(' ');
+  const identity = row.params.identity === 'os' ? ' (login)' : '';
+  return `#${row.id}  ${row.createdAt.toISOString()}  ${row.operator}${identity}  ${row.action}${params ? ` ${params}` : ''}  "${row.reason}"  ${row.outcome}${row.detail ? `: ${row.detail}` : ''}`;
 }
 
 async function assertNotTerminal(ctx: OperatorContext, routeId: string, verb: string) {
   const row = await loadRoute(ctx, routeId);
   if (TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; nothing to ${verb}`);
   return row;
+}
+
+async function retryOne(ctx: OperatorContext, who: Operator, routeId: string, params: Record<string, unknown> = {}): Promise<string> {
+  return audited(ctx, who, { routeId, action: 'retry', params }, async (actionId) => {
+    await assertNotTerminal(ctx, routeId, 'retry');
+    const result = await update(() => ctx.temporal.workflow.getHandle(routeId).executeUpdate(operatorRetryUpdate, { args: [request(who, actionId)] }));
+    return { value: result, detail: result };
+  });
 }
 
 async function update(run: () => Promise<string>): Promise<string> {
@@ -88,17 +170,16 @@ async function update(run: () => Promise<string>): Promise<string> {
   }
 }
 
-export async function retry(ctx: OperatorContext, routeId: string): Promise<void> {
-  await assertNotTerminal(ctx, routeId, 'retry');
-  const result = await update(() => ctx.temporal.workflow.getHandle(routeId).executeUpdate(retryUpdate));
-  print(`${routeId}: ${result}`);
+export async function retry(ctx: OperatorContext, who: Operator, routeId: string): Promise<void> {
+  await loadRoute(ctx, routeId);
+  print(`${routeId}: ${await retryOne(ctx, who, routeId)}`);
 }
 
 /**
  * Retries every parked transfer that matches the filters (after a provider outage parked many at once).
  * Each gets the same `retry` update as `routectl retry`; one that is no longer parked is reported and skipped.
  */
-export async function retryAllParked(ctx: OperatorContext, filter: { step?: string; status?: string; error?: string; dryRun: boolean }): Promise<void> {
+export async function retryAllParked(ctx: OperatorContext, who: Operator | null, filter: { step?: string; status?: string; error?: string; dryRun: boolean }): Promise<void> {
   const conditions: SQL[] = [eq(transfers.needsAttention, true), isNotNull(transfers.parkedStep)];
   if (filter.step) conditions.push(eq(transfers.parkedStep, filter.step));
   if (filter.status) conditions.push(eq(transfers.status, filter.status.toUpperCase()));
@@ -112,12 +193,12 @@ export async function retryAllParked(ctx: OperatorContext, filter: { step?: stri
   if (parked.length === 0) return print('no parked transfers match');
   let retried = 0;
   for (const row of parked) {
-    if (filter.dryRun) {
+    if (filter.dryRun || !who) {
       print(`${row.routeId}: would retry ${row.parkedStep}`);
       continue;
     }
     try {
-      print(`${row.routeId}: ${await update(() => ctx.temporal.workflow.getHandle(row.routeId).executeUpdate(retryUpdate))}`);
+      print(`${row.routeId}: ${await retryOne(ctx, who, row.routeId, { step: row.parkedStep, allParked: true })}`);
       retried += 1;
     } catch (error) {
       print(`${row.routeId}: not retried: ${error instanceof Error ? error.message : String(error)}`);
@@ -127,39 +208,48 @@ export async function retryAllParked(ctx: OperatorContext, filter: { step?: stri
   if (retried < parked.length && !filter.dryRun) throw new CliError(`${parked.length - retried} parked transfers were not retried`, 1);
 }
 
-export async function fail(ctx: OperatorContext, routeId: string, reason: string | undefined): Promise<void> {
-  if (!reason?.trim()) throw usageError('fail needs --reason "…"');
-  await assertNotTerminal(ctx, routeId, 'fail');
-  await update(() => ctx.temporal.workflow.getHandle(routeId).executeUpdate(failUpdate, { args: [{ reason }] }));
-  const row = await waitForTerminal(ctx, routeId, 30_000);
+export async function fail(ctx: OperatorContext, who: Operator, routeId: string): Promise<void> {
+  await loadRoute(ctx, routeId);
+  const row = await audited(ctx, who, { routeId, action: 'fail' }, async (actionId) => {
+    await assertNotTerminal(ctx, routeId, 'fail');
+    await update(() => ctx.temporal.workflow.getHandle(routeId).executeUpdate(operatorFailUpdate, { args: [request(who, actionId)] }));
+    const ended = await waitForTerminal(ctx, routeId, 30_000);
+    return { value: ended, detail: `${ended.status}${ended.error ? ` (${ended.error})` : ''}` };
+  });
   print(`${routeId}: ${row.status}${row.error ? ` (${row.error})` : ''}`);
   for (const held of row.heldFunds ?? []) print(`  holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
   if (row.heldFunds?.length) print(`move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --to <address> (hub, pool, exit)`);
 }
 
-export async function refund(ctx: OperatorContext, routeId: string, to: string | undefined): Promise<void> {
+export async function refund(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
   if (!to || !isAddress(to, { strict: true })) throw usageError('refund needs --to <0x address>');
   const row = await loadRoute(ctx, routeId);
-  if (!TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
-  if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
-  const result = await runWorkflow<{ amount: string; txHash: string; to?: string; earlier?: string }>(
-    ctx,
-    REFUND_WORKFLOW_TYPE,
-    refundWorkflowId(routeId),
-    { routeId, to, reason: 'operator refund' },
-    `a refund of ${routeId} is already running`,
-  );
+  const result = await audited(ctx, who, { routeId, action: 'refund', params: { to } }, async (actionId) => {
+    if (!TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
+    if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
+    const refunded = await runWorkflow<{ amount: string; txHash: string; to?: string; earlier?: string }>(
+      ctx,
+      REFUND_WORKFLOW_TYPE,
+      refundWorkflowId(routeId),
+      { routeId, to, ...request(who, actionId) },
+      `a refund of ${routeId} is already running`,
+    );
+    return { value: refunded, detail: `refunded ${refunded.amount} to ${refunded.to ?? to} (tx ${refunded.txHash})` };
+  });
   // An earlier refund run's refund that mined unbooked is booked and reported instead of signing a second one.
   if (result.earlier) print(`${routeId}: an earlier refund (refund:${result.earlier}) had sent ${result.amount} to ${result.to}; booked now, nothing new was sent (tx ${result.txHash})`);
   else print(`${routeId}: refunded ${result.amount} to ${result.to ?? to} (tx ${result.txHash})`);
 }
 
 /** `routectl recover`: a FAILED route's funds at its hub account, pool note (ragequit) and exit account go to `to`. */
-export async function recover(ctx: OperatorContext, routeId: string, to: string | undefined): Promise<void> {
+export async function recover(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
   if (!to || !isAddress(to, { strict: true })) throw usageError('recover needs --to <0x address on the hub chain>');
   const row = await loadRoute(ctx, routeId);
-  if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
-  const result = await runWorkflow<RecoverResult>(ctx, RECOVER_WORKFLOW_TYPE, recoverWorkflowId(routeId), { routeId, to }, `a recovery of ${routeId} is already running`);
+  const result = await audited(ctx, who, { routeId, action: 'recover', params: { to } }, async (actionId) => {
+    if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
+    const recovered = await runWorkflow<RecoverResult>(ctx, RECOVER_WORKFLOW_TYPE, recoverWorkflowId(routeId), { routeId, to, ...request(who, actionId) }, `a recovery of ${routeId} is already running`);
+    return { value: recovered, detail: recovered.recovered.map((m) => `${m.key} ${m.amount} (tx ${m.txHash})`).join(', ') || 'nothing held at hub, pool or exit' };
+  });
   if (result.recovered.length === 0) print(`${routeId}: nothing held at the hub account, in the pool or at the exit account`);
   for (const moved of result.recovered) {
     if (moved.place === 'pool') print(`${routeId}: pool note of ${moved.amount} back to the hub account (ragequit, tx ${moved.txHash})`);
@@ -197,24 +287,28 @@ export async function senders(ctx: OperatorContext, json: boolean): Promise<void
 }
 
 /** `routectl void`: ends an intent that can never mine (or first makes sure of that with a 0-value replacement). */
-export async function voidIntent(ctx: OperatorContext, idArg: string, opts: { cancel: boolean; reason: string | undefined }): Promise<void> {
+export async function voidIntent(ctx: OperatorContext, who: Operator, idArg: string, opts: { cancel: boolean }): Promise<void> {
   const id = Number(idArg);
   if (!/^\d+$/.test(idArg) || !Number.isSafeInteger(id) || id <= 0) throw usageError('void needs an intent id (a number, as routectl senders lists it)');
-  const reason = opts.reason?.trim() || 'voided by an operator';
-  const result = await runWorkflow<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }>(
-    ctx,
-    VOID_INTENT_WORKFLOW_TYPE,
-    voidIntentWorkflowId(id),
-    { intentId: id, cancel: opts.cancel, reason },
-    `intent #${id} is already being voided`,
-  );
-  if (result.originalMined || !result.intent) throw notAllowed(`intent #${id} mined before its replacement did; nothing voided`);
-  const { routeId, step, voidReason } = result.intent;
+  const reason = who.reason;
+  const [intent] = await ctx.db.select({ routeId: txIntents.routeId, step: txIntents.step }).from(txIntents).where(eq(txIntents.id, id));
+  const result = await audited(ctx, who, { routeId: intent?.routeId ?? null, action: 'void', params: { intentId: id, cancel: opts.cancel, step: intent?.step ?? null } }, async (actionId) => {
+    const voided = await runWorkflow<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }>(
+      ctx,
+      VOID_INTENT_WORKFLOW_TYPE,
+      voidIntentWorkflowId(id),
+      { intentId: id, cancel: opts.cancel, ...request(who, actionId) },
+      `intent #${id} is already being voided`,
+    );
+    if (voided.originalMined || !voided.intent) throw notAllowed(`intent #${id} mined before its replacement did; nothing voided`);
+    return { value: voided, detail: `voided${voided.cancelTxHash ? ` after its replacement (tx ${voided.cancelTxHash}) mined` : ''}` };
+  });
+  const { routeId, step, voidReason } = result.intent!;
   print(`intent #${id} (${routeId} ${step}): voided${result.cancelTxHash ? ` after its replacement (tx ${result.cancelTxHash}) mined` : ''}: ${voidReason ?? reason}`);
 }
 
 /** Failures of the refund, recover and void workflows that mean "not now" (exit 4); any other is a failure (exit 1). */
-const REFUSALS = new Set(['NothingToRefund', 'RefundBelowMinimum', 'RouteSendPending', 'UnknownRoute', 'RouteNotFailed', 'VoidRefused']);
+const REFUSALS = new Set(['NothingToRefund', 'RefundBelowMinimum', 'RouteSendPending', 'UnknownRoute', 'RouteNotFailed', 'VoidRefused', OPERATOR_REFUSED]);
 
 /** Starts an operator workflow and waits for its result; a failure is reported with its own message. */
 async function runWorkflow<T>(ctx: OperatorContext, type: string, workflowId: string, input: unknown, busy: string): Promise<T> {

@@ -2,7 +2,9 @@
  * routectl: the operator's and developer's command line. Exit codes: 0 ok, 1 failure,
  * 2 usage, 3 unknown route, 4 not allowed in the route's current state.
  * Connection: the running local stack (.data/stack.json), or DATABASE_URL, TEMPORAL_ADDRESS,
- * TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and API_URL.
+ * TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and API_URL. Every command that changes something (retry, fail, refund,
+ * recover, void) needs --reason and is written to the audit log (operator_actions) with the operator's identity:
+ * --operator, else ROUTECTL_OPERATOR, else the login as user@host.
  */
 import { parseArgs } from 'node:util';
 import { CliError, usageError, withOperatorContext } from './context.ts';
@@ -12,15 +14,17 @@ import * as operator from './operator.ts';
 
 const USAGE = `usage: routectl <command>
   list [--status S] [--stuck] [--json] [--limit N]   transfers, newest first; --stuck = waiting for an operator
-  show <routeId> [--json]                            projection, workflow state, parked step and last error, ledger
-  retry <routeId>                                    re-run the parked step with a fresh retry budget
-  retry --all-parked [--step S] [--status S] [--error TEXT] [--dry-run]
+  show <routeId> [--json]                            projection, workflow state, parked step and last error, ledger, operator actions
+  actions [--route R] [--operator O] [--limit N] [--json]
+                                                     the operator audit log, newest first
+  retry <routeId> --reason "…"                       re-run the parked step with a fresh retry budget
+  retry --all-parked --reason "…" [--step S] [--status S] [--error TEXT] [--dry-run]
                                                      retry every parked transfer that matches (after an outage)
   fail <routeId> --reason "…"                        end a parked (or still unfunded) route as FAILED
-  refund <routeId> --to <address>                    refund funds held at a finished route's deposit address
-  recover <routeId> --to <address>                   move a FAILED route's funds at hub, pool (ragequit) and exit to an address on the hub chain
+  refund <routeId> --to <address> --reason "…"       refund funds held at a finished route's deposit address
+  recover <routeId> --to <address> --reason "…"      move a FAILED route's funds at hub, pool (ragequit) and exit to an address on the hub chain
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
-  void <intentId> [--cancel] [--reason "…"]          void an intent that can never mine; --cancel first replaces it with a 0-value self-send
+  void <intentId> --reason "…" [--cancel]            void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
   apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N]
                                                      a partner API key (printed once); limits default to the service's
@@ -29,7 +33,10 @@ const USAGE = `usage: routectl <command>
   devnet info [--json]                               local chains (chainId, rpcUrl) and token addresses
   devnet fund <routeId> [--amount <decimal>]         send the route's amount from the devnet faucet
   devnet fault set <op> [--count N] [--mode M]       ops: bridge-in, shield, unshield, bridge-out, asp-review (the ASP rejects deposits)
-  devnet fault clear [<op>] | devnet fault list`;
+  devnet fault clear [<op>] | devnet fault list
+Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
+ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient, or an address
+in the worker's OPERATOR_ALLOWED_DESTINATIONS.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -41,6 +48,8 @@ async function main(argv: string[]): Promise<number> {
       status: { type: 'string' },
       limit: { type: 'string', default: '100' },
       reason: { type: 'string' },
+      operator: { type: 'string' },
+      route: { type: 'string' },
       cancel: { type: 'boolean', default: false },
       'all-parked': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
@@ -64,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
     if (!first) throw usageError(`${command} needs a routeId\n${USAGE}`);
     return first;
   };
+  const who = () => operator.operatorOf(command!, values);
 
   switch (values.help ? 'help' : command) {
     case 'list':
@@ -72,28 +82,46 @@ async function main(argv: string[]): Promise<number> {
     case 'show':
       await withOperatorContext((ctx) => operator.show(ctx, routeArg(), values.json));
       return 0;
+    case 'actions': {
+      const limit = Number(values.limit);
+      if (!Number.isSafeInteger(limit) || limit <= 0) throw usageError('--limit must be a positive whole number');
+      await withOperatorContext((ctx) => operator.actions(ctx, { routeId: values.route, operator: values.operator, limit, json: values.json }));
+      return 0;
+    }
     case 'retry':
       if (values['all-parked']) {
         if (first) throw usageError('retry takes a routeId or --all-parked, not both');
-        await withOperatorContext((ctx) => operator.retryAllParked(ctx, { step: values.step, status: values.status, error: values.error, dryRun: values['dry-run'] }));
-      } else await withOperatorContext((ctx) => operator.retry(ctx, routeArg()));
+        const by = values['dry-run'] ? null : who();
+        await withOperatorContext((ctx) => operator.retryAllParked(ctx, by, { step: values.step, status: values.status, error: values.error, dryRun: values['dry-run'] }));
+      } else {
+        const [routeId, by] = [routeArg(), who()];
+        await withOperatorContext((ctx) => operator.retry(ctx, by, routeId));
+      }
       return 0;
-    case 'fail':
-      await withOperatorContext((ctx) => operator.fail(ctx, routeArg(), values.reason));
+    case 'fail': {
+      const [routeId, by] = [routeArg(), who()];
+      await withOperatorContext((ctx) => operator.fail(ctx, by, routeId));
       return 0;
-    case 'refund':
-      await withOperatorContext((ctx) => operator.refund(ctx, routeArg(), values.to));
+    }
+    case 'refund': {
+      const [routeId, by] = [routeArg(), who()];
+      await withOperatorContext((ctx) => operator.refund(ctx, by, routeId, values.to));
       return 0;
-    case 'recover':
-      await withOperatorContext((ctx) => operator.recover(ctx, routeArg(), values.to));
+    }
+    case 'recover': {
+      const [routeId, by] = [routeArg(), who()];
+      await withOperatorContext((ctx) => operator.recover(ctx, by, routeId, values.to));
       return 0;
+    }
     case 'senders':
       await withOperatorContext((ctx) => operator.senders(ctx, values.json));
       return 0;
-    case 'void':
+    case 'void': {
       if (!first) throw usageError(`void needs an intent id\n${USAGE}`);
-      await withOperatorContext((ctx) => operator.voidIntent(ctx, first, { cancel: values.cancel, reason: values.reason }));
+      const by = who();
+      await withOperatorContext((ctx) => operator.voidIntent(ctx, by, first, { cancel: values.cancel }));
       return 0;
+    }
     case 'watch': {
       const completed = await withOperatorContext((ctx) => operator.watch(ctx, routeArg(), Number(values.timeout) * 1000));
       return completed ? 0 : 1;

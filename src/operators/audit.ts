@@ -1,0 +1,113 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { and, desc, eq, type SQL } from 'drizzle-orm';
+import type { Database } from '../db/client.ts';
+import { operatorActions } from '../db/schema.ts';
+
+/**
+ * The operator audit log (`operator_actions`). routectl writes a row ahead of every action (outcome `requested`);
+ * the activity that moves money requires that row and marks it `done` or `refused`; whoever sees the action end
+ * otherwise marks it `failed`. A row leaves `requested` once, so a finished row can never authorise a second move.
+ */
+
+export const OPERATOR_ACTIONS = ['retry', 'fail', 'refund', 'recover', 'void'] as const;
+export type OperatorActionKind = (typeof OPERATOR_ACTIONS)[number];
+export type OperatorOutcome = 'done' | 'refused' | 'failed';
+export type OperatorAction = typeof operatorActions.$inferSelect;
+
+/** The failure type of a refused operator check: final, and no reason to flag the route. */
+export const OPERATOR_REFUSED = 'OperatorActionRefused';
+
+/** What an operator workflow or update carries so that the worker can tie it to its audit row. */
+export interface OperatorRequest {
+  operator: string;
+  reason: string;
+  actionId: number;
+}
+
+export async function requestAction(
+  db: Database,
+  action: { routeId: string | null; action: OperatorActionKind; operator: string; reason: string; params?: Record<string, unknown> },
+): Promise<number> {
+  const [row] = await db
+    .insert(operatorActions)
+    .values({ routeId: action.routeId, action: action.action, operator: action.operator, reason: action.reason, params: action.params ?? {} })
+    .returning({ id: operatorActions.id });
+  return row!.id;
+}
+
+/** Ends a `requested` row; false when it had ended already (the first outcome written stands). */
+export async function finishAction(db: Database, id: number, outcome: OperatorOutcome, detail: string): Promise<boolean> {
+  const ended = await db
+    .update(operatorActions)
+    .set({ outcome, detail: detail.slice(0, 2000), finishedAt: new Date() })
+    .where(and(eq(operatorActions.id, id), eq(operatorActions.outcome, 'requested')))
+    .returning({ id: operatorActions.id });
+  return ended.length > 0;
+}
+
+export async function listActions(db: Database, filter: { routeId?: string; operator?: string; limit?: number }): Promise<OperatorAction[]> {
+  const conditions: SQL[] = [];
+  if (filter.routeId) conditions.push(eq(operatorActions.routeId, filter.routeId));
+  if (filter.operator) conditions.push(eq(operatorActions.operator, filter.operator));
+  return db
+    .select()
+    .from(operatorActions)
+    .where(conditions.length ? and(...conditions) : undefined)
+    .orderBy(desc(operatorActions.createdAt), desc(operatorActions.id))
+    .limit(filter.limit ?? 100);
+}
+
+const sameValue = (a: unknown, b: unknown) => (typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b);
+
+/**
+ * The activity's side: the audit row `actionId` must exist, still be `requested`, and name this action, route and
+ * parameters (destination, intent id). Anything else is refused: the workflow was not started by a recorded request.
+ */
+export async function requireRequestedAction(
+  db: Database,
+  expected: { actionId: number | undefined; action: OperatorActionKind; routeId: string | null; params?: Record<string, unknown> },
+): Promise<OperatorAction> {
+  const what = `${expected.action}${expected.routeId ? ` of ${expected.routeId}` : ''}`;
+  const ask = `request it with routectl ${expected.action} … --reason "…", which records it in operator_actions`;
+  if (!Number.isSafeInteger(expected.actionId) || (expected.actionId ?? 0) <= 0) {
+    throw refusal(`refused: the ${what} carries no operator action id; ${ask}`);
+  }
+  const [row] = await db.select().from(operatorActions).where(eq(operatorActions.id, expected.actionId!));
+  if (!row) throw refusal(`refused: operator action #${expected.actionId} does not exist; ${ask}`);
+  const mismatch = [
+    row.action !== expected.action && `it is a ${row.action}`,
+    row.routeId !== expected.routeId && `it is for route ${row.routeId ?? '(none)'}`,
+    ...Object.entries(expected.params ?? {})
+      .filter(([key, value]) => !sameValue(row.params[key], value))
+      .map(([key, value]) => `its ${key} is ${JSON.stringify(row.params[key] ?? null)}, not ${JSON.stringify(value)}`),
+  ].filter(Boolean);
+  if (mismatch.length > 0) throw refusal(`refused: operator action #${row.id} does not match this ${what}: ${mismatch.join('; ')}; ${ask}`);
+  if (row.outcome !== 'requested') throw refusal(`refused: operator action #${row.id} has ended already (${row.outcome}); ${ask} again`);
+  return row;
+}
+
+/** A refused check: marks the row refused (when there is one) and returns the non-retryable failure to throw. */
+export async function refuseAction(db: Database, actionId: number | undefined, message: string, type = OPERATOR_REFUSED): Promise<ApplicationFailure> {
+  if (actionId) await finishAction(db, actionId, 'refused', message);
+  return refusal(message, type);
+}
+
+const refusal = (message: string, type = OPERATOR_REFUSED) => ApplicationFailure.nonRetryable(message, type);
+
+/**
+ * Where an operator may send a route's funds: back to its refundAddress, on to its recipient, or to an address of
+ * the worker's allowlist (OPERATOR_ALLOWED_DESTINATIONS, e.g. the service's treasury). Null when allowed, else why not.
+ */
+export function destinationRefusal(
+  route: { routeId: string; refundAddress: string | null; userDestinationAddress: string },
+  to: string,
+  allowlist: readonly string[] | undefined,
+): string | null {
+  const allowed = [route.refundAddress, route.userDestinationAddress, ...(allowlist ?? [])].filter((a): a is string => Boolean(a));
+  if (allowed.some((a) => a.toLowerCase() === to.toLowerCase())) return null;
+  return (
+    `refused: ${to} is not an allowed destination for route ${route.routeId}. Send it to the route's refundAddress ` +
+    `(${route.refundAddress ?? 'none'}) or its recipient (${route.userDestinationAddress}), or add the address to the worker's ` +
+    'OPERATOR_ALLOWED_DESTINATIONS and restart the worker'
+  );
+}
