@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from './config.ts';
 import { startLocalStack } from './devnet/stack.ts';
+import { PAYLOAD_CODEC_FILE } from './devnet/stackInfo.ts';
 import { readTemporalDevConfig } from './devnet/temporalServer.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_API_METRICS_PORT, portFromEnv } from './observability/http.ts';
@@ -51,9 +52,16 @@ async function main() {
       stack.workerUrl
         ? `  Worker               ${stack.workerUrl}/healthz · ${stack.workerUrl}/readyz · ${stack.workerUrl}/metrics`
         : '  Worker               none in this process (WORKER=external): run it with "npm run devnet:worker"',
+      `  Signer               ${stack.signerUrl}   (its own process: the only one holding keys; the API has the xpubs)`,
       ...(stack.temporalMetricsUrl ? [`  Temporal SDK metrics ${stack.temporalMetricsUrl}`] : []),
       `  Temporal Web UI      ${stack.temporal.uiUrl}/namespaces/${stack.temporal.namespace}/workflows`,
       `  Temporal gRPC        ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,
+      ...(stack.codec
+        ? [
+            `  Codec endpoint       ${stack.codec.url}   (history is encrypted; the Web UI decodes through it, the CLI with:`,
+            `                       temporal workflow show -n ${stack.temporal.namespace} --address ${stack.temporal.address} -w <routeId> --codec-endpoint ${stack.codec.url} --codec-auth "Bearer $(node -p "require('${path.join(path.resolve(repoRoot, process.env.DATA_DIR ?? '.data'), PAYLOAD_CODEC_FILE)}').authToken")")`,
+          ]
+        : [`  History              in clear (PAYLOAD_CODEC=off)`]),
       `  Bridge mode          ${stack.config.BRIDGE_PROVIDER === 'cctp' ? `burn-and-mint (CCTP v2, ${stack.config.CCTP_FINALITY})` : 'deposit-address (Relay)'}`,
       `  Relay emulator       ${stack.relay.url}   (fault injection: ${stack.relay.url}/_emulator/faults)`,
       ...(stack.irisUrl ? [`  Iris emulator        ${stack.irisUrl}`] : []),
