@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { configSchema, payloadCodecProblem } from '../src/config.ts';
-import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadCodecError, generatePayloadCodecKey, payloadCodecOf } from '../src/temporal/codec.ts';
+import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadCodecError, generatePayloadCodecKey, payloadCodecOf, temporalDataConverter } from '../src/temporal/codec.ts';
 import { codecRoutes } from '../src/temporal/codecServer.ts';
 import { temporalConnectionOptions, temporalConnectionProblem, type TemporalConnectionConfig } from '../src/temporal/connection.ts';
 
@@ -162,5 +162,22 @@ describe('codec endpoint', { timeout: 20_000 }, () => {
     const trusting = codecRoutes({ codec, authToken: token, uiOrigin, trustUiOrigin: true });
     assert.equal((await post(trusting, '/decode', { payloads: [wire(encrypted!)] }, { origin: uiOrigin })).status, 200);
     assert.equal((await post(trusting, '/decode', { payloads: [wire(encrypted!)] }, { origin: 'https://evil.example' })).status, 401);
+  });
+});
+
+describe('failures', { timeout: 20_000 }, () => {
+  test('through the data converter every client and worker uses, a failure keeps its message and stack trace only inside the encrypted payload', async () => {
+    const { ApplicationFailure } = await import('@temporalio/common');
+    const { loadDataConverter, encodeErrorToFailure, decodeOptionalFailureToOptionalError } = await import('@temporalio/common/lib/internal-non-workflow/index.js');
+    // Loads the failure converter module by its path, as the worker does.
+    const dataConverter = loadDataConverter(temporalDataConverter(new AesGcmPayloadCodec({ a: keyA }, 'a')));
+    const failure = await encodeErrorToFailure(dataConverter, ApplicationFailure.nonRetryable(`refund to ${recipient} failed`));
+    const stored = JSON.stringify(failure, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
+    assert.equal(failure.message, 'Encoded failure');
+    assert.equal(failure.stackTrace, '');
+    assert.ok(!stored.toLowerCase().includes(recipient.slice(2).toLowerCase()), stored);
+    assert.match(stored, /binary\/encrypted/);
+    const decoded = await decodeOptionalFailureToOptionalError(dataConverter, failure);
+    assert.equal(decoded?.message, `refund to ${recipient} failed`);
   });
 });
