@@ -2,14 +2,46 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, type Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { ledgerEntries, txIntents } from '../src/db/schema.ts';
+import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
+import { DEVNET_ACCOUNTS } from '../src/devnet/chains.ts';
+import { createLogger } from '../src/logger.ts';
+import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from './support/secrets.ts';
 import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
 
 let stack: TestStack;
 
+/** Known secrets the stack runs with; the last test checks that none of them is ever written anywhere. */
+const SIGNER_MNEMONIC = generateMnemonic(english);
+const RELAY_API_KEY = `relay-key-${generatePrivateKey().slice(2, 34)}`;
+/** Every line the stack logged (API, worker, the Temporal SDK's own lines, emulators), at every level. */
+const logLines: string[] = [];
+/** Every answer the API gave this file's requests, and what routectl printed. */
+const answers: string[] = [];
+
 before(async () => {
-  stack = await startTestStack();
+  const echo = process.env.TEST_LOG_LEVEL === 'debug' ? /./ : /"level":"(warn|error)"/;
+  stack = await startTestStack({
+    env: { SIGNER_MNEMONIC, RELAY_API_KEY },
+    logger: createLogger({
+      level: 'debug',
+      write: (line) => {
+        logLines.push(line);
+        if (echo.test(line)) process.stdout.write(`${line}\n`);
+      },
+    }),
+  });
+  const { api, routectl } = stack;
+  stack.api = async (...args: Parameters<TestStack['api']>) => {
+    const answer = await api(...args);
+    answers.push(`${args[0]} ${args[1]} → ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer as never;
+  };
+  stack.routectl = async (...args) => {
+    const result = await routectl(...args);
+    answers.push(`routectl ${args.join(' ')} → ${result.code} ${result.stdout} ${result.stderr}`);
+    return result;
+  };
 });
 after(async () => stack?.close());
 
@@ -98,11 +130,16 @@ describe('full transfers on the local stack', () => {
     assert.ok(body.data!.privacy.waitedSeconds >= 1, 'it waited at least the local stack’s minimum delay');
   });
 
-  test('USDC → WETH (18 decimals): exact output on the destination chain', async () => {
+  test('USDC → WETH (18 decimals): exact output on the destination chain, through a failed bridge-in quote and a rejected withdrawal', async () => {
     const recipient = freshRecipient();
     const created = await create('300', 'WETH', recipient);
+    // Failures on the way, for the secrets test at the end to read their logs: Relay answers the bridge-in
+    // quote with HTTP 500 twice, the hub node rejects the pool withdrawal once. The transfer completes all the same.
+    stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 2 });
+    stack.relay.faults.set({ operation: 'unshield', mode: 'fail', count: 1 });
     await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
     const { transfer, seen } = await pollUntilDone(created.routeId);
+    assert.deepEqual(stack.relay.faults.list(), [], 'every injected failure happened');
 
     assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
     assertInOrder(seen);
@@ -147,4 +184,42 @@ describe('full transfers on the local stack', () => {
     assert.equal((await sender.send(request)).txHash, results[0]!.txHash);
     assert.equal(await stack.balanceOf('source', 'USDC', to), 5_000_000n);
   });
-});
+
+  // Last: it reads what every test above made the stack log, store and answer, the failed activities included.
+  test('no secret in any log line, stored row, Temporal history or answer of the whole run', async () => {
+    const sdkFailures = logLines.filter((line) => line.includes('"msg":"Activity failed"'));
+    for (const activity of ['bridgeIn', 'unshield']) {
+      assert.ok(sdkFailures.some((line) => line.includes(`"activityType":"${activity}"`)), `the SDK's own failure line for ${activity} was captured`);
+    }
+
+    // Every secret the stack was configured with, whoever added it: the data folder's env files, the config, this process.
+    const indexes = (await stack.service.db.select({ index: transfers.accountIndex }).from(transfers)).map((r) => r.index);
+    const secrets: KnownSecret[] = [
+      { name: 'SIGNER_MNEMONIC', value: SIGNER_MNEMONIC },
+      { name: 'RELAY_API_KEY', value: RELAY_API_KEY },
+      ...Object.entries(DEVNET_ACCOUNTS).map(([name, value]) => ({ name: `devnet ${name} private key`, value })),
+      ...routePrivateKeys(SIGNER_MNEMONIC, indexes),
+      ...secretsOfEnv(stack.config as unknown as Record<string, unknown>, 'config'),
+      ...secretsOfEnv(process.env, 'process env'),
+      ...(await secretsOfDataDir(stack.dataDir)),
+      ...[...stack.statusTokens.values()].map((value) => ({ name: 'a statusToken', value })),
+    ];
+    assert.ok(secrets.some((s) => s.name.includes('(URL credentials)')), 'the database password is searched for');
+
+    const histories: Array<{ where: string; text: string }> = [];
+    for await (const execution of stack.temporal.client.workflow.list()) {
+      const history = await stack.temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+      histories.push({ where: `Temporal history of ${execution.workflowId}`, text: allText(history) });
+    }
+    assert.ok(histories.length >= 5, 'the transfers\' histories were read');
+
+    const stored = await databaseRows(stack.service.db);
+    const logged = logLines.map((text, i) => ({ where: `log line ${i}`, text }));
+    const everywhere = [...logged, ...stored, ...histories];
+    const leaks = findLeaks(secrets, everywhere);
+    assert.deepEqual(leaks, [], 'a secret was written where it must not be');
+    // Answers hand out the statusToken at create, by design; every other secret stays out of them.
+    const answerLeaks = findLeaks(secrets.filter((s) => s.name !== 'a statusToken'), answers.map((text, i) => ({ where: `answer ${i}`, text })));
+    assert.deepEqual(answerLeaks, [], 'a secret was in an API answer or routectl output');
+    process.stdout.write(`# secrets: ${secrets.length} searched in ${logged.length} log lines, ${stored.length} rows, ${histories.length} histories, ${answers.length} answers\n`);
+  });});
