@@ -1,7 +1,7 @@
 import { ECDH, createHmac, pbkdf2Sync } from 'node:crypto';
 import type { MasterKeys, Secret } from '@0xbow/privacy-pools-core-sdk';
 import { type Address, type LocalAccount, bytesToHex } from 'viem';
-import { HDKey, hdKeyToAccount, publicKeyToAddress } from 'viem/accounts';
+import { HDKey, privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
 
 /** Order of the BN254 scalar field, which the pool's circuits work in. */
 const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
@@ -49,6 +49,8 @@ export interface RouteKeyring extends RouteAddressBook {
 
 /** The mnemonic itself, in memory: the local signer's (development, and the signer process). */
 export interface MnemonicKeyring extends RouteKeyring {
+  /** One role's account of a route (what the signer signs with). */
+  routeAccount(role: RouteAccountRole, accountIndex: number): LocalAccount;
   xpubs(): RouteAccountXpubs;
   /**
    * The privacy pool's master keys: every route's note secrets derive from them and the route's account
@@ -63,8 +65,14 @@ export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
   // Field elements from domain-separated HMACs of the seed; no other key derives from these.
   const fieldKey = (purpose: string) => (BigInt(`0x${createHmac('sha256', seed).update(purpose).digest('hex')}`) % SNARK_SCALAR_FIELD) as Secret;
   const poolKeys: MasterKeys = { masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'), masterSecret: fieldKey('private-route/privacy-pools/master-secret') };
-  const derive = (role: RouteAccountRole, index: number) =>
-    hdKeyToAccount(root, { accountIndex: ROLE_ACCOUNT_INDEX[role], changeIndex: 0, addressIndex: index });
+  // Each role's external chain m/44'/60'/r'/0 once; a route's account is then one child step from it.
+  const chains = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(`${roleAccountPath(role)}/0`)])) as Record<RouteAccountRole, HDKey>;
+  const derive = (role: RouteAccountRole, index: number) => {
+    checkAccountIndex(index);
+    const key = chains[role].deriveChild(index).privateKey;
+    if (!key) throw new Error(`the ${role} account ${index} has no private key`);
+    return privateKeyToAccount(bytesToHex(key));
+  };
 
   const routeAccounts = (accountIndex: number): RouteAccounts => {
     checkAccountIndex(accountIndex);
@@ -74,6 +82,7 @@ export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
 
   return {
     routeAccounts,
+    routeAccount: derive,
     routeAddresses(accountIndex) {
       const accounts = routeAccounts(accountIndex);
       return { deposit: accounts.deposit.address, hub: accounts.hub.address, exit: accounts.exit.address };

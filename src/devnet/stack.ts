@@ -127,7 +127,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
     const payloadCodec = await devnetPayloadCodec(opts.dataDir, opts.ephemeral);
     const codecUrl = `http://127.0.0.1:${opts.ports.codec ?? (await freePort())}`;
-    const [temporalServer, postgres, chains] = await allStarted(stops, ['Temporal dev server', 'Postgres', 'anvil chains'], [
+    // The signer process is stopped after the worker (registered first; StopList stops in reverse).
+    const [temporalServer, postgres, chains, signerProcess] = await allStarted(stops, ['Temporal dev server', 'Postgres', 'anvil chains', 'signer process'], [
       startTemporalDevServer({ dataDir: opts.dataDir, config: temporalConfig, port: opts.ports.temporal, uiPort: opts.ports.temporalUi, ephemeral: opts.ephemeral, codecEndpoint: codecUrl, processes, log }),
       startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
       startDevnetChains({
@@ -136,6 +137,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         cctp: burnAndMint,
         processes,
         log,
+      }),
+      // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
+      startSignerProcess({
+        keys: {
+          mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
+          gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
+          poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
+        },
+        processes,
+        logLevel: opts.env?.LOG_LEVEL,
       }),
     ] as const);
     await migrateDatabase(postgres.url);
@@ -211,18 +222,6 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       ...withoutKeys(definedOnly(opts.env ?? {})),
       DATABASE_URL: postgres.url,
     };
-    // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
-    const signerProcess = await startSignerProcess({
-      keys: {
-        mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
-        gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
-        poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
-      },
-      processes,
-      logLevel: opts.env?.LOG_LEVEL,
-    });
-    // Registered before the worker's stop, so it stops after the worker drained (StopList stops in reverse).
-    stops.add('signer process', signerProcess.stop);
     const { xpubs } = signerProcess.publicKeys;
     const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken };
     const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };

@@ -1,6 +1,6 @@
 import { type Address, type LocalAccount, getAddress, serializeTransaction } from 'viem';
 import { toAccount } from 'viem/accounts';
-import { createRouteAddressBook, type RouteAccountRole, type RouteKeyring } from '../accounts/routeAccounts.ts';
+import { createRouteAddressBook, type RouteAccountRole, type RouteAddresses, type RouteKeyring } from '../accounts/routeAccounts.ts';
 import type { Signer, SignerAccount, SignerPublicKeys } from './signer.ts';
 
 /** The worker's accounts: addresses from the signer's public keys, every signature asked of the signer. */
@@ -11,7 +11,20 @@ export interface SignerAccounts {
 }
 
 export function signerAccounts(signer: Signer, publicKeys: SignerPublicKeys): SignerAccounts {
-  const addresses = createRouteAddressBook(publicKeys.xpubs);
+  const book = createRouteAddressBook(publicKeys.xpubs);
+  // Activities look a route's accounts up at every step; a public derivation per role is worth remembering.
+  const known = new Map<number, RouteAddresses>();
+  const addresses = {
+    routeAddresses(index: number): RouteAddresses {
+      let found = known.get(index);
+      if (!found) {
+        found = book.routeAddresses(index);
+        if (known.size >= 10_000) known.delete(known.keys().next().value as number);
+        known.set(index, found);
+      }
+      return found;
+    },
+  };
   const account = (address: Address, ref: SignerAccount): LocalAccount =>
     toAccount({
       address: getAddress(address),

@@ -21,7 +21,7 @@ export function createLocalSigner(keys: LocalSignerKeys): Signer {
   const accountOf = (account: SignerAccount): LocalAccount => {
     if (account.role === 'gas') return gas;
     if (account.role === 'poolRelayer') return poolRelayer;
-    return keyring.routeAccounts(account.index)[account.role];
+    return keyring.routeAccount(account.role, account.index);
   };
   const secrets = (pair: { nullifier: bigint; secret: bigint }): NoteSecrets => ({ nullifier: pair.nullifier, secret: pair.secret });
 
