@@ -25,7 +25,8 @@ if (!name || !/^[\w.-]+$/.test(name) || !['relay', 'cctp'].includes(mode) || (ar
 }
 
 const parking: Record<string, string> = parkAt ? { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60' } : {};
-const stack = await startTestStack({ env: { BRIDGE_PROVIDER: mode, ...parking } });
+// Recorded in clear: the committed histories replay without a key (the stack's key is fresh each run).
+const stack = await startTestStack({ env: { BRIDGE_PROVIDER: mode, PAYLOAD_CODEC: 'off', ...parking } });
 try {
   const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
   const created = await stack.api<{ routeId: string; depositAddress: `0x${string}`; amount: string }>('POST', '/api/private-route', {

@@ -9,6 +9,8 @@ import { fundsActivities } from '../activities/funds.ts';
 import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
 import { createLogger } from '../src/logger.ts';
 import { activityKeepalive } from '../src/temporal/activityKeepalive.ts';
+import { payloadCodecOf, temporalDataConverter } from '../src/temporal/codec.ts';
+import { temporalConnectionOptions } from '../src/temporal/connection.ts';
 import { bundleWorkflows } from '../src/temporal/worker.ts';
 import { depositObservedSignal, failUpdate, stateQuery } from '../workflows/definitions.ts';
 import type { RoutePlan } from '../workflows/types.ts';
@@ -158,10 +160,11 @@ describe('a fail that lands with the deposit', { timeout: 120_000 }, () => {
  * while several things happen, so that they reach the workflow in one activation when it starts again.
  */
 async function standInWorkers(name: string, activities: Record<string, (...args: never[]) => unknown>) {
-  const connection = await NativeConnection.connect({ address: stack.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(stack.config));
+  const dataConverter = temporalDataConverter(payloadCodecOf(stack.config));
   const taskQueue = `${name}-${Date.now()}`;
   const namespace = stack.temporal.namespace;
-  const activityWorker = await Worker.create({ connection, namespace, taskQueue, activities, interceptors: { activity: [activityKeepalive] } });
+  const activityWorker = await Worker.create({ connection, namespace, taskQueue, dataConverter, activities, interceptors: { activity: [activityKeepalive] } });
   const runningActivities = activityWorker.run();
   const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
   let workflows: { worker: Worker; running: Promise<void> } | null = null;
@@ -174,7 +177,7 @@ async function standInWorkers(name: string, activities: Record<string, (...args:
   return {
     taskQueue,
     async startWorkflows() {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 0 });
+      const worker = await Worker.create({ connection, namespace, taskQueue, dataConverter, workflowBundle, maxCachedWorkflows: 0 });
       workflows = { worker, running: worker.run() };
     },
     stopWorkflows,
