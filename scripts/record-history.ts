@@ -44,7 +44,7 @@ try {
       return body.data?.needsAttention ? true : undefined;
     }, 180_000);
     await expectOk(stack.routectl('devnet', 'fault', 'clear'));
-    await expectOk(stack.routectl('retry', route.routeId));
+    await expectOk(stack.routectl('retry', route.routeId, '--reason', 'recording a parked-retry history'));
   }
   const status = await waitFor('the transfer to finish', async () => {
     const { body } = await stack.api<{ status: string }>('GET', `/api/private-route/${route.routeId}`);

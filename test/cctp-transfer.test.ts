@@ -135,7 +135,7 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
     assert.equal(parked.status, 'BRIDGING_OUT');
     assert.equal((await routectl('devnet', 'fault', 'clear')).code, 0);
-    const retried = await routectl('retry', created.routeId);
+    const retried = await routectl('retry', created.routeId, '--reason', 'attestations answer again');
     assert.equal(retried.code, 0, retried.stderr);
     assert.match(retried.stdout, /retrying bridge-out/);
     const done = await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED' || t.status === 'FAILED');

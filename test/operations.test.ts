@@ -1,13 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import { eq } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { operatorOf } from '../src/cli/operator.ts';
+import { operatorActions, transfers } from '../src/db/schema.ts';
+import { listActions, requestAction } from '../src/operators/audit.ts';
+import { refundWorkflowId } from '../workflows/refunds.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from './support/testStack.ts';
 
 let stack: TestStack;
+/** The one address besides a route's own that operators may send its funds to here (OPERATOR_ALLOWED_DESTINATIONS). */
+const TREASURY = privateKeyToAccount(generatePrivateKey()).address;
 
 before(async () => {
-  stack = await startTestStack({ env: { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60', DEPOSIT_TIMEOUT_SECONDS: '6', STRAY_SCAN_INTERVAL_SECONDS: '1' } });
+  // Who runs routectl in these tests (a test that names someone else passes --operator).
+  process.env.ROUTECTL_OPERATOR = 'oncall@ops';
+  stack = await startTestStack({
+    env: { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60', DEPOSIT_TIMEOUT_SECONDS: '6', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: TREASURY },
+  });
 });
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());
@@ -29,6 +41,25 @@ async function create(amount: string, extra: Record<string, string> = {}): Promi
   });
   assert.equal(status, 200, JSON.stringify(body));
   return body.data!;
+}
+
+const actionsOf = async (routeId: string) => (await listActions(stack.service.db, { routeId })).reverse();
+const recipientOf = async (routeId: string) => (await stack.service.db.select().from(transfers).where(eq(transfers.routeId, routeId)))[0]!.userDestinationAddress as Address;
+
+/** A refund workflow started straight through the Temporal client, as anyone who reaches Temporal could: its failure message. */
+async function refundBypassingRoutectl(input: { routeId: string; to: Address; actionId?: number }): Promise<string> {
+  const handle = await stack.temporal.client.workflow.start('refundWorkflow', {
+    taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
+    workflowId: refundWorkflowId(input.routeId),
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    args: [{ ...input, reason: 'not through routectl' }],
+  });
+  const failure = await handle.result().then(
+    () => assert.fail('the refund went through'),
+    (error: unknown) => error,
+  );
+  assert.ok(failure instanceof WorkflowFailedError, String(failure));
+  return failure.cause?.message ?? '';
 }
 
 const get = async (routeId: string) => (await stack.api<Transfer & { userDestinationAddress: Address }>('GET', `/api/private-route/${routeId}`)).body.data!;
@@ -76,9 +107,19 @@ describe('stuck transfers', () => {
     const none = await routectl('retry', '--all-parked', '--step', 'bridge-in');
     assert.match(none.stdout, /no parked transfers match/);
 
-    const retried = await routectl('retry', '--all-parked', '--step', 'unshield');
+    const noReason = await routectl('retry', '--all-parked', '--step', 'unshield');
+    assert.equal(noReason.code, 2);
+    assert.match(noReason.stderr, /retry needs --reason/);
+    const retried = await routectl('retry', '--all-parked', '--step', 'unshield', '--reason', 'bridge outage over');
     assert.equal(retried.code, 0, retried.stderr);
     assert.match(retried.stdout, /retried 2 of 2 parked transfers/);
+    for (const t of [created, other]) {
+      const [row, ...more] = await actionsOf(t.routeId);
+      assert.equal(more.length, 0, 'one audit row per route');
+      assert.deepEqual([row?.action, row?.operator, row?.reason, row?.outcome, row?.params.step, row?.params.identity], ['retry', 'oncall@ops', 'bridge outage over', 'done', 'unshield', 'env']);
+      assert.match(row?.detail ?? '', /retrying unshield/);
+      assert.ok(row?.finishedAt);
+    }
     for (const t of [created, other]) {
       const done = await until(t.routeId, 'completed', (x) => x.status === 'COMPLETED');
       assert.equal(done.needsAttention, false);
@@ -86,9 +127,10 @@ describe('stuck transfers', () => {
       assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(t.quotedOutputAmount));
     }
 
-    const again = await routectl('retry', created.routeId);
+    const again = await routectl('retry', created.routeId, '--reason', 'once more');
     assert.equal(again.code, 4);
     assert.match(again.stderr, /is COMPLETED; nothing to retry/);
+    assert.deepEqual((await actionsOf(created.routeId)).map((a) => [a.action, a.outcome]), [['retry', 'done'], ['retry', 'refused']]);
   });
 
   test('`routectl fail` ends a parked transfer as FAILED with the reason and records where the funds are', async () => {
@@ -100,10 +142,15 @@ describe('stuck transfers', () => {
     assert.equal(parked.status, 'RECEIVED_ON_HUB');
     await routectl('devnet', 'fault', 'clear');
 
-    const failed = await routectl('fail', created.routeId, '--reason', 'compliance hold: refund manually');
+    const failed = await routectl('fail', created.routeId, '--reason', 'compliance hold: refund manually', '--operator', 'alice@example.com');
     assert.equal(failed.code, 0, failed.stderr);
     const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED');
     assert.equal(t.error, 'failed by operator: compliance hold: refund manually');
+    const [action] = await actionsOf(created.routeId);
+    assert.deepEqual([action?.action, action?.operator, action?.reason, action?.outcome, action?.params.identity], ['fail', 'alice@example.com', 'compliance hold: refund manually', 'done', 'flag']);
+    assert.match(action?.detail ?? '', /^FAILED \(failed by operator: compliance hold/);
+    const listed = await routectl('show', created.routeId);
+    assert.match(listed.stdout, /operator actions \(newest first\):\n {2}#\d+ {2}\S+ {2}alice@example\.com {2}fail {2}"compliance hold: refund manually" {2}done/);
     const shown = JSON.parse((await routectl('show', created.routeId, '--json')).stdout) as { transfer: { heldFunds: Array<{ place: string; address: string; amount: string }> } };
     const hub = shown.transfer.heldFunds.find((h) => h.place === 'hub');
     assert.ok(hub, 'the hub account is recorded as holding the funds');
@@ -112,15 +159,28 @@ describe('stuck transfers', () => {
   });
 
   test('operator commands refuse unknown routes, routes that are not parked, and missing reasons', async () => {
-    const unknown = await routectl('retry', 'rt_00000000000000000000000000000000');
+    const unknown = await routectl('retry', 'rt_00000000000000000000000000000000', '--reason', 'test');
     assert.equal(unknown.code, 3);
     assert.match(unknown.stderr, /unknown route/);
     const waiting = await create('10');
-    const notParked = await routectl('retry', waiting.routeId);
+    const notParked = await routectl('retry', waiting.routeId, '--reason', 'test');
     assert.equal(notParked.code, 4);
     assert.match(notParked.stderr, /not parked/);
-    const noReason = await routectl('fail', waiting.routeId);
-    assert.equal(noReason.code, 2);
+    for (const args of [['fail', waiting.routeId], ['retry', waiting.routeId], ['refund', waiting.routeId, '--to', TREASURY], ['recover', waiting.routeId, '--to', TREASURY], ['void', '1'], ['fail', waiting.routeId, '--reason', ' ']]) {
+      const noReason = await routectl(...args);
+      assert.equal(noReason.code, 2, args.join(' '));
+      assert.match(noReason.stderr, new RegExp(`${args[0]} needs --reason "…": why you do it, recorded in the audit log`));
+    }
+    assert.deepEqual((await actionsOf(waiting.routeId)).map((a) => [a.action, a.outcome]), [['retry', 'refused']], 'a usage error writes nothing');
+  });
+
+  test('the operator identity: --operator, else ROUTECTL_OPERATOR, else the login as user@host', () => {
+    assert.deepEqual(operatorOf('fail', { operator: 'bob', reason: ' why ' }, { ROUTECTL_OPERATOR: 'carol' }), { operator: 'bob', reason: 'why', identity: 'flag' });
+    assert.deepEqual(operatorOf('fail', { reason: 'why' }, { ROUTECTL_OPERATOR: 'carol' }), { operator: 'carol', reason: 'why', identity: 'env' });
+    const login = operatorOf('fail', { reason: 'why' }, {});
+    assert.equal(login.identity, 'os');
+    assert.match(login.operator, /^.+@.+$/);
+    assert.throws(() => operatorOf('fail', { operator: ' ', reason: 'why' }, {}), /--operator must be a name/);
   });
 });
 
@@ -146,6 +206,14 @@ describe('deposits that go wrong', () => {
     await stack.fund(created.depositAddress, 'USDC', 5_000_000n);
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention, 30_000);
     assert.equal(parked.status, 'AWAITING_DEPOSIT');
+    // A refund of a route that has not ended, to its own recipient, asked for in the audit log but started in
+    // Temporal directly: the activity refuses it, and nothing moves.
+    const recipient = await recipientOf(created.routeId);
+    const actionId = await requestAction(stack.service.db, { routeId: created.routeId, action: 'refund', operator: 'mallory', reason: 'early', params: { to: recipient } });
+    assert.match(await refundBypassingRoutectl({ routeId: created.routeId, to: recipient, actionId }), /route .* is AWAITING_DEPOSIT; only a finished route \(COMPLETED or FAILED\) is refunded/);
+    const [refused] = await stack.service.db.select().from(operatorActions).where(eq(operatorActions.id, actionId));
+    assert.equal(refused?.outcome, 'refused');
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 5_000_000n);
     const failed = await routectl('fail', created.routeId, '--reason', 'sender gave up');
     assert.equal(failed.code, 0, failed.stderr);
     assert.match(failed.stdout, /holds 5000000 .* at deposit/);
@@ -172,10 +240,31 @@ describe('deposits that go wrong', () => {
     const stuck = JSON.parse((await routectl('list', '--stuck', '--json')).stdout) as Array<{ routeId: string; heldFunds: Array<{ place: string; amount: string }> }>;
     assert.deepEqual(stuck.find((r) => r.routeId === created.routeId)?.heldFunds.map((h) => [h.place, h.amount]), [['deposit', created.amount]]);
 
-    const to = freshAddress();
-    const refunded = await routectl('refund', created.routeId, '--to', to);
+    // Started in Temporal directly: without an audit row a refund goes only to the refundAddress (this route has none);
+    // with one, only to an allowed destination. Nothing moves.
+    const stranger = freshAddress();
+    assert.match(await refundBypassingRoutectl({ routeId: created.routeId, to: stranger }), /a refund without an operator action goes only to route .*'s refundAddress \(none\)/);
+    const actionId = await requestAction(stack.service.db, { routeId: created.routeId, action: 'refund', operator: 'mallory', reason: 'mine now', params: { to: stranger } });
+    assert.match(await refundBypassingRoutectl({ routeId: created.routeId, to: stranger, actionId }), new RegExp(`${stranger} is not an allowed destination .*OPERATOR_ALLOWED_DESTINATIONS`));
+    assert.match(await refundBypassingRoutectl({ routeId: created.routeId, to: TREASURY, actionId }), /operator action #\d+ (does not match|has ended already)/);
+    assert.equal(await stack.balanceOf('source', 'USDC', stranger), 0n);
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), BigInt(created.amount));
+
+    const notAllowed = await routectl('refund', created.routeId, '--to', stranger, '--reason', 'sender asked for it');
+    assert.equal(notAllowed.code, 4, notAllowed.stdout);
+    assert.match(notAllowed.stderr, /is not an allowed destination/);
+    const refunded = await routectl('refund', created.routeId, '--to', TREASURY, '--reason', 'sender asked for it');
     assert.equal(refunded.code, 0, refunded.stderr);
-    assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
+    assert.equal(await stack.balanceOf('source', 'USDC', TREASURY), BigInt(created.amount));
     assert.equal((await get(created.routeId)).needsAttention, false);
+    const audit = await routectl('actions', '--route', created.routeId, '--json');
+    assert.equal(audit.code, 0, audit.stderr);
+    const rows = (JSON.parse(audit.stdout) as Array<{ action: string; operator: string; outcome: string; params: { to: string }; detail: string }>).reverse();
+    assert.deepEqual(rows.map((r) => [r.action, r.operator, r.outcome, r.params.to]), [
+      ['refund', 'mallory', 'refused', stranger],
+      ['refund', 'oncall@ops', 'refused', stranger],
+      ['refund', 'oncall@ops', 'done', TREASURY],
+    ]);
+    assert.match(rows[2]!.detail, new RegExp(`^refunded ${created.amount} to ${TREASURY} \\(tx 0x[0-9a-f]{64}\\)$`, 'i'));
   });
 });

@@ -6,8 +6,9 @@ import { and, eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, getAddress, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fundsActivities } from '../activities/funds.ts';
-import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
+import { ledgerEntries, operatorActions, transfers, txIntents } from '../src/db/schema.ts';
 import { createLogger } from '../src/logger.ts';
+import { requestAction } from '../src/operators/audit.ts';
 import { activityKeepalive } from '../src/temporal/activityKeepalive.ts';
 import { payloadCodecOf, temporalDataConverter } from '../src/temporal/codec.ts';
 import { temporalConnectionOptions } from '../src/temporal/connection.ts';
@@ -22,11 +23,22 @@ import { startTestStack, waitFor, type TestStack, type TransferView } from './su
  * `fail` accepted while the deposit arrives is acted on.
  */
 let stack: TestStack;
+/** Fresh addresses operators may send a route's funds to here (OPERATOR_ALLOWED_DESTINATIONS); each test takes its own. */
+const allowedDestinations = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()).address);
+const allowedAddress = () => allowedDestinations.pop()!;
 
 before(
   async () => {
+    process.env.ROUTECTL_OPERATOR ??= 'oncall@ops';
     stack = await startTestStack({
-      env: { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60', DEPOSIT_TIMEOUT_SECONDS: '30', STRAY_SCAN_INTERVAL_SECONDS: '2', REFUND_MIN_AMOUNT: '{"USDC":"1"}' },
+      env: {
+        STEP_MAX_ATTEMPTS: '2',
+        STEP_TIME_BUDGET_SECONDS: '60',
+        DEPOSIT_TIMEOUT_SECONDS: '30',
+        STRAY_SCAN_INTERVAL_SECONDS: '2',
+        REFUND_MIN_AMOUNT: '{"USDC":"1"}',
+        OPERATOR_ALLOWED_DESTINATIONS: allowedDestinations.join(','),
+      },
     });
   },
   { timeout: 300_000 },
@@ -206,8 +218,8 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     assert.equal(voided?.status, 'voided');
     assert.match(voided?.voidReason ?? '', /before this transaction reached a node/);
 
-    const to = freshAddress();
-    const refunded = await routectl('refund', created.routeId, '--to', to);
+    const to = allowedAddress();
+    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(refunded.code, 0, refunded.stderr);
     assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
     assert.equal(await stack.balanceOf('source', 'USDC', bridge), 0n, 'the stale bridge-in never went out');
@@ -215,7 +227,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     // A late deposit below REFUND_MIN_AMOUNT (1 USDC in this stack) is listed but not refunded: its gas would cost more.
     await stack.fund(created.depositAddress, 'USDC', 400_000n);
     await until(created.routeId, 'the late deposit listed', (t) => t.needsAttention, 30_000);
-    const dust = await routectl('refund', created.routeId, '--to', to);
+    const dust = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(dust.code, 4, dust.stdout);
     assert.match(dust.stderr, /holds 0\.4 USDC, below REFUND_MIN_AMOUNT \(1 USDC\)/);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 400_000n);
@@ -229,10 +241,10 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const gas = stack.service.activityDeps.gasAccount.address;
     const gasBalance = await source.getBalance({ address: gas });
     await source.request({ method: 'anvil_setBalance' as never, params: [gas, '0x0'] as never });
-    const to = freshAddress();
+    const to = allowedAddress();
     try {
       const started = Date.now();
-      const refused = await routectl('refund', created.routeId, '--to', to);
+      const refused = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
       assert.equal(refused.code, 1, refused.stdout);
       assert.match(refused.stderr, /insufficient funds|exceeds the balance/i);
       assert.ok(Date.now() - started < 120_000, 'bounded: a few attempts, not forever');
@@ -249,7 +261,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await new Promise((r) => setTimeout(r, 10_000));
     assert.equal(await stack.balanceOf('source', 'USDC', automatic), 0n, 'no automatic refund of a flagged route');
     assert.match((await projection(created.routeId)).lastError ?? '', /^refund to 0x[0-9a-fA-F]{40} failed: /);
-    const refunded = await routectl('refund', created.routeId, '--to', to);
+    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(refunded.code, 0, refunded.stderr);
     assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
     assert.equal((await projection(created.routeId)).needsAttention, false);
@@ -266,23 +278,26 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const held = (await projection(created.routeId)).heldFunds?.find((h) => h.place === 'hub');
     assert.ok(held, 'the hub account holds the funds');
 
-    const notFailed = await routectl('recover', (await create('2')).routeId, '--to', freshAddress());
+    const notFailed = await routectl('recover', (await create('2')).routeId, '--to', freshAddress(), '--reason', 'test');
     assert.equal(notFailed.code, 4);
     assert.match(notFailed.stderr, /recover is for FAILED routes/);
 
-    const to = freshAddress();
-    const first = await routectl('recover', created.routeId, '--to', to);
+    const to = allowedAddress();
+    const first = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, new RegExp(`${held.amount} sent from the hub account \\(ledger recovered:hub:0`));
     assert.equal(await stack.balanceOf('hub', 'USDC', to), BigInt(held.amount));
     assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n);
 
     // Rerun, even to another address: the recorded send is the outcome; nothing moves twice.
-    const again = await routectl('recover', created.routeId, '--to', freshAddress());
+    const again = await routectl('recover', created.routeId, '--to', allowedAddress(), '--reason', 'test');
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await stack.balanceOf('hub', 'USDC', to), BigInt(held.amount));
     const booked = await db().select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, created.routeId), eq(ledgerEntries.kind, 'recovered')));
     assert.deepEqual(booked.map((e) => [e.entryKey, e.amount]), [['recovered:hub:0', held.amount]]);
+    const audit = await db().select().from(operatorActions).where(eq(operatorActions.routeId, created.routeId)).orderBy(operatorActions.id);
+    assert.deepEqual(audit.map((a) => [a.action, a.operator, a.outcome]), [['fail', 'oncall@ops', 'done'], ['recover', 'oncall@ops', 'done'], ['recover', 'oncall@ops', 'done']]);
+    assert.match(audit[1]!.detail ?? '', new RegExp(`^recovered:hub:0 ${held.amount} \\(tx 0x`));
     const after = await projection(created.routeId);
     assert.equal(after.heldFunds, null);
     assert.equal(after.needsAttention, false);
@@ -302,11 +317,16 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await stack.chainClient('source').sendRawTransaction({ serializedTransaction: earlier.rawTx as Hex });
     await stack.chainClient('source').waitForTransactionReceipt({ hash: earlier.txHash as Hex });
 
-    const refund = await fundsActivities(stack.service.activityDeps).refundDeposit({ routeId: created.routeId, to: freshAddress(), key: 'new-run' });
+    const to = allowedAddress();
+    const actionId = await requestAction(db(), { routeId: created.routeId, action: 'refund', operator: 'oncall@ops', reason: 'test', params: { to } });
+    const refund = await fundsActivities(stack.service.activityDeps).refundDeposit({ routeId: created.routeId, to, key: 'new-run', actionId });
     assert.deepEqual(refund, { amount: created.amount, txHash: earlier.txHash, to: getAddress(earlierTo), earlier: 'earlier-run' });
     const booked = await db().select().from(ledgerEntries).where(and(eq(ledgerEntries.routeId, created.routeId), eq(ledgerEntries.kind, 'refunded')));
     assert.deepEqual(booked.map((e) => [e.entryKey, e.amount, e.txHash]), [['refunded:earlier-run', created.amount, earlier.txHash]]);
     assert.equal((await db().select().from(txIntents).where(and(eq(txIntents.routeId, created.routeId), eq(txIntents.step, 'refund:new-run')))).length, 0, 'no second refund signed');
+    const [action] = await db().select().from(operatorActions).where(eq(operatorActions.id, actionId));
+    assert.equal(action?.outcome, 'done');
+    assert.match(action?.detail ?? '', /by the earlier run refund:earlier-run/);
   });
 
   test('routectl recover voids the failed route\'s stale sends first and passes over a recovery send that reverted', async () => {
@@ -333,8 +353,8 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const thief = freshAddress();
     const stale = await recordUnsent(hub, created.routeId, 'stale', hubChain, { to: token, data: transfer(thief, held), gas: 100_000n });
 
-    const to = freshAddress();
-    const recovered = await routectl('recover', created.routeId, '--to', to);
+    const to = allowedAddress();
+    const recovered = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(recovered.code, 0, recovered.stderr);
     assert.match(recovered.stdout, new RegExp(`${held} sent from the hub account \\(ledger recovered:hub:1`));
     assert.equal(await stack.balanceOf('hub', 'USDC', to), held);
@@ -362,8 +382,8 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await hubClient.sendRawTransaction({ serializedTransaction: reverted.rawTx as Hex });
     assert.equal((await hubClient.waitForTransactionReceipt({ hash: reverted.txHash as Hex })).status, 'reverted');
 
-    const to = freshAddress();
-    const recovered = await routectl('recover', created.routeId, '--to', to);
+    const to = allowedAddress();
+    const recovered = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
     assert.equal(recovered.code, 0, recovered.stderr);
     assert.match(recovered.stdout, /pool note of \d+ back to the hub account \(ragequit/);
     const ledger = await db().select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));

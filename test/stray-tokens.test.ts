@@ -21,7 +21,7 @@ let lookalike: Address;
 
 before(async () => {
   // Deposits time out quickly and the scanner runs every second.
-  stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1' } });
+  stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND } });
   const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
   [source, destination] = [byRole('source'), byRole('destination')];
 
@@ -110,7 +110,7 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     assert.equal(await balance(lookalike, a.depositAddress), 10_000_000n);
 
     // An operator refunds B's look-alike tokens the way strays are refunded.
-    const result = await stack.routectl('refund', b.routeId, '--to', OPERATOR_REFUND);
+    const result = await stack.routectl('refund', b.routeId, '--to', OPERATOR_REFUND, '--reason', 'look-alike tokens back to the sender');
     assert.equal(result.code, 0, `${result.stdout}${result.stderr}`);
     assert.equal(await balance(lookalike, OPERATOR_REFUND), 7_000_000n);
     assert.equal(await balance(lookalike, b.depositAddress), 0n);
