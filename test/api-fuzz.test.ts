@@ -65,6 +65,8 @@ let limitedApp: Hono;
 /** Every request the transfer service's create received, and whether it returned a transfer. */
 const createCalls: Array<{ request: unknown; created: boolean }> = [];
 let requestsSent = 0;
+/** A transfer that exists (created before the fuzz; its workflow start failed, so it is FAILED): GETs of it meet the statusToken check. */
+let existingRouteId: string;
 const logLines: string[] = [];
 
 before(async () => {
@@ -92,6 +94,10 @@ before(async () => {
     settings: { depositTimeoutSeconds: 3600 } as never,
     privacy: { delayMinSeconds: 1, delayMaxSeconds: 2, minAnonymitySet: 1, maxAnonymitySet: MAX_ANONYMITY_SET, maxWaitSeconds: 10, pollSeconds: 1, reviewTimeoutSeconds: 10 },
   });
+  // No workflow can start (the stub above refuses), so create stores the transfer, marks it FAILED and throws.
+  await real.create({ ...validQuote, userDestinationAddress: RECIPIENT as Address, refundAddress: RECIPIENT as Address }).catch(() => {});
+  const [seeded] = await database.db.select({ routeId: transfers.routeId }).from(transfers);
+  existingRouteId = seeded!.routeId;
   const spied: TransferService = {
     ...real,
     async create(...args: Parameters<TransferService['create']>) {
@@ -132,6 +138,9 @@ interface FuzzRequest {
 /** encodeURIComponent, with a lone surrogate (which it refuses) sent as U+FFFD, as a client's UTF-8 encoder would. */
 const encode = (text: string) => encodeURIComponent(Buffer.from(text, 'utf8').toString('utf8'));
 
+/** The body of the last answer send() checked. */
+let lastAnswer: Record<string, unknown> = {};
+
 const describeRequest = (r: FuzzRequest) => JSON.stringify({ ...r, body: r.body && r.body.length > 300 ? `${r.body.slice(0, 300)}… (${r.body.length} chars)` : r.body });
 
 /** Sends the request in-process and checks the answer: `allowed` statuses only, always in the spec's envelope. */
@@ -146,6 +155,7 @@ async function send(r: FuzzRequest, allowed: (status: number) => boolean = (s) =
   if (r.method === 'HEAD') return response.status;
   assert.match(response.headers.get('content-type') ?? '', /^application\/json/, `not JSON: ${where}`);
   const body = JSON.parse(text) as Record<string, unknown>;
+  lastAnswer = body;
   if (response.status < 400) {
     assert.equal(body.success, true, where);
     return response.status;
@@ -383,6 +393,20 @@ describe('fuzzing the public API with malformed requests', { timeout: 180_000 },
       }),
       { numRuns: RUNS },
     );
+  });
+
+  test('GET of an existing route with junk statusTokens (Authorization, X-Status-Token, duplicates) answers the public view or 401, never the full one', async () => {
+    const tokenHeader = fc.tuple(fc.constantFrom('authorization', 'Authorization', 'x-status-token', 'X-Status-Token'), fc.oneof(headerText, headerText.map((t) => `Bearer ${t}`), fc.constantFrom('Bearer st_', 'Bearer  ', 'bearer st_x', 'Basic st_x', `Bearer st_${'A'.repeat(43)}`)));
+    const statuses = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(fc.array(tokenHeader, { maxLength: 3 }), queryString, async (headers, query) => {
+        const status = await send({ method: 'GET', path: `/api/private-route/${existingRouteId}${query}`, headers }, (s) => s === 200 || s === 401 || s === 429);
+        statuses.add(status);
+        if (status === 200) assert.equal((lastAnswer.data as Record<string, unknown>).userDestinationAddress, undefined, `a junk token read the full view: ${JSON.stringify(headers)}`);
+      }),
+      { numRuns: Math.ceil(RUNS / 2) },
+    );
+    assert.deepEqual([...statuses].sort(), [200, 401], 'both the public view (no token) and the refusal (a wrong one) were met');
   });
 
   test('GET /api/bridge/tokens: missing, malformed, duplicate and unserved chainId and long search answer 4xx', async () => {
