@@ -104,7 +104,7 @@ describe('stuck transfers', () => {
     assert.equal(dryRun.code, 0, dryRun.stderr);
     for (const t of [created, other]) assert.match(dryRun.stdout, new RegExp(`${t.routeId}: would retry unshield`));
     assert.equal((await get(created.routeId)).needsAttention, true, 'a dry run retries nothing');
-    const none = await routectl('retry', '--all-parked', '--step', 'bridge-in');
+    const none = await routectl('retry', '--all-parked', '--step', 'bridge-in', '--reason', 'bridge outage over');
     assert.match(none.stdout, /no parked transfers match/);
 
     const noReason = await routectl('retry', '--all-parked', '--step', 'unshield');
