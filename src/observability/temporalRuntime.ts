@@ -6,6 +6,7 @@
 import type { LogLevel as TemporalLogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import { LogTimestamp, Runtime } from '@temporalio/worker';
 import type { Logger } from '../logger.ts';
+import { redactUrls } from '../redact.ts';
 import { routeIdOfWorkflow } from './routeId.ts';
 
 /** Production default port of the SDK's Prometheus exporter (env TEMPORAL_METRICS_PORT). */
@@ -71,7 +72,9 @@ export class ForwardingLogger implements TemporalLogger {
     // The SDK's own timestamp (ns since epoch): forwarded lines are buffered, so it is the true time.
     const stamp = meta[LogTimestamp];
     if (typeof stamp === 'bigint') fields.time = new Date(Number(stamp / 1_000_000n)).toISOString();
-    Object.assign(fields, meta);
+    // The SDK logs whole errors ('Activity failed' carries viem's message, metaMessages and url): an RPC URL's
+    // path or query can hold the provider's API key, so every URL in them is cut to its origin.
+    Object.assign(fields, withUrlsRedacted(meta) as LogMetadata);
     if (fields.routeId === undefined && typeof meta.workflowId === 'string') {
       const routeId = routeIdOfWorkflow(meta.workflowId);
       if (routeId !== undefined) fields.routeId = routeId;
@@ -98,4 +101,18 @@ export class ForwardingLogger implements TemporalLogger {
   error(message: string, meta?: LogMetadata): void {
     this.log('ERROR', message, meta);
   }
+}
+
+/** A copy of `value` with redactUrls applied to every string in it; errors become plain objects (name, message, stack, own fields, cause). */
+export function withUrlsRedacted(value: unknown, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return redactUrls(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return '[Circular]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((item) => withUrlsRedacted(item, seen));
+  let source: Record<string, unknown>;
+  if (value instanceof Error) source = { ...value, name: value.name, message: value.message, stack: value.stack, cause: (value as { cause?: unknown }).cause };
+  else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) source = value as Record<string, unknown>;
+  else return value; // Map, Date, class instances: as the logger writes them
+  return Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined).map(([k, v]) => [k, withUrlsRedacted(v, seen)]));
 }
