@@ -7,7 +7,7 @@ import { bridgeActivities } from '../activities/bridge.ts';
 import { ensureGas } from '../activities/gas.ts';
 import type { ChainClients } from '../src/chain/clients.ts';
 import { createTxSender, IntentConflictError, IntentVoidedError, NonceConsumedError, SenderUnderfundedError, VoidRefusedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, transfers, txIntents } from '../src/db/schema.ts';
+import { ledgerEntries, operatorActions, transfers, txIntents } from '../src/db/schema.ts';
 import { startTestStack, waitFor, type TestStack } from './support/testStack.ts';
 
 /**
@@ -239,6 +239,16 @@ describe('routectl senders and void', { timeout: 180_000 }, () => {
     assert.equal(await balance(payee), 0n, 'the voided payment never happened');
     const after = JSON.parse((await stack.routectl('senders', '--json')).stdout) as Array<{ id: number }>;
     assert.ok(!after.some((r) => r.id === stuck.id));
+    // Both voids are in the audit log with the intent, the reason and how they ended (checked by the activities).
+    const audit = await db().select().from(operatorActions).where(eq(operatorActions.routeId, routeId)).orderBy(operatorActions.id);
+    assert.deepEqual(
+      audit.map((a) => [a.action, a.params.intentId, a.params.cancel, a.reason, a.outcome]),
+      [
+        ['void', stuck.id, false, 'test', 'refused'],
+        ['void', stuck.id, true, 'sent by mistake', 'done'],
+      ],
+    );
+    assert.match(audit[0]!.detail ?? '', /may still mine/);
   });
 });
 
