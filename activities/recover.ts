@@ -46,7 +46,7 @@ export function recoverActivities(deps: ActivityDeps) {
     await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params: { to: input.to } });
     if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
     if (route.status !== 'FAILED') {
-      throw await refuseAction(deps.db, input.actionId, `route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`, 'RouteNotFailed');
+      throw await refuseAction(deps.db, input.actionId, `refused: route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`);
     }
     const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
     if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);

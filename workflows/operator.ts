@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, log, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
 import type { IntentSummary } from '../activities/intents.ts';
 import type { Recovered } from '../activities/recover.ts';
@@ -60,13 +60,9 @@ export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResul
     return { recovered, held };
   } catch (error) {
     const cause = causeOf(error);
-    // A refused operator check (no audit row, a destination not allowed, a route not FAILED) says nothing about the
-    // route's funds: no flag. Runs from before the checks never failed with OperatorActionRefused; they did flag a
-    // route that was not FAILED, so that change is versioned.
-    const refusal = typeOf(error);
-    if (refusal === 'OperatorActionRefused' || (refusal === 'RouteNotFailed' && patched('recover-refusal-unflagged'))) {
-      throw ApplicationFailure.nonRetryable(cause, refusal);
-    }
+    // A refused operator check (no audit row, a route not FAILED, a destination not allowed) says nothing about the
+    // route's funds: no flag. Only activities of this version fail with this type, so recorded histories replay as before.
+    if (typeOf(error) === 'OperatorActionRefused') throw ApplicationFailure.nonRetryable(cause, 'OperatorActionRefused');
     await bookkeeping.flagRoute({ routeId: input.routeId, error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again`, actionId: input.actionId });
     throw ApplicationFailure.nonRetryable(`recovery stopped: ${cause}`, 'RecoveryFailed');
   }
