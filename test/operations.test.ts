@@ -213,6 +213,11 @@ describe('deposits that go wrong', () => {
     assert.match(await refundBypassingRoutectl({ routeId: created.routeId, to: recipient, actionId }), /route .* is AWAITING_DEPOSIT; only a finished route \(COMPLETED or FAILED\) is refunded/);
     const [refused] = await stack.service.db.select().from(operatorActions).where(eq(operatorActions.id, actionId));
     assert.equal(refused?.outcome, 'refused');
+    // A recovery started in Temporal without an audit row is refused before anything is looked at.
+    const recovery = await stack.temporal.client.workflow.start('recoverWorkflow', { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, workflowId: `${created.routeId}:recover`, args: [{ routeId: created.routeId, to: recipient }] });
+    const recoveryFailure = await recovery.result().then(() => assert.fail('the recovery ran'), (error: unknown) => error as WorkflowFailedError);
+    assert.match(recoveryFailure.cause?.message ?? '', /refused: the recover of .* carries no operator action id; request it with routectl recover/);
+    assert.equal((await get(created.routeId)).status, 'AWAITING_DEPOSIT', 'a refused request flags nothing and changes nothing');
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 5_000_000n);
     const failed = await routectl('fail', created.routeId, '--reason', 'sender gave up');
     assert.equal(failed.code, 0, failed.stderr);
