@@ -304,4 +304,5 @@ describe('full transfers on the local stack', () => {
     const answerLeaks = findLeaks(secrets.filter((s) => s.name !== 'a statusToken'), answers.map((text, i) => ({ where: `answer ${i}`, text })));
     assert.deepEqual(answerLeaks, [], 'a secret was in an API answer or routectl output');
     process.stdout.write(`# secrets: ${secrets.length} searched in ${logged.length} log lines, ${stored.length} rows, ${histories.length} histories, ${answers.length} answers\n`);
-  });});
+  });
+});
