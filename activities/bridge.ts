@@ -1,11 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { and, eq, like, min, ne, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, like, min, ne, or, sql } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { bridgeOrders, ledgerEntries } from '../src/db/schema.ts';
+import { bridgeOrders, ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { cctpLegs } from './cctpLeg.ts';
-import type { ActivityDeps } from './deps.ts';
+import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
@@ -164,6 +164,11 @@ export function bridgeActivities(deps: ActivityDeps) {
       if (received !== undefined) {
         await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: received });
       }
+      // For operators (routectl show, recover): the API could not write it, having no exit xpub.
+      await deps.db
+        .update(transfers)
+        .set({ exitAccount: exitAddressOf(deps, plan.accountIndex) })
+        .where(and(eq(transfers.routeId, plan.routeId), isNull(transfers.exitAccount)));
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       let amount = BigInt(plan.amount);
       if (generation > 1) {
@@ -193,7 +198,7 @@ export function bridgeActivities(deps: ActivityDeps) {
      */
     async bridgeOut({ plan, generation, projection }: { plan: RoutePlan; generation: number; projection?: StatusProjection }): Promise<BridgeOrderRef> {
       await writeStatus(deps, projection);
-      const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount);
+      const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exitAddressOf(deps, plan.accountIndex));
       const request = outboundLeg(deps, plan, generation, available);
       return movers.forLeg(request).start(request);
     },

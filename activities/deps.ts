@@ -1,4 +1,4 @@
-import type { LocalAccount } from 'viem';
+import type { Address, LocalAccount } from 'viem';
 import type { RouteKeyring } from '../src/accounts/routeAccounts.ts';
 import type { ChainClients } from '../src/chain/clients.ts';
 import type { IntentControl, TxSender } from '../src/chain/txSender.ts';
@@ -60,4 +60,9 @@ export interface ActivityDeps {
 export function requireNotifier(deps: ActivityDeps): WorkflowNotifier {
   if (!deps.notifier) throw new Error('the watchers need a WorkflowNotifier: run them in a worker started by startTransferWorker');
   return deps.notifier;
+}
+
+/** A route's exit account, derived by the worker from the signer's public keys (the API cannot: it has no exit xpub). */
+export function exitAddressOf(deps: Pick<ActivityDeps, 'keyring'>, accountIndex: number): Address {
+  return deps.keyring.routeAddresses(accountIndex).exit;
 }

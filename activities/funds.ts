@@ -7,7 +7,7 @@ import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema
 import { formatAmount, parseAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
-import type { ActivityDeps } from './deps.ts';
+import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { recordLedger } from './projection.ts';
 import { depositTokenToRefund } from './strays.ts';
@@ -25,14 +25,14 @@ export function fundsActivities(deps: ActivityDeps) {
       const [deposit, hub, exit, pooled] = await Promise.all([
         tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress),
         tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.hubAccount),
-        tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.exitAccount),
+        tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exitAddressOf(deps, plan.accountIndex)),
         unspentNote(),
       ]);
       const held: HeldFunds[] = [
         { place: 'deposit', chainId: plan.sourceChainId, token: plan.sourceToken, address: plan.depositAddress, amount: deposit.toString() },
         { place: 'hub', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: hub.toString() },
         { place: 'pool', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: pooled.toString() },
-        { place: 'exit', chainId: plan.hubChainId, token: plan.hubToken, address: plan.exitAccount, amount: exit.toString() },
+        { place: 'exit', chainId: plan.hubChainId, token: plan.hubToken, address: exitAddressOf(deps, plan.accountIndex), amount: exit.toString() },
       ];
       return held.filter((h) => h.amount !== '0');
     },
@@ -171,7 +171,7 @@ async function settleEarlierRefunds(deps: ActivityDeps, route: Route, deposit: L
 }
 
 /** What locateFunds reads of a route: a plan, or a route as the projection holds it. */
-export type RoutePlaces = Pick<RoutePlan, 'routeId' | 'accountIndex' | 'sourceChainId' | 'sourceToken' | 'depositAddress' | 'hubChainId' | 'hubToken' | 'hubAccount' | 'exitAccount'>;
+export type RoutePlaces = Pick<RoutePlan, 'routeId' | 'accountIndex' | 'sourceChainId' | 'sourceToken' | 'depositAddress' | 'hubChainId' | 'hubToken' | 'hubAccount'>;
 
 type Route = typeof transfers.$inferSelect;
 

@@ -141,7 +141,6 @@ export function recoverActivities(deps: ActivityDeps) {
         hubChainId: route.hubChainId,
         hubToken: route.hubToken as Address,
         hubAccount: route.hubAccount as Address,
-        exitAccount: route.exitAccount as Address,
       });
       await deps.db
         .update(transfers)

@@ -1,9 +1,10 @@
 /**
  * `npm run signer:xpubs [-- --addresses N]`: the API's configuration from the signer's mnemonic. Reads
- * SIGNER_MNEMONIC from the environment (or, when unset, one line on stdin) and prints the three role xpubs as
- * environment lines for the API, then the first N route addresses of each role so they can be compared with
- * the worker's. Run it where the mnemonic already is (the signer's host); the xpubs are no keys, but they link
- * every route's deposit, hub and exit addresses: hand them to the API's secret store, not to a ticket.
+ * SIGNER_MNEMONIC from the environment (or, when unset, one line on stdin) and prints the deposit and hub xpubs
+ * as environment lines for the API (never the exit one: it would tie withdrawals to deposits), then the first N
+ * route addresses of each role so they can be compared with the worker's. Run it where the mnemonic already is
+ * (the signer's host); the xpubs are no keys, but they pair every route's deposit and hub addresses: hand them to
+ * the API's secret store, not to a ticket.
  */
 import { createInterface } from 'node:readline';
 import { createRouteAddressBook, createRouteKeyring, ROUTE_ACCOUNT_ROLES, roleAccountPath } from '../src/accounts/routeAccounts.ts';
@@ -33,10 +34,10 @@ if (mnemonic.trim().split(/\s+/).length < 12) {
 const xpubs = createRouteKeyring(mnemonic).xpubs();
 const book = createRouteAddressBook(xpubs);
 const out = [
-  '# The API takes these (docs/operations.md, "Keys and the signer"):',
+  '# The API takes these two (docs/operations.md, "Keys and the signer"). The exit role\'s xpub is never given to',
+  '# the API: next to these it would tie every route\'s withdrawal to its deposit.',
   `DEPOSIT_ACCOUNT_XPUB=${xpubs.deposit}`,
   `HUB_ACCOUNT_XPUB=${xpubs.hub}`,
-  `EXIT_ACCOUNT_XPUB=${xpubs.exit}`,
   ...(count > 0 ? ['', `# Route addresses (index 0 is the fingerprint the API and the worker compare; routes start at 1):`] : []),
   ...Array.from({ length: count }, (_, i) => {
     const addresses = book.routeAddresses(i);

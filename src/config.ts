@@ -102,10 +102,12 @@ export const configSchema = z.object({
   /** The worker's signer process (npm run start:signer) and the secret it authenticates the worker by. */
   SIGNER_URL: z.url().optional(),
   SIGNER_AUTH_TOKEN: signerAuthToken.optional(),
-  /** The API's extended public keys, one per route account role (npm run signer:xpubs prints them). */
+  /**
+   * The API's extended public keys of the deposit and hub roles (npm run signer:xpubs prints them). The exit role's
+   * xpub is never the API's: with it, anyone who reads the API could tie every route's withdrawal to its deposit.
+   */
   DEPOSIT_ACCOUNT_XPUB: xpub.optional(),
   HUB_ACCOUNT_XPUB: xpub.optional(),
-  EXIT_ACCOUNT_XPUB: xpub.optional(),
   /** Privacy Pools (0xbow) Entrypoint on the hub chain; the pool is the one registered there for the hub token. */
   PRIVACY_POOLS_ENTRYPOINT: address,
   /** Block of the pool's deployment: its events are scanned from here. */
@@ -199,7 +201,8 @@ export type ConfigComponent = 'api' | 'worker';
 /** What the API must not be given: the service's keys and the secret that lets a process ask the signer. */
 export const API_FORBIDDEN_SECRETS = ['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN'] as const;
 
-export const ACCOUNT_XPUB_VARIABLES = ['DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'EXIT_ACCOUNT_XPUB'] as const;
+/** The xpubs the API derives the addresses it hands out from (deposit and hub accounts; never the exit accounts). */
+export const ACCOUNT_XPUB_VARIABLES = ['DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB'] as const;
 
 const LOCAL_KEYS = ['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY'] as const;
 
@@ -210,6 +213,9 @@ function keyProblem(env: Record<string, string | undefined>, component: ConfigCo
     const keys = API_FORBIDDEN_SECRETS.filter(given);
     if (keys.length > 0) {
       return `the API holds no private key: remove ${keys.join(', ')} from its environment; give it the xpubs ${ACCOUNT_XPUB_VARIABLES.join(', ')} instead (npm run signer:xpubs prints them; docs/operations.md, "Keys and the signer")`;
+    }
+    if (given('EXIT_ACCOUNT_XPUB')) {
+      return 'remove EXIT_ACCOUNT_XPUB from the API: the exit accounts receive the pool withdrawals, and their xpub next to the deposit one would tie every withdrawal to its deposit; it stays with the signer (docs/operations.md, "Keys and the signer")';
     }
     const missing = ACCOUNT_XPUB_VARIABLES.filter((name) => !given(name));
     if (missing.length > 0) return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:xpubs prints them)`;
@@ -268,7 +274,7 @@ export function payloadCodecProblem(config: Pick<Config, 'PAYLOAD_CODEC' | 'PAYL
 }
 
 // The xpubs are no keys, but they link every route's deposit, hub and exit addresses (index i of each): never printed either.
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN', 'DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'EXIT_ACCOUNT_XPUB', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
+const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN', 'DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
 
 const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 

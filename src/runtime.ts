@@ -1,6 +1,6 @@
 import { type Address, type LocalAccount, zeroAddress } from 'viem';
 import { toAccount } from 'viem/accounts';
-import { createRouteAddressBook, type RouteAccountXpubs } from './accounts/routeAccounts.ts';
+import { createRouteAddressBook, type ApiAccountRole, type RouteAccountXpubs } from './accounts/routeAccounts.ts';
 import { createChainClients } from './chain/clients.ts';
 import { createTxSender } from './chain/txSender.ts';
 import type { Config } from './config.ts';
@@ -34,7 +34,7 @@ interface PoolSigning {
 }
 
 /**
- * The API's context: route addresses from the xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB, EXIT_ACCOUNT_XPUB),
+ * The API's context: deposit and hub addresses from the xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB; never the exit role's),
  * quotes, the database. No mnemonic, private key, signer or prover: loadConfig(env, 'api') refused them.
  */
 export function createApiContext(config: Config, opts: { pollIntervalMs?: number } = {}) {
@@ -94,10 +94,10 @@ export function workerSigner(config: Config): Signer {
   });
 }
 
-function accountXpubs(config: Config): RouteAccountXpubs {
-  const { DEPOSIT_ACCOUNT_XPUB: deposit, HUB_ACCOUNT_XPUB: hub, EXIT_ACCOUNT_XPUB: exit } = config;
-  if (!deposit || !hub || !exit) throw new Error('DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB and EXIT_ACCOUNT_XPUB must be set: the API derives route addresses from them');
-  return { deposit, hub, exit };
+function accountXpubs(config: Config): Pick<RouteAccountXpubs, ApiAccountRole> {
+  const { DEPOSIT_ACCOUNT_XPUB: deposit, HUB_ACCOUNT_XPUB: hub } = config;
+  if (!deposit || !hub) throw new Error('DEPOSIT_ACCOUNT_XPUB and HUB_ACCOUNT_XPUB must be set: the API derives route addresses from them');
+  return { deposit, hub };
 }
 
 /** The API's pool reads quotes only; anything that would sign, derive a note or prove belongs to the worker. */

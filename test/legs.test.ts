@@ -233,12 +233,12 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
   test('direct leg: a retry after the payout was mined returns the recorded payment, not BridgeTooExpensive', async () => {
     const accountIndex = nextIndex++;
     const p = plan({ accountIndex, destChainId: chain('hub').chainId, destToken: token('hub') });
-    await faucetPay('hub', p.exitAccount, BigInt(p.quotedOutputAmount));
+    await faucetPay('hub', p.exitAccount!, BigInt(p.quotedOutputAmount));
     const bridge = bridgeActivities(relayDeps);
 
     const first = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }));
     assert.equal(first.kind, 'direct');
-    assert.equal(await balanceOf('hub', p.exitAccount), 0n, 'the exit account paid everything');
+    assert.equal(await balanceOf('hub', p.exitAccount!), 0n, 'the exit account paid everything');
     // The activity is retried (say its result was lost with the worker): the balance is gone, the payment is recorded.
     const retried = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }));
     assert.deepEqual(retried, first);

@@ -61,7 +61,7 @@ after(async () => {
 function apiEnv(mnemonic: string, overrides: Partial<Record<'deposit' | 'hub' | 'exit', string>> = {}): Record<string, string> {
   const { SIGNER_MNEMONIC: _mnemonic, GAS_ACCOUNT_PRIVATE_KEY: _gas, POOL_RELAYER_PRIVATE_KEY: _relayer, ...rest } = env;
   const xpubs = { ...createRouteKeyring(mnemonic).xpubs(), ...overrides };
-  return { ...rest, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };
+  return { ...rest, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
 }
 
 describe('signer fingerprint', { timeout: 60_000 }, () => {

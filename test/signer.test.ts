@@ -29,7 +29,7 @@ const BASE_ENV = {
 };
 const xpubEnv = () => {
   const xpubs = keyring.xpubs();
-  return { DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };
+  return { DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
 };
 const SECRET_VALUES: Record<(typeof API_FORBIDDEN_SECRETS)[number], string> = {
   SIGNER_MNEMONIC: MNEMONIC,
@@ -71,12 +71,12 @@ describe('configuration by component', () => {
         return assert.fail(`the API accepted ${name}`);
       })();
       assert.ok(error instanceof ConfigError);
-      assert.match(error.message, new RegExp(`the API holds no private key: remove ${name} from its environment; give it the xpubs DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB, EXIT_ACCOUNT_XPUB`));
+      assert.match(error.message, new RegExp(`the API holds no private key: remove ${name} from its environment; give it the xpubs DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB`));
       assert.ok(!error.message.includes(SECRET_VALUES[name]));
     }
   });
 
-  test('the API needs the three xpubs, takes them, and never prints them', () => {
+  test('the API needs the deposit and hub xpubs, refuses the exit one, and never prints them', () => {
     const { HUB_ACCOUNT_XPUB: _hub, ...withoutHub } = xpubEnv();
     assert.throws(() => loadConfig({ ...BASE_ENV, ...withoutHub }, 'api'), /HUB_ACCOUNT_XPUB must be set/);
     const config = loadConfig({ ...BASE_ENV, ...xpubEnv() }, 'api');
@@ -85,6 +85,8 @@ describe('configuration by component', () => {
     const printed = JSON.stringify(describeConfig(config));
     for (const xpub of Object.values(keyring.xpubs())) assert.ok(!printed.includes(xpub));
     assert.throws(() => loadConfig({ ...BASE_ENV, ...xpubEnv(), HUB_ACCOUNT_XPUB: 'xpubnotone' }, 'api'), /HUB_ACCOUNT_XPUB: must be a BIP-32 extended public key/);
+    // The exit accounts receive the withdrawals: their xpub next to the deposit one would link every route.
+    assert.throws(() => loadConfig({ ...BASE_ENV, ...xpubEnv(), EXIT_ACCOUNT_XPUB: keyring.xpubs().exit }, 'api'), /remove EXIT_ACCOUNT_XPUB from the API/);
   });
 
   test('the worker signs through the signer process or, in development, local keys: one of the two, complete', () => {

@@ -34,7 +34,11 @@ export interface RoutePlan {
   quotedOutputAmount: string;
   depositAddress: Address;
   hubAccount: Address;
-  exitAccount: Address;
+  /**
+   * Only in transfers created before the API stopped knowing the exit accounts (it has no exit xpub); the worker
+   * derives a route's exit account from its account index either way (activities/deps.ts exitAddressOf).
+   */
+  exitAccount?: Address;
   recipient: Address;
   /** ISO-8601 instant after which a missing deposit fails the transfer. */
   depositDeadline: string;

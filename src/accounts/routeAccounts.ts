@@ -18,6 +18,12 @@ export type RouteAccountRole = 'deposit' | 'hub' | 'exit';
 
 export const ROUTE_ACCOUNT_ROLES: readonly RouteAccountRole[] = ['deposit', 'hub', 'exit'];
 
+/**
+ * The roles whose addresses the API hands out. The exit accounts receive the pool withdrawals: their xpub stays
+ * with the signer and the worker, so nothing the API holds ties a route's withdrawal to its deposit.
+ */
+export type ApiAccountRole = 'deposit' | 'hub';
+
 const ROLE_ACCOUNT_INDEX: Record<RouteAccountRole, number> = { deposit: 1, hub: 2, exit: 3 };
 
 /** The hardened BIP-44 account of a role, whose extended public key (xpub) derives every route's address of that role. */
@@ -35,11 +41,11 @@ export interface RouteAccounts {
   exit: LocalAccount;
 }
 
-export type RouteAddresses = Record<RouteAccountRole, Address>;
+export type RouteAddresses<R extends RouteAccountRole = RouteAccountRole> = Record<R, Address>;
 
-/** A route's addresses from the roles' xpubs: what the API hands out, holding no key. */
-export interface RouteAddressBook {
-  routeAddresses(accountIndex: number): RouteAddresses;
+/** A route's addresses from the roles' xpubs, holding no key: the API's book has the deposit and hub roles only. */
+export interface RouteAddressBook<R extends RouteAccountRole = RouteAccountRole> {
+  routeAddresses(accountIndex: number): RouteAddresses<R>;
 }
 
 /** The worker's view: accounts that sign (locally or through the signer process) for each route. */
@@ -112,9 +118,10 @@ export function parseXpub(xpub: string): HDKey {
  * Route addresses from the roles' xpubs: public child 0 (external chain), then the account index, as
  * m/44'/60'/r'/0/i derives them from the mnemonic. No private key is involved.
  */
-export function createRouteAddressBook(xpubs: RouteAccountXpubs): RouteAddressBook {
-  const chains = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, parseXpub(xpubs[role]).deriveChild(0)])) as Record<RouteAccountRole, HDKey>;
-  const addressOf = (role: RouteAccountRole, index: number) => {
+export function createRouteAddressBook<R extends RouteAccountRole>(xpubs: Record<R, string>): RouteAddressBook<R> {
+  const roles = Object.keys(xpubs) as R[];
+  const chains = Object.fromEntries(roles.map((role) => [role, parseXpub(xpubs[role]).deriveChild(0)])) as Record<R, HDKey>;
+  const addressOf = (role: R, index: number) => {
     const compressed = chains[role].deriveChild(index).publicKey;
     if (!compressed) throw new Error(`the ${role} xpub derived no public key`);
     // viem's publicKeyToAddress hashes the uncompressed point (0x04 || x || y).
@@ -124,7 +131,7 @@ export function createRouteAddressBook(xpubs: RouteAccountXpubs): RouteAddressBo
   return {
     routeAddresses(accountIndex) {
       checkAccountIndex(accountIndex);
-      return { deposit: addressOf('deposit', accountIndex), hub: addressOf('hub', accountIndex), exit: addressOf('exit', accountIndex) };
+      return Object.fromEntries(roles.map((role) => [role, addressOf(role, accountIndex)])) as RouteAddresses<R>;
     },
   };
 }

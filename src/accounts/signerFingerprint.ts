@@ -2,7 +2,7 @@ import { inArray } from 'drizzle-orm';
 import { ConfigError } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import { signerFingerprints } from '../db/schema.ts';
-import { ROUTE_ACCOUNT_ROLES, type RouteAccountRole, type RouteAddressBook } from './routeAccounts.ts';
+import { ROUTE_ACCOUNT_ROLES, type ApiAccountRole, type RouteAccountRole, type RouteAddressBook } from './routeAccounts.ts';
 
 /**
  * One row per route account role: the address of derivation index 0, which no route is ever given (the
@@ -12,27 +12,29 @@ import { ROUTE_ACCOUNT_ROLES, type RouteAccountRole, type RouteAddressBook } fro
 const ROW_NAMES: Record<RouteAccountRole, string> = { deposit: 'route-keyring', hub: 'route-keyring/hub', exit: 'route-keyring/exit' };
 
 /** The deposit address of index 0 (the original fingerprint). */
-export function signerFingerprint(addresses: RouteAddressBook): string {
+export function signerFingerprint(addresses: RouteAddressBook<ApiAccountRole>): string {
   return addresses.routeAddresses(0).deposit;
 }
 
 /**
  * Every API and worker start calls this. The worker's addresses come from the signer's public keys, the API's
- * from its xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB, EXIT_ACCOUNT_XPUB). The first start records each role's
- * fingerprint, every later one must match: an API whose xpubs are not the signer's would hand out deposit
+ * from its xpubs (DEPOSIT_ACCOUNT_XPUB, HUB_ACCOUNT_XPUB; the API has no exit role). The first start records each
+ * role's fingerprint it knows, every later one must match: an API whose xpubs are not the signer's would hand out deposit
  * addresses whose funds the worker cannot move, so it refuses to start instead (docs/operations.md).
  */
-export async function checkSignerFingerprint(db: Database, addresses: RouteAddressBook, component: 'api' | 'worker'): Promise<void> {
-  const own = addresses.routeAddresses(0);
+export async function checkSignerFingerprint(db: Database, addresses: RouteAddressBook<ApiAccountRole>, component: 'api' | 'worker'): Promise<void> {
+  const own: Partial<Record<RouteAccountRole, string>> = addresses.routeAddresses(0);
+  const roles = ROUTE_ACCOUNT_ROLES.filter((role) => own[role] !== undefined);
   await db
     .insert(signerFingerprints)
-    .values(ROUTE_ACCOUNT_ROLES.map((role) => ({ name: ROW_NAMES[role], address: own[role] })))
+    .values(roles.map((role) => ({ name: ROW_NAMES[role], address: own[role] as string })))
     .onConflictDoNothing();
   const rows = await db.select().from(signerFingerprints).where(inArray(signerFingerprints.name, Object.values(ROW_NAMES)));
-  for (const role of ROUTE_ACCOUNT_ROLES) {
+  for (const role of roles) {
+    const address = own[role] as string;
     const recorded = rows.find((row) => row.name === ROW_NAMES[role]);
     if (!recorded) throw new Error('the signer fingerprint could not be recorded');
-    if (recorded.address.toLowerCase() === own[role].toLowerCase()) continue;
+    if (recorded.address.toLowerCase() === address.toLowerCase()) continue;
     const source =
       component === 'api'
         ? `the ${role} xpub of this api (${role.toUpperCase()}_ACCOUNT_XPUB) is not the signer's this database's transfers were created with`
@@ -42,7 +44,7 @@ export async function checkSignerFingerprint(db: Database, addresses: RouteAddre
         ? "Give the API the signer's xpubs: npm run signer:xpubs, run where the signer's mnemonic is, prints them."
         : 'Start the worker against the signer (and mnemonic) of the deployment that created the transfers (a different one could not move their deposits).';
     throw new ConfigError(
-      `${source}: its ${role} account 0 is ${own[role]}, the database recorded ${recorded.address} on ${recorded.createdAt.toISOString()}. ${remedy} See "Keys and the signer" in docs/operations.md.`,
+      `${source}: its ${role} account 0 is ${address}, the database recorded ${recorded.address} on ${recorded.createdAt.toISOString()}. ${remedy} See "Keys and the signer" in docs/operations.md.`,
     );
   }
 }

@@ -120,7 +120,7 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   }
   print(`amount      ${formatAmount(BigInt(row.amount), row.sourceDecimals)} ${row.symbol} on ${row.sourceChainId} -> ${formatAmount(BigInt(row.quotedOutputAmount), row.destDecimals)} ${row.destSymbol} on ${row.destChainId}`);
   print(`deposit     ${row.depositAddress} (deadline ${row.depositDeadline.toISOString()})`);
-  print(`hub         ${row.hubAccount}   exit ${row.exitAccount}`);
+  print(`hub         ${row.hubAccount}   exit ${row.exitAccount ?? "(not yet: the worker records it at the bridge-in)"}`);
   print(`recipient   ${row.userDestinationAddress}${row.refundAddress ? `   refunds to ${row.refundAddress}` : '   (no refundAddress)'}`);
   if (row.payoutTxHash) print(`payout tx   ${row.payoutTxHash}`);
   for (const held of row.heldFunds ?? []) print(`held        ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);

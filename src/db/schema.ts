@@ -54,7 +54,8 @@ export const transfers = pgTable(
     depositAddress: text('deposit_address').notNull(),
     hubAccount: text('hub_account').notNull(),
     hubIsSmartAccount: boolean('hub_is_smart_account').notNull(),
-    exitAccount: text('exit_account').notNull(),
+    /** Written by the worker at the bridge-in (the API has no exit xpub); null until then. */
+    exitAccount: text('exit_account'),
     userDestinationAddress: text('user_destination_address').notNull(),
     /** Where undeliverable funds go back to (optional at create; without it they are held for an operator). */
     refundAddress: text('refund_address'),

@@ -224,7 +224,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     };
     const { xpubs } = signerProcess.publicKeys;
     const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken };
-    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub, EXIT_ACCOUNT_XPUB: xpubs.exit };
+    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
     const config = loadConfig(workerEnv, 'worker');
     const apiConfig = loadConfig(apiEnv, 'api');
     // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { eq, sql } from 'drizzle-orm';
-import type { RouteAddressBook } from '../accounts/routeAccounts.ts';
+import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transfers } from '../db/schema.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
@@ -85,8 +85,8 @@ export interface TransferServiceDeps {
   temporal: Client;
   taskQueue: string;
   quotes: QuoteService;
-  /** Route addresses from the signer's xpubs: the API holds no key. */
-  addresses: RouteAddressBook;
+  /** Deposit and hub addresses from the signer's xpubs: the API holds no key, and no exit account (the worker derives those). */
+  addresses: RouteAddressBook<ApiAccountRole>;
   settings: TransferSettings;
   privacy: PrivacySettings;
 }
@@ -171,7 +171,6 @@ export function createTransferService(deps: TransferServiceDeps) {
         depositAddress: accounts.deposit,
         hubAccount: accounts.hub,
         hubIsSmartAccount: false,
-        exitAccount: accounts.exit,
         userDestinationAddress: request.userDestinationAddress,
         refundAddress: request.refundAddress ?? null,
         minAnonymitySet: privacy.minAnonymitySet,
@@ -193,7 +192,6 @@ export function createTransferService(deps: TransferServiceDeps) {
         quotedOutputAmount: quote.quotedOutputAmount,
         depositAddress: accounts.deposit,
         hubAccount: accounts.hub,
-        exitAccount: accounts.exit,
         recipient: request.userDestinationAddress,
         depositDeadline: depositDeadline.toISOString(),
         refundAddress: request.refundAddress ?? null,

@@ -1,0 +1,1 @@
+ALTER TABLE "transfers" ALTER COLUMN "exit_account" DROP NOT NULL;
