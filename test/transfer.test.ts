@@ -59,16 +59,20 @@ interface Transfer {
   payoutTxHash: string | null;
 }
 
+/** The USDC → WETH transfer, which failed on its way: the encrypted-history test reads its history. */
+let withFailures: { created: Transfer; recipient: Address; refundAddress: Address } | undefined;
+
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshRecipient = () => privateKeyToAccount(generatePrivateKey()).address;
 
-async function create(amount: string, destTokenSymbol: string, recipient: Address): Promise<Transfer> {
+async function create(amount: string, destTokenSymbol: string, recipient: Address, refundAddress?: Address): Promise<Transfer> {
   const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
     sourceChainId: chainId('source'),
     destChainId: chainId('destination'),
     amount,
     destTokenSymbol,
     userDestinationAddress: recipient,
+    refundAddress,
   });
   assert.equal(status, 200, JSON.stringify(body));
   return body.data!;
@@ -98,73 +102,6 @@ function assertInOrder(seen: string[]) {
   assert.ok(positions.every((p) => p >= 0), `unexpected status in ${seen.join(' → ')}`);
   assert.deepEqual([...positions].sort((a, b) => a - b), positions, `statuses out of order: ${seen.join(' → ')}`);
 }
-
-describe('encrypted Temporal history', () => {
-  test('a transfer leaves no plaintext address or failure message in any history; the codec endpoint decodes it for a bearer of its token only', async () => {
-    const { codec } = stack;
-    assert.ok(codec, 'the local stack runs with the payload codec');
-    const recipient = freshRecipient();
-    const refundAddress = freshRecipient();
-    const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
-      sourceChainId: chainId('source'),
-      destChainId: chainId('destination'),
-      amount: '20',
-      destTokenSymbol: 'USDC',
-      userDestinationAddress: recipient,
-      refundAddress,
-    });
-    assert.equal(status, 200, JSON.stringify(body));
-    const created = body.data!;
-    const funded = await stack.routectl('devnet', 'fund', created.routeId);
-    assert.equal(funded.code, 0, funded.stderr);
-    const { transfer } = await pollUntilDone(created.routeId);
-    assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
-
-    // Every history of the namespace (the transfer's, its child workflows', the watchers'), read WITHOUT the codec.
-    const connection = await Connection.connect({ address: stack.temporal.address });
-    try {
-      const raw = new Client({ connection, namespace: stack.temporal.namespace });
-      const histories: { workflowId: string; text: string }[] = [];
-      for await (const execution of raw.workflow.list()) {
-        const history = await raw.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-        // The stored bytes (protobuf): every payload's metadata and data as they are, plus the event fields as JSON.
-        const bytes = Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
-        histories.push({ workflowId: execution.workflowId, text: `${bytes}\n${JSON.stringify(history)}` });
-      }
-      assert.ok(histories.some((h) => h.workflowId === created.routeId));
-      const addresses = [recipient, refundAddress, created.depositAddress, created.hubAccount];
-      for (const { workflowId, text } of histories) {
-        const lower = text.toLowerCase();
-        for (const address of addresses) assert.ok(!lower.includes(address.slice(2).toLowerCase()), `${workflowId}'s history holds ${address} in clear`);
-      }
-      // Every payload is encrypted, except search attributes (indexed by the server, so never encoded: TransferStatus, NeedsAttention).
-      for (const execution of histories) {
-        const clear = plainPayloads(JSON.parse(execution.text.slice(execution.text.lastIndexOf('\n') + 1)));
-        assert.deepEqual(clear, [], `${execution.workflowId}: payloads in clear at ${clear.join(', ')}`);
-      }
-      const transferHistory = histories.find((h) => h.workflowId === created.routeId)!.text;
-      assert.match(transferHistory, /binary\/encrypted/);
-      const failures = [...transferHistory.matchAll(/"(?:lastFailure|failure)":\{"message":"([^"]*)"/g)].map((m) => m[1]);
-      // A failed attempt's message and stack trace are inside encrypted payloads (payload-codec.test.ts encodes one).
-      assert.ok(failures.every((message) => message === 'Encoded failure'), `failure messages in clear: ${failures.join(' | ')}`);
-
-      // Through the codec endpoint (what the Web UI and `temporal workflow show --codec-endpoint` call) it reads again.
-      const history = await raw.workflow.getHandle(created.routeId).fetchHistory();
-      const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-      const wire = { payloads: input.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p.data ?? []).toString('base64') })) };
-      const decode = (authorization?: string) =>
-        fetch(`${codec.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization && { authorization }) }, body: JSON.stringify(wire) });
-      assert.equal((await decode()).status, 401);
-      assert.equal((await decode(`Bearer ${codec.authToken.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'))}`)).status, 401);
-      const decoded = await decode(`Bearer ${codec.authToken}`);
-      assert.equal(decoded.status, 200);
-      const plain = ((await decoded.json()) as { payloads: { data: string }[] }).payloads.map((p) => Buffer.from(p.data, 'base64').toString()).join('');
-      assert.ok(plain.toLowerCase().includes(recipient.slice(2).toLowerCase()), 'the decoded workflow input shows the recipient');
-    } finally {
-      await connection.close();
-    }
-  });
-});
 
 /** Where a history holds a payload whose encoding is not the codec's (search attributes aside). */
 function plainPayloads(node: unknown, at = ''): string[] {
@@ -214,7 +151,9 @@ describe('full transfers on the local stack', () => {
 
   test('USDC → WETH (18 decimals): exact output on the destination chain, through a failed bridge-in quote and a rejected withdrawal', async () => {
     const recipient = freshRecipient();
-    const created = await create('300', 'WETH', recipient);
+    const refundAddress = freshRecipient();
+    const created = await create('300', 'WETH', recipient, refundAddress);
+    withFailures = { created, recipient, refundAddress };
     // Failures on the way, for the secrets test at the end to read their logs: Relay answers the bridge-in
     // quote with HTTP 500 twice, the hub node rejects the pool withdrawal once. The transfer completes all the same.
     stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 2 });
@@ -304,5 +243,63 @@ describe('full transfers on the local stack', () => {
     const answerLeaks = findLeaks(secrets.filter((s) => s.name !== 'a statusToken'), answers.map((text, i) => ({ where: `answer ${i}`, text })));
     assert.deepEqual(answerLeaks, [], 'a secret was in an API answer or routectl output');
     process.stdout.write(`# secrets: ${secrets.length} searched in ${logged.length} log lines, ${stored.length} rows, ${histories.length} histories, ${answers.length} answers\n`);
+  });
+});
+
+describe('encrypted Temporal history', () => {
+  // Reads the histories of the transfers above (no transfer of its own): the USDC → WETH one had a refundAddress
+  // and failed attempts, so its history holds both addresses and failure messages had they been in clear.
+  test('a transfer leaves no plaintext address or failure message in any history; the codec endpoint decodes it for a bearer of its token only', async () => {
+    const { codec } = stack;
+    assert.ok(codec, 'the local stack runs with the payload codec');
+    assert.ok(withFailures, 'runs after the USDC → WETH transfer');
+    const { created, recipient, refundAddress } = withFailures;
+
+    // Every history of the namespace (the transfer's, its child workflows', the watchers'), read WITHOUT the codec.
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    try {
+      const raw = new Client({ connection, namespace: stack.temporal.namespace });
+      const histories: { workflowId: string; text: string }[] = [];
+      for await (const execution of raw.workflow.list()) {
+        const history = await raw.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+        // The stored bytes (protobuf): every payload's metadata and data as they are, plus the event fields as JSON.
+        const bytes = Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
+        histories.push({ workflowId: execution.workflowId, text: `${bytes}\n${JSON.stringify(history)}` });
+      }
+      assert.ok(histories.some((h) => h.workflowId === created.routeId));
+      const addresses = [recipient, refundAddress, created.depositAddress, created.hubAccount];
+      for (const { workflowId, text } of histories) {
+        const lower = text.toLowerCase();
+        for (const address of addresses) assert.ok(!lower.includes(address.slice(2).toLowerCase()), `${workflowId}'s history holds ${address} in clear`);
+      }
+      // Every payload is encrypted, except search attributes (indexed by the server, so never encoded: TransferStatus, NeedsAttention).
+      for (const execution of histories) {
+        const clear = plainPayloads(JSON.parse(execution.text.slice(execution.text.lastIndexOf('\n') + 1)));
+        assert.deepEqual(clear, [], `${execution.workflowId}: payloads in clear at ${clear.join(', ')}`);
+      }
+      const transferHistory = histories.find((h) => h.workflowId === created.routeId)!.text;
+      assert.match(transferHistory, /binary\/encrypted/);
+      const failures = [...transferHistory.matchAll(/"(?:lastFailure|failure)":\{"message":"([^"]*)"/g)].map((m) => m[1]);
+      // A failed attempt's message and stack trace are inside encrypted payloads (payload-codec.test.ts encodes one).
+      assert.ok(failures.length > 0, 'the transfer had failed attempts');
+      // The SDK's own stand-in for a failure too large to record names nothing of the route either.
+      const fixed = new Set(['Encoded failure', 'Failure exceeds size limit.']);
+      assert.ok(failures.every((message) => fixed.has(message)), `failure messages in clear: ${failures.join(' | ')}`);
+
+      // Through the codec endpoint (what the Web UI and `temporal workflow show --codec-endpoint` call) it reads again.
+      const history = await raw.workflow.getHandle(created.routeId).fetchHistory();
+      const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+      const wire = { payloads: input.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p.data ?? []).toString('base64') })) };
+      const decode = (authorization?: string) =>
+        fetch(`${codec.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization && { authorization }) }, body: JSON.stringify(wire) });
+      assert.equal((await decode()).status, 401);
+      assert.equal((await decode(`Bearer ${codec.authToken.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'))}`)).status, 401);
+      const decoded = await decode(`Bearer ${codec.authToken}`);
+      assert.equal(decoded.status, 200);
+      const plain = ((await decoded.json()) as { payloads: { data: string }[] }).payloads.map((p) => Buffer.from(p.data, 'base64').toString()).join('');
+      assert.ok(plain.toLowerCase().includes(recipient.slice(2).toLowerCase()), 'the decoded workflow input shows the recipient');
+    } finally {
+      await connection.close();
+    }
   });
 });
