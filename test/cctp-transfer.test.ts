@@ -9,7 +9,7 @@ import { startTestStack, waitFor, type TestStack } from './support/testStack.ts'
 let stack: TestStack;
 
 before(async () => {
-  stack = await startTestStack({ env: { BRIDGE_PROVIDER: 'cctp', STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60' } });
+  stack = await startTestStack({ env: { BRIDGE_PROVIDER: 'cctp', STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '40' } });
 });
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());

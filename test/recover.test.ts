@@ -258,7 +258,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     // While it is flagged, the stray scanner (every 2 s here) refunds nothing of it, even to a refundAddress.
     const automatic = freshAddress();
     await db().update(transfers).set({ refundAddress: automatic }).where(eq(transfers.routeId, created.routeId));
-    await new Promise((r) => setTimeout(r, 10_000));
+    await new Promise((r) => setTimeout(r, 6_000));
     assert.equal(await stack.balanceOf('source', 'USDC', automatic), 0n, 'no automatic refund of a flagged route');
     assert.match((await projection(created.routeId)).lastError ?? '', /^refund to 0x[0-9a-fA-F]{40} failed: /);
     const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
