@@ -279,7 +279,7 @@ describe('encrypted Temporal history', () => {
       }
       const transferHistory = histories.find((h) => h.workflowId === created.routeId)!.text;
       assert.match(transferHistory, /binary\/encrypted/);
-      const failures = [...transferHistory.matchAll(/"(?:lastFailure|failure)":\{"message":"([^"]*)"/g)].map((m) => m[1]);
+      const failures = [...transferHistory.matchAll(/"(?:lastFailure|failure)":\{"message":"([^"]*)"/g)].map((m) => m[1] ?? '');
       // A failed attempt's message and stack trace are inside encrypted payloads (payload-codec.test.ts encodes one).
       assert.ok(failures.length > 0, 'the transfer had failed attempts');
       // The SDK's own stand-in for a failure too large to record names nothing of the route either.

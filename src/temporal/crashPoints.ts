@@ -11,7 +11,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
  */
 export function crashPoint(name: string): void {
   const wanted = process.env.DRILL_CRASH_AT;
-  if (!wanted || !wanted.split(',').includes(name)) return;
+  if (!wanted?.split(',').includes(name)) return;
   process.stderr.write(`drill: killing the worker at ${name}\n`);
   process.kill(process.pid, 'SIGKILL');
 }
