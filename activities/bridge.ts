@@ -6,6 +6,7 @@ import { bridgeOrders, ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { cctpLegs } from './cctpLeg.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
+import { assertPlanIsRecorded } from './planGuard.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
@@ -159,6 +160,7 @@ export function bridgeActivities(deps: ActivityDeps) {
      * order (after a refund) moves what the deposit account holds of it: what the refund brought back.
      */
     async bridgeIn({ plan, generation, received, projection }: { plan: RoutePlan; generation: number; received?: string; projection?: StatusProjection }): Promise<BridgeOrderRef> {
+      await assertPlanIsRecorded(deps, plan);
       await writeStatus(deps, projection);
       // What the deposit address held when the route took its deposit (transfers before the deposit watcher booked it while waiting).
       if (received !== undefined) {
@@ -197,6 +199,7 @@ export function bridgeActivities(deps: ActivityDeps) {
      * account), or a new order after the pool-funded one was refunded to it.
      */
     async bridgeOut({ plan, generation, projection }: { plan: RoutePlan; generation: number; projection?: StatusProjection }): Promise<BridgeOrderRef> {
+      await assertPlanIsRecorded(deps, plan);
       await writeStatus(deps, projection);
       const available = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exitAddressOf(deps, plan.accountIndex));
       const request = outboundLeg(deps, plan, generation, available);

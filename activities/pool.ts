@@ -11,6 +11,7 @@ import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
+import { assertPlanIsRecorded } from './planGuard.ts';
 import { bookLegSend } from './legs.ts';
 import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
 
@@ -109,6 +110,7 @@ export function poolActivities(deps: ActivityDeps) {
     /** `projection`: the status written before the deposit (RECEIVED_ON_HUB); `shielded`: the one written once the note is recorded (SHIELDED). */
     async shield(input: { plan: RoutePlan; amount: string; projection?: StatusProjection; shielded?: StatusProjection }): Promise<{ noteValue: string }> {
       const { plan } = input;
+      await assertPlanIsRecorded(deps, plan);
       await writeStatus(deps, input.projection);
       const { hub } = deps.keyring.routeAccounts(plan.accountIndex);
       const amount = BigInt(input.amount);
@@ -142,6 +144,7 @@ export function poolActivities(deps: ActivityDeps) {
      * `sent`: the status to project once the withdrawal is mined (UNSHIELD_SENT).
      */
     async unshield({ plan, sent }: { plan: RoutePlan; sent?: StatusProjection }): Promise<{ funded: BridgeOrderRef | null }> {
+      await assertPlanIsRecorded(deps, plan);
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);

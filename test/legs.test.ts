@@ -18,7 +18,7 @@ import { createRouteKeyring } from '../src/accounts/routeAccounts.ts';
 import { createChainClients } from '../src/chain/clients.ts';
 import { createTxSender } from '../src/chain/txSender.ts';
 import { connectDatabase, migrateDatabase, type DatabaseHandle } from '../src/db/client.ts';
-import { bridgeOrders, ledgerEntries } from '../src/db/schema.ts';
+import { bridgeOrders, ledgerEntries, transfers } from '../src/db/schema.ts';
 import { DEVNET_CCTP_ATTESTER_KEY } from '../src/devnet/cctp.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../src/devnet/chains.ts';
 import type { ChainRole } from '../src/devnet/manifest.ts';
@@ -80,8 +80,9 @@ const balanceOf = (role: ChainRole, owner: Address) =>
 
 /** Runs an activity body in Temporal's mock activity context; collects its heartbeats. */
 const quiet = () => {};
-async function inActivity<T>(body: () => Promise<T>, heartbeats: unknown[] = []): Promise<T> {
-  const env = new MockActivityEnvironment(undefined, { logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet } });
+async function inActivity<T>(body: () => Promise<T>, heartbeats: unknown[] = [], workflowId?: string): Promise<T> {
+  const info = workflowId ? { workflowExecution: { workflowId, runId: randomUUID() } } : undefined;
+  const env = new MockActivityEnvironment(info, { logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet } });
   env.on('heartbeat', (details: unknown) => heartbeats.push(details));
   return env.run(body);
 }
@@ -117,6 +118,16 @@ function plan(overrides: Partial<RoutePlan> & { accountIndex: number }): RoutePl
     privacy: { delaySeconds: 0, minAnonymitySet: 1, maxWaitSeconds: 0, pollSeconds: 1, reviewTimeoutSeconds: 60 },
     ...overrides,
   };
+}
+
+/** The transfers row the API would have written for `p` (the steps that move money check their plan against it). */
+async function recordTransfer(p: RoutePlan): Promise<void> {
+  await database.db.insert(transfers).values({
+    routeId: p.routeId, accountIndex: p.accountIndex, status: 'AWAITING_DEPOSIT', symbol: 'USDC', destSymbol: 'USDC', sourceChainId: p.sourceChainId, destChainId: p.destChainId,
+    hubChainId: p.hubChainId, amount: p.amount, quotedOutputAmount: p.quotedOutputAmount, feeAmount: '0', bridgeFeeAmount: '0', privacyFeeAmount: '0', etaSeconds: 60, route: [],
+    sourceToken: p.sourceToken, sourceDecimals: 6, destToken: p.destToken, destDecimals: 6, hubToken: p.hubToken, hubDecimals: 6, depositAddress: p.depositAddress,
+    hubAccount: p.hubAccount, hubIsSmartAccount: false, userDestinationAddress: p.recipient, depositDeadline: new Date(p.depositDeadline),
+  });
 }
 
 /** An inbound leg request from a fresh route's deposit account (source → hub, exact input). */
@@ -235,12 +246,13 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
     const p = plan({ accountIndex, destChainId: chain('hub').chainId, destToken: token('hub') });
     await faucetPay('hub', p.exitAccount!, BigInt(p.quotedOutputAmount));
     const bridge = bridgeActivities(relayDeps);
+    await recordTransfer(p);
 
-    const first = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }));
+    const first = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }), [], p.routeId);
     assert.equal(first.kind, 'direct');
     assert.equal(await balanceOf('hub', p.exitAccount!), 0n, 'the exit account paid everything');
     // The activity is retried (say its result was lost with the worker): the balance is gone, the payment is recorded.
-    const retried = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }));
+    const retried = await inActivity(() => bridge.bridgeOut({ plan: p, generation: 1 }), [], p.routeId);
     assert.deepEqual(retried, first);
     assert.equal(await balanceOf('hub', p.recipient), BigInt(p.quotedOutputAmount), 'paid exactly once');
     const delivery = await inActivity(() =>
@@ -361,7 +373,14 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
     // A refund that came back short of the deposit (Relay keeps its gas costs on a refund).
     const refunded = BigInt(p.amount) - USDC(0.25);
     await faucetPay('source', p.depositAddress, refunded);
-    const order = await inActivity(() => bridgeActivities(relayDeps).bridgeIn({ plan: p, generation: 2 }));
+    await recordTransfer(p);
+    const bridgeIn = (plan: RoutePlan, workflowId = plan.routeId) => inActivity(() => bridgeActivities(relayDeps).bridgeIn({ plan, generation: 2 }), [], workflowId);
+    // A plan that is not the recorded transfer, or runs in another workflow, moves nothing (started by hand in Temporal).
+    await rejectsWithType(bridgeIn({ ...p, recipient: freshAddress() }), 'PlanNotRecorded', /not the transfer recorded for it/);
+    await rejectsWithType(bridgeIn({ ...p, routeId: `legs-${randomUUID()}` }), 'PlanNotRecorded', /no such transfer/);
+    await rejectsWithType(bridgeIn(p, `rt_forged`), 'PlanNotRecorded', /runs in workflow rt_forged/);
+    assert.equal(await balanceOf('source', p.depositAddress), refunded, 'nothing moved');
+    const order = await bridgeIn(p);
     assert.equal(order.amountIn, refunded.toString());
     assert.equal(await balanceOf('source', p.depositAddress), 0n);
   });

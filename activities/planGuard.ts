@@ -1,0 +1,35 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { eq } from 'drizzle-orm';
+import { transfers } from '../src/db/schema.ts';
+import type { RoutePlan } from '../workflows/types.ts';
+import type { ActivityDeps } from './deps.ts';
+
+/**
+ * A step that moves money checks its plan against the transfer the API recorded, and that it runs in that
+ * transfer's own workflow (id = routeId). A workflow started by hand in Temporal with a forged plan (another
+ * route's account index, an attacker's recipient) then moves nothing: account_index is unique per transfer, so no
+ * new row can claim another route's accounts, and the recorded recipient is the one the client gave at create.
+ */
+export async function assertPlanIsRecorded(
+  deps: Pick<ActivityDeps, 'db'>,
+  plan: Pick<RoutePlan, 'routeId' | 'accountIndex' | 'recipient' | 'depositAddress' | 'hubAccount'>,
+): Promise<void> {
+  const workflowId = Context.current().info.workflowExecution?.workflowId;
+  if (workflowId !== plan.routeId) {
+    throw ApplicationFailure.nonRetryable(
+      `this step's plan is route ${plan.routeId} but it runs in workflow ${workflowId}: a transfer's steps run only in its own workflow; nothing was moved (find who started ${workflowId})`,
+      'PlanNotRecorded',
+    );
+  }
+  const [row] = await deps.db
+    .select({ accountIndex: transfers.accountIndex, recipient: transfers.userDestinationAddress, depositAddress: transfers.depositAddress, hubAccount: transfers.hubAccount })
+    .from(transfers)
+    .where(eq(transfers.routeId, plan.routeId));
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (!row || row.accountIndex !== plan.accountIndex || !same(row.recipient, plan.recipient) || !same(row.depositAddress, plan.depositAddress) || !same(row.hubAccount, plan.hubAccount)) {
+    throw ApplicationFailure.nonRetryable(
+      `the plan of ${plan.routeId} is not the transfer recorded for it (${row ? 'account index, recipient, deposit or hub account differ' : 'no such transfer'}): nothing was moved; find who started this workflow`,
+      'PlanNotRecorded',
+    );
+  }
+}
