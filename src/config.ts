@@ -187,6 +187,8 @@ export const configSchema = z.object({
   /** HMAC key of the stored client hashes (rate-limit buckets, transfers.client_hash); unset: one generated into the database. */
   CLIENT_HASH_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** `skip`: this process applies no migrations at start (an API whose database role may not change the schema; the worker applies them). */
+  DATABASE_MIGRATIONS: z.enum(['apply', 'skip'], { message: 'must be "apply" or "skip"' }).default('apply'),
 });
 
 export type Config = z.infer<typeof configSchema>;

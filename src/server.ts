@@ -11,7 +11,7 @@ const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefine
 try {
   // The API's configuration refuses the mnemonic and private keys: it derives addresses from the xpubs.
   const config = loadConfig(process.env, 'api');
-  await migrateDatabase(config.DATABASE_URL);
+  if (config.DATABASE_MIGRATIONS === 'apply') await migrateDatabase(config.DATABASE_URL);
   const service = createApiContext(config);
   const api = await startApi(service, logger);
   logger.info('api listening', { url: api.url, config: describeConfig(config) });
