@@ -3,10 +3,11 @@
  * service's) instead of by IP. Only the SHA-256 of a key is stored; the key is shown once, when it is created.
  * A key is 32 random bytes, so an unsalted fast hash is enough: there is nothing to brute-force.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { apiKeys } from '../db/schema.ts';
+import { secretDigest } from '../secretTokens.ts';
 
 const KEY_PREFIX = 'prk_';
 /** `prk_` + 32 bytes in base64url (43 characters). */
@@ -40,7 +41,7 @@ export class ApiKeyError extends Error {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return secretDigest(key).toString('hex');
 }
 
 export function newApiKey(): string {

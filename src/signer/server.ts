@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { Logger } from '../logger.ts';
 import { serveHttp, type HttpServer } from '../observability/http.ts';
+import { bearerToken, matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { SIGNER_PATHS, noteSecretsRequest, signTransactionRequest } from './protocol.ts';
 import { describeSignerAccount, type Signer } from './signer.ts';
 
@@ -12,14 +12,11 @@ import { describeSignerAccount, type Signer } from './signer.ts';
  */
 export function createSignerApp(signer: Signer, opts: { authToken: string; logger: Logger }): Hono {
   const app = new Hono();
-  const expected = digest(opts.authToken);
+  const expected = secretDigest(opts.authToken);
   const fail = (c: Context, status: 400 | 401 | 404 | 500, error: string) => c.json({ success: false, error }, status);
 
   app.use('*', async (c, next) => {
-    const header = c.req.header('authorization') ?? '';
-    const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-    // Digests of equal length, compared in constant time: neither the token's length nor its prefix leaks.
-    if (!timingSafeEqual(digest(presented), expected)) return fail(c, 401, 'missing or wrong signer token (Authorization: Bearer <SIGNER_AUTH_TOKEN>)');
+    if (!matchesSecretDigest(bearerToken(c.req.header('authorization')) ?? '', expected)) return fail(c, 401, 'missing or wrong signer token (Authorization: Bearer <SIGNER_AUTH_TOKEN>)');
     await next();
   });
 
@@ -59,8 +56,6 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
 export function startSignerServer(signer: Signer, opts: { authToken: string; logger: Logger; host: string; port: number }): Promise<HttpServer> {
   return serveHttp(createSignerApp(signer, opts), opts.port, opts.host);
 }
-
-const digest = (token: string) => createHash('sha256').update(token).digest();
 
 async function jsonBody(c: Context): Promise<unknown> {
   try {

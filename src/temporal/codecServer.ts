@@ -5,13 +5,13 @@
  * Every request needs `Authorization: Bearer <CODEC_AUTH_TOKEN>`, compared in constant time. The only exception
  * is the local stack's own Web UI (`trustUiOrigin`, loopback only): the dev server's UI cannot send a token.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import type { Logger } from '../logger.ts';
 import { serveHttp, type HttpServer } from '../observability/http.ts';
+import { bearerToken, matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
 const payloadsBody = z.object({
@@ -29,7 +29,7 @@ export interface CodecEndpointOptions {
 }
 
 export function codecRoutes(opts: CodecEndpointOptions): Hono {
-  const expected = digest(opts.authToken);
+  const expected = secretDigest(opts.authToken);
   const app = new Hono();
   const fail = (c: Context, status: 400 | 401 | 404 | 413, error: string) => c.json({ success: false, error }, status);
 
@@ -93,12 +93,9 @@ export function startCodecEndpoint(opts: CodecEndpointOptions & { host: string; 
   return serveHttp(codecRoutes(opts), opts.port, opts.host);
 }
 
-const digest = (token: string) => createHash('sha256').update(token).digest();
-
 function authorized(header: string | undefined, expected: Buffer): boolean {
-  const match = /^Bearer (.+)$/.exec(header ?? '');
-  // Digests of equal length, compared in constant time: the token's length leaks nothing either.
-  return timingSafeEqual(digest(match?.[1] ?? ''), expected) && match !== null;
+  const token = bearerToken(header);
+  return token !== null && matchesSecretDigest(token, expected);
 }
 
 const isLoopback = (host: string) => host === '127.0.0.1' || host === '::1' || host === 'localhost';

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
+import { matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
@@ -119,16 +120,14 @@ export function newStatusToken(): string {
 
 /** What the database keeps of a statusToken (hex SHA-256): a leaked table does not open any transfer's full view. */
 export function hashStatusToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return secretDigest(token).toString('hex');
 }
 
 /** Constant-time check of a presented token against the stored hash (both sides hashed: equal lengths, no early exit). */
 export function statusTokenMatches(presented: string, storedHash: string | null): boolean {
   // A transfer created before statusTokens (no hash) matches no token.
   if (storedHash === null) return false;
-  const expected = Buffer.from(storedHash, 'hex');
-  const actual = createHash('sha256').update(presented, 'utf8').digest();
-  return expected.length === actual.length && timingSafeEqual(actual, expected);
+  return matchesSecretDigest(presented, Buffer.from(storedHash, 'hex'));
 }
 
 /** An error as anyone with the routeId may read it: its words stay, addresses, hashes, amounts and times do not. */
