@@ -1,9 +1,9 @@
 /**
- * Compiles every contracts/*.sol, contracts/cctp/*.sol and contracts/privacy-pools/*.sol with solcjs, together
+ * Compiles every devnet/contracts/*.sol, devnet/contracts/cctp/*.sol and devnet/contracts/privacy-pools/*.sol with solcjs, together
  * with two Groth16 verifiers that snarkjs generates from the production zkeys of the npm package
  * @fatsolutions/privacy-pools-core-circuits (WithdrawalVerifier from withdraw.zkey, CommitmentVerifier from
  * commitment.zkey), and writes one TypeScript module per deployable contract to
- * src/devnet/artifacts/<ContractName>.ts (ABI + creation bytecode, both `as const` so viem infers types, plus
+ * devnet/artifacts/<ContractName>.ts (ABI + creation bytecode, both `as const` so viem infers types, plus
  * the link placeholders of the libraries it calls). Imports like "poseidon-solidity/PoseidonT3.sol" resolve
  * from node_modules. The generated files are committed, so the devnet never needs a compiler at start-up.
  *
@@ -18,8 +18,8 @@ import solc from 'solc';
 import * as snarkjs from 'snarkjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CONTRACTS_DIR = join(ROOT, 'contracts');
-const ARTIFACTS_DIR = join(ROOT, 'src', 'devnet', 'artifacts');
+const CONTRACTS_DIR = join(ROOT, 'devnet', 'contracts');
+const ARTIFACTS_DIR = join(ROOT, 'devnet', 'artifacts');
 
 // anvil's default hardfork is newer than shanghai, so shanghai bytecode runs there unchanged.
 const EVM_VERSION = 'shanghai';
@@ -62,13 +62,15 @@ function findImport(path: string): { contents: string } | { error: string } {
   return existsSync(file) ? { contents: readFileSync(file, 'utf8') } : { error: `import not found: ${path}` };
 }
 
-/** Returns the expected artifacts: file name (inside src/devnet/artifacts) => file content. */
+/** Returns the expected artifacts: file name (inside devnet/artifacts) => file content. */
 export async function generateArtifacts(): Promise<Map<string, string>> {
-  const sourceFiles = ['', ...SOURCE_SUBDIRS].flatMap((dir) =>
-    readdirSync(join(CONTRACTS_DIR, dir))
-      .filter((f) => f.endsWith('.sol'))
-      .map((f) => (dir ? `${dir}/${f}` : f)),
-  ).sort();
+  const sourceFiles = ['', ...SOURCE_SUBDIRS]
+    .flatMap((dir) =>
+      readdirSync(join(CONTRACTS_DIR, dir))
+        .filter((f) => f.endsWith('.sol'))
+        .map((f) => (dir ? `${dir}/${f}` : f)),
+    )
+    .sort();
   const sources: Record<string, { content: string }> = {};
   for (const file of sourceFiles) {
     sources[`contracts/${file}`] = { content: readFileSync(join(CONTRACTS_DIR, file), 'utf8') };
@@ -96,7 +98,11 @@ export async function generateArtifacts(): Promise<Map<string, string>> {
   const compilerVersion = solc.version() as string;
   const all = Object.entries(output.contracts ?? {});
   // Libraries our contracts link against (Poseidon) get artifacts too, so the devnet can deploy them.
-  const linked = new Set(all.flatMap(([, contracts]) => Object.values(contracts).flatMap((c) => Object.values(c.evm.bytecode.linkReferences ?? {}).flatMap((refs) => Object.keys(refs)))));
+  const linked = new Set(
+    all.flatMap(([, contracts]) =>
+      Object.values(contracts).flatMap((c) => Object.values(c.evm.bytecode.linkReferences ?? {}).flatMap((refs) => Object.keys(refs))),
+    ),
+  );
   const artifacts = new Map<string, string>();
   for (const [sourcePath, contracts] of all) {
     const content = sources[sourcePath]?.content ?? (findImport(sourcePath) as { contents: string }).contents;
@@ -109,27 +115,20 @@ export async function generateArtifacts(): Promise<Map<string, string>> {
       if (artifacts.has(`${contractName}.ts`)) {
         throw new Error(`contract name ${contractName} is defined in more than one source file`);
       }
-      artifacts.set(
-        `${contractName}.ts`,
-        renderArtifact({ sourcePath, sourceHash, compilerVersion, contractName, contract }),
-      );
+      artifacts.set(`${contractName}.ts`, renderArtifact({ sourcePath, sourceHash, compilerVersion, contractName, contract }));
     }
   }
   return artifacts;
 }
 
-function renderArtifact(a: {
-  sourcePath: string;
-  sourceHash: string;
-  compilerVersion: string;
-  contractName: string;
-  contract: SolcContractOutput;
-}): string {
+function renderArtifact(a: { sourcePath: string; sourceHash: string; compilerVersion: string; contractName: string; contract: SolcContractOutput }): string {
   const ident = a.contractName[0]!.toLowerCase() + a.contractName.slice(1);
   const { object, linkReferences = {} } = a.contract.evm.bytecode;
   // Library name => the placeholder solc left in the bytecode for its address.
   const libraries = Object.fromEntries(
-    Object.values(linkReferences).flatMap((refs) => Object.entries(refs).map(([name, [ref]]) => [name, object.slice(ref!.start * 2, (ref!.start + ref!.length) * 2)])),
+    Object.values(linkReferences).flatMap((refs) =>
+      Object.entries(refs).map(([name, [ref]]) => [name, object.slice(ref!.start * 2, (ref!.start + ref!.length) * 2)]),
+    ),
   );
   const links = Object.keys(libraries).length > 0 ? ['', `export const ${ident}LinkReferences = ${JSON.stringify(libraries, null, 2)} as const;`] : [];
   return [
@@ -178,23 +177,23 @@ async function main(): Promise<void> {
   if (process.argv.includes('--check')) {
     const stale = await staleArtifacts();
     if (stale.length > 0) {
-      console.error(
-        `contract artifacts are out of date: ${stale.join(', ')}\n` +
-          'run: node --import tsx scripts/build-contracts.ts',
-      );
+      console.error(`contract artifacts are out of date: ${stale.join(', ')}\nrun: node --import tsx scripts/build-contracts.ts`);
       process.exit(1);
     }
     console.log('contract artifacts are up to date');
     return;
   }
   const written = await writeArtifacts();
-  console.log(`wrote ${written.map((f) => `src/devnet/artifacts/${f}`).join(', ')}`);
+  console.log(`wrote ${written.map((f) => `devnet/artifacts/${f}`).join(', ')}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // snarkjs keeps worker threads alive; the build is done once main settles.
-  main().then(() => process.exit(0), (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

@@ -8,7 +8,7 @@
  * Prints the figures on stdout (progress on stderr). Exit code 0 when every check passed, 1 otherwise.
  */
 import { parseArgs } from 'node:util';
-import { formatDrillReport, fullPlan, runDrill } from '../src/devnet/drill.ts';
+import { formatDrillReport, fullPlan, runDrill } from '../devnet/drill.ts';
 
 function options() {
   const { values } = parseArgs({
@@ -44,7 +44,9 @@ let opts: ReturnType<typeof options>;
 try {
   opts = options();
 } catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--step-attempts 20] [--keep] [--json]\n`);
+  process.stderr.write(
+    `${error instanceof Error ? error.message : String(error)}\nusage: npm run drill -- [--transfers 6] [--cctp] [--point-timeout 60] [--timeout 600] [--step-attempts 20] [--keep] [--json]\n`,
+  );
   process.exit(2);
 }
 if (opts.help) {
@@ -69,5 +71,7 @@ const report = await runDrill({
   keepDataDir: opts.keep,
   signal: abort.signal,
 });
-process.stdout.write(opts.json ? `${JSON.stringify(report, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n` : `\n${formatDrillReport(report)}\n`);
+process.stdout.write(
+  opts.json ? `${JSON.stringify(report, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n` : `\n${formatDrillReport(report)}\n`,
+);
 process.exit(report.passed ? 0 : 1);

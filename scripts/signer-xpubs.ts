@@ -35,7 +35,7 @@ const xpubs = createRouteKeyring(mnemonic).xpubs();
 const book = createRouteAddressBook(xpubs);
 const out = [
   '# The API takes these two (docs/operations.md, "Keys and the signer"). The exit role\'s xpub is never given to',
-  '# the API: next to these it would tie every route\'s withdrawal to its deposit.',
+  "# the API: next to these it would tie every route's withdrawal to its deposit.",
   `DEPOSIT_ACCOUNT_XPUB=${xpubs.deposit}`,
   `HUB_ACCOUNT_XPUB=${xpubs.hub}`,
   ...(count > 0 ? ['', `# Route addresses (index 0 is the fingerprint the API and the worker compare; routes start at 1):`] : []),

@@ -1,0 +1,412 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { english, generateMnemonic } from 'viem/accounts';
+import { startApi } from '../src/api/server.ts';
+import { checkSignerFingerprint } from '../src/accounts/signerFingerprint.ts';
+import { ensureBackgroundWorkflows } from '../src/temporal/backgroundWorkflows.ts';
+import { ACCOUNT_XPUB_VARIABLES, loadConfig, type Config } from '../src/config.ts';
+import { migrateDatabase } from '../src/db/client.ts';
+import { createFaultRegistry } from './emulators/faults.ts';
+import { startAspEmulator, type AspEmulator } from './emulators/asp/index.ts';
+import { startHubRpcProxy } from './emulators/pool-rpc/index.ts';
+import { startIrisEmulator } from './emulators/iris/index.ts';
+import { startRelayEmulator, type RelayEmulator } from './emulators/relay/index.ts';
+import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
+import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
+import { createLogger, type Logger } from '../src/logger.ts';
+import { StopList } from '../src/shutdown.ts';
+import { createApiContext, createWorkerContext, type WorkerContext } from '../src/runtime.ts';
+import { startSignerProcess } from './signerProcess.ts';
+import { startWorkerHttp } from '../src/observability/workerHttp.ts';
+import { startTransferWorker, workerSlots } from '../src/temporal/worker.ts';
+import { generatePayloadCodecKey, payloadCodecOf } from '../src/temporal/codec.ts';
+import { startCodecEndpoint } from '../src/temporal/codecServer.ts';
+import { freePort } from './ports.ts';
+import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
+import type { DevnetManifest } from './manifest.ts';
+import { startLocalPostgres } from './postgres.ts';
+import { claimDataDir } from './processes.ts';
+import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+import { API_ENV_FILE, PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
+
+/** Fixed local prices of the emulated bridge (cross-asset legs use them). */
+export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
+
+/**
+ * The local stack's privacy rules: the same mechanisms as production (the ASP's approval, a minimum anonymity
+ * set with a bounded wait, then a random delay) in a window of seconds, so a transfer takes about 20 s.
+ * Override any of them with the same variables (docs/privacy.md).
+ */
+export const DEVNET_PRIVACY_ENV = {
+  POOL_ETA_SECONDS: '1',
+  PRIVACY_DELAY_MIN_SECONDS: '1',
+  PRIVACY_DELAY_MAX_SECONDS: '4',
+  PRIVACY_MIN_ANONYMITY_SET: '1',
+  PRIVACY_MAX_WAIT_SECONDS: '20',
+  PRIVACY_POLL_SECONDS: '1',
+  PRIVACY_REVIEW_TIMEOUT_SECONDS: '300',
+} as const;
+
+/** How long the ASP emulator keeps a deposit pending before approving it (ASP_APPROVAL_DELAY_MS). */
+const DEVNET_ASP_APPROVAL_DELAY_MS = 1000;
+
+export interface LocalStackOptions {
+  dataDir: string;
+  ports: { api: number; temporal: number; temporalUi: number; postgres: number; relay: number; source: number; hub: number; destination: number } & {
+    /** Iris emulator in burn-and-mint mode (default: a free port). */
+    iris?: number;
+    /** ASP emulator (default: a free port). */
+    asp?: number;
+    /** Worker's /healthz, /readyz, /metrics (default: a free port). */
+    workerHttp?: number;
+    /** The API's internal /metrics listener (default: a free port). */
+    apiMetrics?: number;
+    /** The Temporal SDK's own Prometheus exporter (default: not exported). */
+    temporalMetrics?: number;
+    /** The codec endpoint the Web UI and `temporal` CLI decrypt histories through (default: a free port). */
+    codec?: number;
+  };
+  /** Extra configuration (same names as the environment); wins over the devnet defaults. */
+  env?: Record<string, string | undefined>;
+  /** Fresh chains and Temporal state on every start (tests). */
+  ephemeral?: boolean;
+  workflowBundle?: WorkflowBundleWithSourceMap;
+  /**
+   * `external`: no worker in this process; run one with `npm run devnet:worker` (it reads the stack's
+   * configuration from the data folder), so a drill can kill and restart the worker alone.
+   */
+  worker?: 'in-process' | 'external';
+  pollIntervalMs?: number;
+  logger?: Logger;
+}
+
+export interface LocalStack {
+  config: Config;
+  apiUrl: string;
+  /** The API's /metrics, on its internal listener (the public apiUrl answers /metrics with 404). */
+  apiMetricsUrl: string;
+  /** Worker's health, readiness and metrics endpoints (null with an external worker). */
+  workerUrl: string | null;
+  /** The Temporal SDK's Prometheus endpoint, when exported. */
+  temporalMetricsUrl?: string;
+  /** The codec endpoint (POST /decode, /encode) and its bearer token; null with PAYLOAD_CODEC=off. */
+  codec: { url: string; authToken: string } | null;
+  temporal: { address: string; namespace: string; uiUrl: string; client: Client };
+  relay: RelayEmulator;
+  asp: AspEmulator;
+  /** The Iris emulator, in burn-and-mint mode. */
+  irisUrl: string | null;
+  manifest: DevnetManifest;
+  /** The worker's parts (its accounts sign through the stack's signer process); the API has its own, keyless. */
+  service: WorkerContext;
+  /** The signer process's URL (the worker's SIGNER_URL). */
+  signerUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole service on one machine: Temporal dev server, Postgres, three anvil chains with test
+ * tokens and the devnet privacy pool, the Relay emulator, the worker and the API. Stops in reverse order.
+ */
+export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  const logger = opts.logger ?? createLogger();
+  const log = (line: string) => logger.info(line);
+  const stops = new StopList(logger);
+  const stop = () => stops.stopAll();
+
+  try {
+    await mkdir(opts.dataDir, { recursive: true });
+    // Stops what a crashed earlier run left behind (its own children only), or refuses if it still runs.
+    const processes = await claimDataDir(opts.dataDir, { log });
+    stops.add('the process record', async () => processes.close());
+    const temporalConfig = readTemporalDevConfig();
+    const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
+    const payloadCodec = await devnetPayloadCodec(opts.dataDir, opts.ephemeral);
+    const webhookSigningSecret = await devnetWebhookSigningSecret(opts.dataDir, opts.ephemeral);
+    const codecUrl = `http://127.0.0.1:${opts.ports.codec ?? (await freePort())}`;
+    // The signer process is stopped after the worker (registered first; StopList stops in reverse).
+    const [temporalServer, postgres, chains, signerProcess] = await allStarted(
+      stops,
+      logger,
+      ['Temporal dev server', 'Postgres', 'anvil chains', 'signer process'],
+      [
+        startTemporalDevServer({
+          dataDir: opts.dataDir,
+          config: temporalConfig,
+          port: opts.ports.temporal,
+          uiPort: opts.ports.temporalUi,
+          ephemeral: opts.ephemeral,
+          codecEndpoint: codecUrl,
+          processes,
+          log,
+        }),
+        startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
+        startDevnetChains({
+          ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
+          stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
+          cctp: burnAndMint,
+          processes,
+          log,
+        }),
+        // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
+        startSignerProcess({
+          keys: {
+            mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
+            gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
+            poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
+          },
+          processes,
+          logLevel: opts.env?.LOG_LEVEL,
+        }),
+      ] as const,
+    );
+    await migrateDatabase(postgres.url);
+
+    const { manifest } = chains;
+    // One fault registry for the stack: the Relay emulator's /_emulator/faults controls all four operations.
+    const faults = createFaultRegistry((entry) => logger.info('fault injection', entry as Record<string, unknown>));
+    const relay = await startRelayEmulator({
+      manifest,
+      faults,
+      port: opts.ports.relay,
+      solverPrivateKey: DEVNET_ACCOUNTS.relaySolver,
+      usdPrices: DEVNET_USD_PRICES,
+      statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'relay-emulator.json'),
+      log: (entry) => logger.debug('relay emulator', entry as Record<string, unknown>),
+    });
+    stops.add('Relay emulator', relay.stop);
+
+    const hub = manifest.chains.find((c) => c.role === 'hub');
+    if (!hub) throw new Error('devnet manifest has no hub chain');
+    const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, entrypoint: manifest.privacyPools.entrypoint, faults, port: 0 });
+    stops.add('hub RPC proxy', hubRpc.stop);
+    const asp = await startAspEmulator({
+      chainId: hub.chainId,
+      rpcUrl: hub.rpcUrl,
+      deployment: manifest.privacyPools,
+      postmanPrivateKey: DEVNET_ASP_POSTMAN_KEY,
+      approvalDelayMs: Number(opts.env?.ASP_APPROVAL_DELAY_MS ?? DEVNET_ASP_APPROVAL_DELAY_MS),
+      port: opts.ports.asp ?? 0,
+      faults,
+      statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'asp-emulator.json'),
+      log: (entry) => logger.debug('asp emulator', entry as Record<string, unknown>),
+    });
+    stops.add('ASP emulator', asp.stop);
+    let iris: { url: string; stop(): Promise<void> } | null = null;
+    if (burnAndMint) {
+      iris = await startIrisEmulator({
+        manifest,
+        port: opts.ports.iris ?? 0,
+        attesterPrivateKey: DEVNET_CCTP_ATTESTER_KEY,
+        faults,
+        statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'iris-emulator.json'),
+        log: (entry) => logger.debug('iris emulator', entry as Record<string, unknown>),
+      });
+      stops.add('Iris emulator', iris.stop);
+    }
+    const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
+    const configEnv = {
+      PORT: String(opts.ports.api),
+      API_METRICS_PORT: String(opts.ports.apiMetrics ?? 0),
+      TEMPORAL_ADDRESS: temporalServer.address,
+      TEMPORAL_NAMESPACE: temporalServer.namespace,
+      RELAY_API_URL: relay.url,
+      ...(iris &&
+        manifest.cctp && {
+          IRIS_API_URL: iris.url,
+          CCTP_LOCAL_CHAINS: JSON.stringify(
+            manifest.cctp.chains.map((c) => {
+              const chain = manifest.chains.find((m) => m.chainId === c.chainId);
+              return { ...c, name: chain?.name, displayName: chain?.displayName };
+            }),
+          ),
+        }),
+      HUB_CHAIN_ID: String(hub.chainId),
+      CHAIN_RPC_URLS: JSON.stringify(serviceRpcUrls),
+      PRIVACY_POOLS_ENTRYPOINT: manifest.privacyPools.entrypoint,
+      PRIVACY_POOLS_START_BLOCK: String(manifest.privacyPools.deployBlock),
+      PRIVACY_POOLS_ASP_URL: asp.url,
+      // anvil mines a block per transaction and never reorgs: a deposit counts in the block it lands in.
+      DEPOSIT_CONFIRMATIONS: '0',
+      ...DEVNET_PRIVACY_ENV,
+      // Webhook receivers of the local stack listen on 127.0.0.1.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      PAYLOAD_CODEC_KEYS: JSON.stringify({ [payloadCodec.keyId]: payloadCodec.key }),
+      PAYLOAD_CODEC_KEY_ID: payloadCodec.keyId,
+      ...withoutKeys(definedOnly(opts.env ?? {})),
+      DATABASE_URL: postgres.url,
+    };
+    const { xpubs } = signerProcess.publicKeys;
+    // The webhook signing secret is the worker's alone (the API neither needs nor gets it).
+    const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken, WEBHOOK_SIGNING_SECRET: webhookSigningSecret };
+    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
+    const config = loadConfig(workerEnv, 'worker');
+    const apiConfig = loadConfig(apiEnv, 'api');
+    // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).
+    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(workerEnv, null, 2)}\n`, { mode: 0o600 });
+    // What a production API (src/server.ts) against this stack runs with: the xpubs, no key.
+    await writeFile(path.join(opts.dataDir, API_ENV_FILE), `${JSON.stringify(apiEnv, null, 2)}\n`, { mode: 0o600 });
+
+    const service = await createWorkerContext(config, { pollIntervalMs: opts.pollIntervalMs, signer: signerProcess.signer });
+    stops.add('database pool and prover threads', service.close);
+
+    const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
+
+    const apiService = createApiContext(apiConfig, { pollIntervalMs: opts.pollIntervalMs });
+    stops.add("the API's database pool", apiService.close);
+    const api = await startApi(apiService, logger);
+    stops.add('API', api.stop);
+    await ensureBackgroundWorkflows(api.temporal, config);
+    const codec = payloadCodecOf(config);
+    if (codec) {
+      const { port } = new URL(codecUrl);
+      // The dev server's Web UI cannot send a token: on 127.0.0.1 its origin is let through (docs/local-stack.md).
+      const endpoint = await startCodecEndpoint({
+        codec,
+        authToken: payloadCodec.authToken,
+        uiOrigin: temporalServer.uiUrl,
+        trustUiOrigin: true,
+        host: '127.0.0.1',
+        port: Number(port),
+        logger,
+      });
+      stops.add('codec endpoint', endpoint.stop);
+    }
+
+    const info: StackInfo = {
+      apiUrl: api.url,
+      temporalAddress: config.TEMPORAL_ADDRESS,
+      temporalNamespace: config.TEMPORAL_NAMESPACE,
+      temporalUiUrl: temporalServer.uiUrl,
+      relayUrl: relay.url,
+      databaseUrl: postgres.url,
+      manifest,
+    };
+    await writeFile(path.join(opts.dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
+
+    return {
+      config,
+      apiUrl: api.url,
+      apiMetricsUrl: `${api.metricsUrl}/metrics`,
+      workerUrl: worker?.url ?? null,
+      temporalMetricsUrl: worker?.temporalMetricsUrl,
+      codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
+      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
+      relay,
+      asp,
+      irisUrl: iris?.url ?? null,
+      manifest,
+      service,
+      signerUrl: signerProcess.url,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The local stack's signer secret: generated once and kept in the data folder so restarts find their routes' funds. */
+async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promise<string> {
+  const file = path.join(dataDir, 'signer-mnemonic');
+  if (!ephemeral && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const mnemonic = generateMnemonic(english);
+  if (!ephemeral) await writeFile(file, `${mnemonic}\n`, { mode: 0o600 });
+  return mnemonic;
+}
+
+/** The local stack's history encryption: generated once per data folder (fresh per ephemeral stack); routectl reads it. */
+async function devnetPayloadCodec(dataDir: string, ephemeral?: boolean): Promise<DevnetPayloadCodec> {
+  const file = path.join(dataDir, PAYLOAD_CODEC_FILE);
+  if (!ephemeral && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DevnetPayloadCodec;
+  const codec: DevnetPayloadCodec = { keyId: 'devnet-1', key: generatePayloadCodecKey(), authToken: randomBytes(32).toString('hex') };
+  await writeFile(file, `${JSON.stringify(codec)}\n`, { mode: 0o600 });
+  return codec;
+}
+
+/** The local stack's webhook signing secret: generated once per data folder (fresh per ephemeral stack); worker-env.json has it. */
+async function devnetWebhookSigningSecret(dataDir: string, ephemeral?: boolean): Promise<string> {
+  const file = path.join(dataDir, 'webhook-signing-secret');
+  if (!ephemeral && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(32).toString('hex');
+  if (!ephemeral) await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+/** The worker and its HTTP endpoints in this process. */
+async function startWorkerInProcess(
+  service: WorkerContext,
+  config: Config,
+  opts: LocalStackOptions,
+  stops: StopList,
+  logger: Logger,
+): Promise<{ url: string; temporalMetricsUrl?: string }> {
+  // Refuses circuit files that are not the SDK's before any transfer can need a proof.
+  await service.prover.ready();
+  await checkSignerFingerprint(service.db, service.keyring, 'worker');
+  const worker = await startTransferWorker({
+    temporal: config,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    deps: service.activityDeps,
+    queues: config.WORKER_QUEUES,
+    slots: workerSlots(config),
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    workflowBundle: opts.workflowBundle,
+    logger,
+    temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
+  });
+  stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
+  const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
+  stops.add('worker HTTP', workerHttp.stop);
+  return { url: workerHttp.url, temporalMetricsUrl: worker.temporalMetricsUrl };
+}
+
+/**
+ * Starts parts side by side; each one that started is stopped by `stops` even when another failed. They do not
+ * depend on each other, so they also stop side by side (one entry of `stops`, each part still reported by name).
+ */
+async function allStarted<T extends readonly Promise<{ stop(): Promise<void> }>[]>(
+  stops: StopList,
+  logger: Logger,
+  names: string[],
+  starts: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(starts);
+  const started = settled.flatMap((result, i) => (result.status === 'fulfilled' ? [{ name: names[i] ?? `part ${i}`, stop: result.value.stop }] : []));
+  if (started.length > 0) {
+    stops.add(started.map((part) => part.name).join(', '), async () => {
+      // A StopList per part: each keeps its own slow-stop notices and time limit.
+      await Promise.all(
+        started.map((part) => {
+          const one = new StopList(logger);
+          one.add(part.name, part.stop);
+          return one.stopAll();
+        }),
+      );
+    });
+  }
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/** Key settings of the caller's environment: the signer process takes the keys, the stack sets the rest itself. */
+function withoutKeys(env: Record<string, string>): Record<string, string> {
+  const keys = new Set([
+    'SIGNER_MNEMONIC',
+    'GAS_ACCOUNT_PRIVATE_KEY',
+    'POOL_RELAYER_PRIVATE_KEY',
+    'SIGNER_URL',
+    'SIGNER_AUTH_TOKEN',
+    ...ACCOUNT_XPUB_VARIABLES,
+  ]);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !keys.has(name)));
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
