@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, isNull, like, min, ne, or, sql } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
@@ -11,6 +10,7 @@ import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
 import { recordLedger, recordServiceFee, type StatusProjection, writeStatus } from './projection.ts';
+import { failure } from '../src/failures.ts';
 
 export interface DeliveryWait {
   plan: RoutePlan;
@@ -33,7 +33,9 @@ export interface DeliveryCheck {
 }
 
 const ends = (plan: RoutePlan, leg: BridgeLeg) =>
-  leg === 'in' ? { originChainId: plan.sourceChainId, destinationChainId: plan.hubChainId } : { originChainId: plan.hubChainId, destinationChainId: plan.destChainId };
+  leg === 'in'
+    ? { originChainId: plan.sourceChainId, destinationChainId: plan.hubChainId }
+    : { originChainId: plan.hubChainId, destinationChainId: plan.destChainId };
 
 /** The leg movers of the configured bridge: a plain transfer when a leg stays on one chain. */
 export function legMovers(deps: ActivityDeps) {
@@ -135,7 +137,9 @@ export function bridgeActivities(deps: ActivityDeps) {
       if (ordered) {
         const block = await client.getBlock({ blockNumber: receipt.blockNumber });
         if (Number(block.timestamp) < Math.floor(ordered.getTime() / 1000) - FILL_CLOCK_SKEW_SECONDS) {
-          refused.push(`${hash} was mined at ${new Date(Number(block.timestamp) * 1000).toISOString()}, before the order was recorded at ${ordered.toISOString()}`);
+          refused.push(
+            `${hash} was mined at ${new Date(Number(block.timestamp) * 1000).toISOString()}, before the order was recorded at ${ordered.toISOString()}`,
+          );
           continue;
         }
       }
@@ -148,9 +152,9 @@ export function bridgeActivities(deps: ActivityDeps) {
       }
       return { txHash: hash, amount: delivered.toString() };
     }
-    throw ApplicationFailure.nonRetryable(
-      `bridge-${check.leg} fill did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId} (${refused.join('; ') || 'no fill transaction'})`,
+    throw failure(
       'DeliveryMismatch',
+      `bridge-${check.leg} fill did not pay ${check.amount} of ${check.token} to ${check.recipient} on chain ${check.chainId} (${refused.join('; ') || 'no fill transaction'})`,
     );
   }
 
@@ -159,7 +163,17 @@ export function bridgeActivities(deps: ActivityDeps) {
      * Bridge in: the deposit, exactly the quoted amount, to the route's hub account as the hub asset. A later
      * order (after a refund) moves what the deposit account holds of it: what the refund brought back.
      */
-    async bridgeIn({ plan, generation, received, projection }: { plan: RoutePlan; generation: number; received?: string; projection?: StatusProjection }): Promise<BridgeOrderRef> {
+    async bridgeIn({
+      plan,
+      generation,
+      received,
+      projection,
+    }: {
+      plan: RoutePlan;
+      generation: number;
+      received?: string;
+      projection?: StatusProjection;
+    }): Promise<BridgeOrderRef> {
       await assertPlanIsRecorded(deps, plan);
       await writeStatus(deps, projection);
       // What the deposit address held when the route took its deposit (transfers before the deposit watcher booked it while waiting).
@@ -214,10 +228,24 @@ export function bridgeActivities(deps: ActivityDeps) {
       const delivery = await confirmDelivery(
         leg === 'in'
           ? { routeId: plan.routeId, leg, chainId: plan.hubChainId, token: plan.hubToken, recipient: plan.hubAccount, amount: order.amountOut, txHashes }
-          : { routeId: plan.routeId, leg, chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes },
+          : {
+              routeId: plan.routeId,
+              leg,
+              chainId: plan.destChainId,
+              token: plan.destToken,
+              recipient: plan.recipient,
+              amount: plan.quotedOutputAmount,
+              txHashes,
+            },
       );
       if (input.completion) {
-        await recordServiceFee(deps, { routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, shielded: input.completion.shielded, bridgedOut: order.amountIn });
+        await recordServiceFee(deps, {
+          routeId: plan.routeId,
+          chainId: plan.hubChainId,
+          token: plan.hubToken,
+          shielded: input.completion.shielded,
+          bridgedOut: order.amountIn,
+        });
         await writeStatus(deps, { routeId: plan.routeId, seq: input.completion.seq, status: 'COMPLETED', payoutTxHash: delivery.txHash });
       }
       return delivery;

@@ -1,13 +1,12 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { and, eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
-import { BridgeRouteError } from '../src/providers/bridge.ts';
-import { CctpBurnMismatchError } from '../src/providers/cctp/adapter.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
+import { failure } from '../src/failures.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -41,15 +40,17 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
     const { routeId, leg } = request;
     const key = orderKey(leg, request.generation);
     const step = `bridge-${key}`;
-    const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
+    const findOrder = () =>
+      deps.db
+        .select()
+        .from(bridgeOrders)
+        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
     let [order] = await findOrder();
     if (!order) {
-      const burn = await burnAmountFor(request).catch((error: unknown) => {
-        if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
-        throw error;
-      });
+      // A BridgeRouteError (no route) fails as BridgeRouteRejected: src/temporal/activityErrors.ts.
+      const burn = await burnAmountFor(request);
       if (burn.amount > request.available) {
-        throw ApplicationFailure.retryable(`bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
+        throw failure('BridgeTooExpensive', `bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`);
       }
       await deps.db
         .insert(bridgeOrders)
@@ -77,21 +78,16 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
       const { order } = await prepare(request);
       const amount = BigInt(order.amountIn);
       await ensureGas(deps, routeId, step, request.originChainId, from.address, request.gasFunder);
-      const { txHash } = await cctp
-        .burn({
-          routeId,
-          step,
-          srcChainId: request.originChainId,
-          dstChainId: request.destinationChainId,
-          from,
-          amount,
-          mintRecipient: request.recipient,
-          maxFee: amount - BigInt(order.amountOut),
-        })
-        .catch((error: unknown) => {
-          if (error instanceof CctpBurnMismatchError) throw ApplicationFailure.nonRetryable(error.message, 'CctpBurnMismatch');
-          throw error;
-        });
+      const { txHash } = await cctp.burn({
+        routeId,
+        step,
+        srcChainId: request.originChainId,
+        dstChainId: request.destinationChainId,
+        from,
+        amount,
+        mintRecipient: request.recipient,
+        maxFee: amount - BigInt(order.amountOut),
+      });
       await bookLegSend(deps, request, order.amountIn, txHash);
       return { kind: 'cctp', requestId: txHash, amountIn: order.amountIn, amountOut: order.amountOut };
     },
@@ -119,7 +115,7 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
         relayer: leg === 'out' ? deps.poolRelayer : deps.gasAccount,
       });
       if (!minted.txHash) {
-        throw ApplicationFailure.nonRetryable(`burn ${order.requestId} was minted by another relayer and the mint transaction was not found`, 'MintNotFound');
+        throw failure('MintNotFound', `burn ${order.requestId} was minted by another relayer and the mint transaction was not found`);
       }
       return [minted.txHash];
     },

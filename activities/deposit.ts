@@ -21,7 +21,6 @@ export function depositActivities(deps: ActivityDeps) {
       return { balance: balance.toString() };
     },
 
-
     /**
      * Waits until the route's deposit address holds the expected amount, or its deadline passes.
      * Read-only and heartbeating, so it is safe to retry and resumes after a worker restart.
@@ -34,7 +33,13 @@ export function depositActivities(deps: ActivityDeps) {
       for (;;) {
         const balance = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress);
         if (balance >= expected) {
-          await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: balance.toString() });
+          await recordLedger(deps, {
+            routeId: plan.routeId,
+            kind: 'received',
+            chainId: plan.sourceChainId,
+            token: plan.sourceToken,
+            amount: balance.toString(),
+          });
           return { funded: true, balance: balance.toString() };
         }
         if (Date.now() >= deadline) return { funded: false, balance: balance.toString() };

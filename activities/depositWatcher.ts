@@ -79,18 +79,28 @@ export function depositWatcherActivities(deps: ActivityDeps) {
 
     const otherTokens = matched
       .filter(({ log, route }) => getAddress(log.address) !== getAddress(route.sourceToken))
-      .map(({ log, route }) => ({ routeId: route.routeId, chainId, token: getAddress(log.address), txHash: log.transactionHash!, blockNumber: Number(log.blockNumber) }));
+      .map(({ log, route }) => ({
+        routeId: route.routeId,
+        chainId,
+        token: getAddress(log.address),
+        txHash: log.transactionHash!,
+        blockNumber: Number(log.blockNumber),
+      }));
     if (otherTokens.length > 0) await deps.db.insert(depositTokens).values(otherTokens).onConflictDoNothing();
     await deps.db
       .update(transfers)
       .set({ depositSeenAt: sql`now()` })
       .where(inArray(transfers.routeId, [...new Set(matched.map((m) => m.route.routeId))]));
 
-    const awaiting = new Map(
-      matched
-        .filter(({ log, route }) => route.status === 'AWAITING_DEPOSIT' && getAddress(log.address) === getAddress(route.sourceToken))
-        .map(({ route }) => [route.routeId, route]),
-    );
+    const deposits = matched.filter(({ log, route }) => route.status === 'AWAITING_DEPOSIT' && getAddress(log.address) === getAddress(route.sourceToken));
+    // The sender's deposit transaction (transfers.deposit_tx_hash): the latest one while the route awaits its deposit.
+    for (const { log, route } of deposits) {
+      await deps.db
+        .update(transfers)
+        .set({ depositTxHash: log.transactionHash })
+        .where(and(eq(transfers.routeId, route.routeId), eq(transfers.status, 'AWAITING_DEPOSIT')));
+    }
+    const awaiting = new Map(deposits.map(({ route }) => [route.routeId, route]));
     for (const route of awaiting.values()) {
       const balance = await client.readContract({
         address: route.sourceToken as Address,
@@ -102,7 +112,6 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       await requireNotifier(deps).depositObserved(route.routeId, { balance: balance.toString(), blockNumber: Number(atBlock) });
     }
   }
-
 
   return {
     /**

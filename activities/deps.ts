@@ -6,6 +6,7 @@ import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
+import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
 
 /** What the deposit watcher tells a waiting transfer: its deposit address's balance of the route's token at a block. */
 export interface DepositObservation {
@@ -54,6 +55,10 @@ export interface ActivityDeps {
   refundMinimums?: Record<string, string>;
   /** OPERATOR_ALLOWED_DESTINATIONS: where operators may send a route's funds besides its refundAddress and recipient. */
   operatorAllowedDestinations?: readonly string[];
+  /** WEBHOOK_*: how the worker signs and sends webhook deliveries (activities/webhooks.ts). */
+  webhooks?: WebhookSettings;
+  /** Starts webhook delivery workflows when a status is written; the worker adds it (src/temporal/worker.ts). */
+  webhookStarter?: WebhookStarter;
 }
 
 /** The notifier the watchers signal through; only a worker has one (startTransferWorker adds it). */

@@ -1,18 +1,18 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { encodeFunctionData, erc20Abi } from 'viem';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
+import { failure } from '../src/failures.ts';
 
 /** A leg whose two ends are the same asset on the same chain (e.g. the hub is the destination): one transfer. */
 export function directLegs(deps: ActivityDeps): LegMover {
   /** Nothing to record: the leg is the payment itself, of exactly the amount, to the recipient. */
   async function prepare(request: LegRequest): Promise<PreparedLeg> {
     if (request.originCurrency.toLowerCase() !== request.destinationCurrency.toLowerCase()) {
-      throw ApplicationFailure.nonRetryable(`bridge-${request.leg} swaps assets on one chain, which is not supported`, 'BridgeRouteRejected');
+      throw failure('BridgeRouteRejected', `bridge-${request.leg} swaps assets on one chain, which is not supported`);
     }
     if (request.amount > request.available) {
-      throw ApplicationFailure.retryable(`bridge-${request.leg} needs ${request.amount} but the route holds ${request.available}`, 'BridgeTooExpensive');
+      throw failure('BridgeTooExpensive', `bridge-${request.leg} needs ${request.amount} but the route holds ${request.available}`);
     }
     const amount = request.amount.toString();
     return { order: { kind: 'direct', requestId: '', amountIn: amount, amountOut: amount }, payTo: request.recipient };

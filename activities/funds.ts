@@ -11,6 +11,7 @@ import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { recordLedger } from './projection.ts';
 import { depositTokenToRefund } from './strays.ts';
+import { failure } from '../src/failures.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
@@ -19,7 +20,15 @@ export function fundsActivities(deps: ActivityDeps) {
       const [note] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, plan.routeId));
       const unspentNote = async () => {
         if (!note || note.withdrawnAt) return 0n;
-        const ref = { asset: note.asset as Address, label: note.label, commitment: note.commitment, value: BigInt(note.value), txHash: note.txHash as Hex, blockNumber: BigInt(note.blockNumber), timestamp: 0 };
+        const ref = {
+          asset: note.asset as Address,
+          label: note.label,
+          commitment: note.commitment,
+          value: BigInt(note.value),
+          txHash: note.txHash as Hex,
+          blockNumber: BigInt(note.blockNumber),
+          timestamp: 0,
+        };
         return deps.pool.unspent(ref, plan.accountIndex);
       };
       const [deposit, hub, exit, pooled] = await Promise.all([
@@ -52,7 +61,13 @@ export function fundsActivities(deps: ActivityDeps) {
       if (!signed) await checkRefund(deps, route, input);
       try {
         const result = await refund(route, input, step, signed);
-        if (input.actionId) await finishAction(deps.db, input.actionId, 'done', `refunded ${result.amount} to ${result.to ?? input.to} (tx ${result.txHash})${result.earlier ? ` by the earlier run refund:${result.earlier}` : ''}`);
+        if (input.actionId)
+          await finishAction(
+            deps.db,
+            input.actionId,
+            'done',
+            `refunded ${result.amount} to ${result.to ?? input.to} (tx ${result.txHash})${result.earlier ? ` by the earlier run refund:${result.earlier}` : ''}`,
+          );
         return result;
       } catch (error) {
         // Final refusals end the audit row here; a retryable error leaves it to the next attempt (or to flagRoute).
@@ -73,7 +88,7 @@ export function fundsActivities(deps: ActivityDeps) {
     const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
     if (!signed) {
       const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
-      if (balance === 0n) throw ApplicationFailure.nonRetryable(`deposit address ${deposit.address} holds nothing to refund`, 'NothingToRefund');
+      if (balance === 0n) throw failure('NothingToRefund', `deposit address ${deposit.address} holds nothing to refund`);
       refuseDust(deps, route, token, balance);
       await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
       const current = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
@@ -109,16 +124,25 @@ async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput)
   const finished = route.status === 'COMPLETED' || route.status === 'FAILED';
   if (input.actionId === undefined) {
     if (!route.refundAddress || route.refundAddress.toLowerCase() !== input.to.toLowerCase()) {
-      throw await refuseAction(deps.db, undefined, `refused: a refund without an operator action goes only to route ${route.routeId}'s refundAddress (${route.refundAddress ?? 'none'}), not ${input.to}; an operator refunds with routectl refund ${route.routeId} --to <address> --reason "…"`);
+      throw await refuseAction(
+        deps.db,
+        undefined,
+        `refused: a refund without an operator action goes only to route ${route.routeId}'s refundAddress (${route.refundAddress ?? 'none'}), not ${input.to}; an operator refunds with routectl refund ${route.routeId} --to <address> --reason "…"`,
+      );
     }
     // The route's own workflow refunds an underpayment at its deposit deadline, before it ends FAILED.
     const underpaidAtDeadline = input.key === 'underpaid' && route.status === 'AWAITING_DEPOSIT' && Date.now() >= route.depositDeadline.getTime() - 60_000;
-    if (!finished && !underpaidAtDeadline) throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route is refunded`);
+    if (!finished && !underpaidAtDeadline)
+      throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route is refunded`);
     return;
   }
   await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });
   if (!finished) {
-    throw await refuseAction(deps.db, input.actionId, `refused: route ${route.routeId} is ${route.status}; only a finished route (COMPLETED or FAILED) is refunded. End it first: routectl fail ${route.routeId} --reason "…"`);
+    throw await refuseAction(
+      deps.db,
+      input.actionId,
+      `refused: route ${route.routeId} is ${route.status}; only a finished route (COMPLETED or FAILED) is refunded. End it first: routectl fail ${route.routeId} --reason "…"`,
+    );
   }
   const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
   if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
@@ -153,14 +177,25 @@ async function settleEarlierRefunds(deps: ActivityDeps, route: Route, deposit: L
     .from(txIntents)
     .where(and(eq(txIntents.routeId, route.routeId), like(txIntents.step, 'refund:%'), notLike(txIntents.step, '%:gas:%')));
   const booked = new Set(
-    (await deps.db.select({ key: ledgerEntries.entryKey }).from(ledgerEntries).where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')))).map((e) => e.key),
+    (
+      await deps.db
+        .select({ key: ledgerEntries.entryKey })
+        .from(ledgerEntries)
+        .where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')))
+    ).map((e) => e.key),
   );
   for (const { step } of steps) {
     const key = step.slice('refund:'.length);
     if (step === current || booked.has(`refunded:${key}`)) continue;
     if (!(await deps.sender.intent(route.routeId, step))) continue; // voided, never mined
     try {
-      const { txHash, receipt } = await deps.sender.send({ routeId: route.routeId, step, chainId: route.sourceChainId, account: deposit, to: route.sourceToken as Address });
+      const { txHash, receipt } = await deps.sender.send({
+        routeId: route.routeId,
+        step,
+        chainId: route.sourceChainId,
+        account: deposit,
+        to: route.sourceToken as Address,
+      });
       return { ...(await bookRefund(deps, route, key, txHash, receipt)), earlier: key };
     } catch (error) {
       if (error instanceof TransactionRevertedError || error instanceof IntentVoidedError) continue;
@@ -171,7 +206,10 @@ async function settleEarlierRefunds(deps: ActivityDeps, route: Route, deposit: L
 }
 
 /** What locateFunds reads of a route: a plan, or a route as the projection holds it. */
-export type RoutePlaces = Pick<RoutePlan, 'routeId' | 'accountIndex' | 'sourceChainId' | 'sourceToken' | 'depositAddress' | 'hubChainId' | 'hubToken' | 'hubAccount'>;
+export type RoutePlaces = Pick<
+  RoutePlan,
+  'routeId' | 'accountIndex' | 'sourceChainId' | 'sourceToken' | 'depositAddress' | 'hubChainId' | 'hubToken' | 'hubAccount'
+>;
 
 type Route = typeof transfers.$inferSelect;
 
@@ -186,14 +224,19 @@ export async function refuseWhileSendsPending(deps: ActivityDeps, routeId: strin
   const pending = await deps.sender.queue(chainId, address);
   if (pending.length === 0) return;
   const listed = pending.map((row) => `intent #${row.id} (${row.step})`).join(', ');
-  throw ApplicationFailure.nonRetryable(
-    `${address} has unmined sends that may still move its funds: ${listed}. Wait for them, or cancel them with \`routectl void <id> --cancel\`, then ${next}`,
+  throw failure(
     'RouteSendPending',
+    `${address} has unmined sends that may still move its funds: ${listed}. Wait for them, or cancel them with \`routectl void <id> --cancel\`, then ${next}`,
   );
 }
 
 /** Whether `balance` of `token` is below REFUND_MIN_AMOUNT (set per source-token symbol; other tokens have none). */
-export function belowRefundMinimum(deps: ActivityDeps, route: Pick<Route, 'sourceToken' | 'symbol' | 'sourceDecimals'>, token: Address, balance: bigint): boolean {
+export function belowRefundMinimum(
+  deps: ActivityDeps,
+  route: Pick<Route, 'sourceToken' | 'symbol' | 'sourceDecimals'>,
+  token: Address,
+  balance: bigint,
+): boolean {
   const minimum = token.toLowerCase() === route.sourceToken.toLowerCase() ? deps.refundMinimums?.[route.symbol] : undefined;
   return minimum !== undefined && balance < parseAmount(minimum, route.sourceDecimals, `REFUND_MIN_AMOUNT.${route.symbol}`);
 }
@@ -202,8 +245,8 @@ export function belowRefundMinimum(deps: ActivityDeps, route: Pick<Route, 'sourc
 function refuseDust(deps: ActivityDeps, route: Route, token: Address, balance: bigint): void {
   if (!belowRefundMinimum(deps, route, token, balance)) return;
   const minimum = deps.refundMinimums?.[route.symbol];
-  throw ApplicationFailure.nonRetryable(
-    `the deposit address holds ${formatAmount(balance, route.sourceDecimals)} ${route.symbol}, below REFUND_MIN_AMOUNT (${minimum} ${route.symbol}): not refunded, the gas would cost more than it returns`,
+  throw failure(
     'RefundBelowMinimum',
+    `the deposit address holds ${formatAmount(balance, route.sourceDecimals)} ${route.symbol}, below REFUND_MIN_AMOUNT (${minimum} ${route.symbol}): not refunded, the gas would cost more than it returns`,
   );
 }

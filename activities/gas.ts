@@ -10,7 +10,14 @@ const GAS_UNITS_PER_STEP = 400_000n;
  * (never re-signed), then the chain decides: a new top-up is sent only when the balance is still short.
  * Top-ups come from `funder` (the gas account before the pool, the pool's relayer after it), never from route funds.
  */
-export async function ensureGas(deps: ActivityDeps, routeId: string, step: string, chainId: number, address: Address, funder: LocalAccount = deps.gasAccount): Promise<void> {
+export async function ensureGas(
+  deps: ActivityDeps,
+  routeId: string,
+  step: string,
+  chainId: number,
+  address: Address,
+  funder: LocalAccount = deps.gasAccount,
+): Promise<void> {
   const client = deps.chains.publicClient(chainId);
   for (let n = 0; ; ) {
     const key = `${step}:gas:${n}`;

@@ -9,6 +9,7 @@ import { strayActivities } from './strays.ts';
 import { poolActivities } from './pool.ts';
 import { projectionActivities, recordServiceFee } from './projection.ts';
 import { recoverActivities } from './recover.ts';
+import { webhookActivities } from './webhooks.ts';
 
 export type { ActivityDeps, WorkflowNotifier } from './deps.ts';
 
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...strayActivities(deps),
     ...intentActivities(deps),
     ...recoverActivities(deps),
+    ...webhookActivities(deps),
     /** The service fee of a transfer started before transferWorkflowV2 (later ones book it in awaitDelivery). */
     recordServiceFee: (input: Parameters<typeof recordServiceFee>[1]) => recordServiceFee(deps, input),
   };

@@ -5,6 +5,7 @@ import { type Intent, VoidRefusedError } from '../src/chain/txSender.ts';
 import { transfers } from '../src/db/schema.ts';
 import { finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { ActivityDeps } from './deps.ts';
+import { failure } from '../src/failures.ts';
 
 /** What an operator sees of an intent after a void or cancel. */
 export interface IntentSummary {
@@ -16,10 +17,17 @@ export interface IntentSummary {
   minedTxHash: string | null;
 }
 
-const summary = (row: Intent): IntentSummary => ({ id: row.id, routeId: row.routeId, step: row.step, status: row.status, voidReason: row.voidReason, minedTxHash: row.minedTxHash });
+const summary = (row: Intent): IntentSummary => ({
+  id: row.id,
+  routeId: row.routeId,
+  step: row.step,
+  status: row.status,
+  voidReason: row.voidReason,
+  minedTxHash: row.minedTxHash,
+});
 
 /** A refusal is final for this request: the operator reads why and decides. */
-const refused = (error: unknown) => (error instanceof VoidRefusedError ? ApplicationFailure.nonRetryable(error.message, 'VoidRefused') : error);
+const refused = (error: unknown) => (error instanceof VoidRefusedError ? failure('VoidRefused', error.message) : error);
 
 /** Operator actions on recorded sends (`routectl void`), and what ending a route does to its unsent ones. */
 export function intentActivities(deps: ActivityDeps) {
@@ -32,7 +40,7 @@ export function intentActivities(deps: ActivityDeps) {
       const own = Object.values(deps.keyring.routeAccounts(route.accountIndex)).find((account) => account.address.toLowerCase() === from);
       if (own) return own;
     }
-    throw ApplicationFailure.nonRetryable(`no key of this worker signs for ${row.fromAddress} (intent #${row.id})`, 'VoidRefused');
+    throw failure('VoidRefused', `no key of this worker signs for ${row.fromAddress} (intent #${row.id})`);
   }
 
   /** The operator's audit row for voiding this intent, checked here so that a void workflow started in Temporal needs one. */
@@ -75,7 +83,8 @@ export function intentActivities(deps: ActivityDeps) {
       if (!row) throw await refuseAction(deps.db, input.actionId, `there is no intent #${input.intentId}`, 'VoidRefused');
       try {
         const cancel = await deps.sender.cancel(row.id, await signerOf(row));
-        if (!cancel.replaced && input.actionId) await finishAction(deps.db, input.actionId, 'refused', `intent #${row.id} mined before its replacement did; nothing voided`);
+        if (!cancel.replaced && input.actionId)
+          await finishAction(deps.db, input.actionId, 'refused', `intent #${row.id} mined before its replacement did; nothing voided`);
         return cancel;
       } catch (error) {
         const failure = refused(error);

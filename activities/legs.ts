@@ -1,6 +1,8 @@
 import { heartbeat, sleep } from '@temporalio/activity';
 import type { Address, Hex, LocalAccount } from 'viem';
 import { BridgeUnavailableError } from '../src/providers/bridge.ts';
+import { eq } from 'drizzle-orm';
+import { transfers } from '../src/db/schema.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from './projection.ts';
 import type { BridgeLeg, BridgeOrderRef } from '../workflows/types.ts';
@@ -49,9 +51,13 @@ export interface LegMover {
 /** The key of a leg's order and sends: `in`, `out`, then `in#2`… after a refunded order. */
 export const orderKey = (leg: BridgeLeg, generation: number) => (generation === 1 ? leg : `${leg}#${generation}`);
 
-/** Books the send that funded a leg (bridged_in / bridged_out, keyed by generation after a refund). */
-export function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: string, txHash: Hex): Promise<void> {
-  return recordLedger(deps, {
+/**
+ * Books the send that funded a leg (bridged_in / bridged_out, keyed by generation after a refund). A bridge-in
+ * send (from the deposit account) is also the transfer's bridge_in_tx_hash; the latest order's after a refund.
+ */
+export async function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: string, txHash: Hex): Promise<void> {
+  if (request.leg === 'in') await deps.db.update(transfers).set({ bridgeInTxHash: txHash }).where(eq(transfers.routeId, request.routeId));
+  await recordLedger(deps, {
     routeId: request.routeId,
     kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out',
     key: request.generation === 1 ? undefined : String(request.generation),

@@ -1,8 +1,9 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import { transfers } from '../src/db/schema.ts';
 import type { RoutePlan } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
+import { failure } from '../src/failures.ts';
 
 /**
  * A step that moves money checks its plan against the transfer the API recorded, and that it runs in that
@@ -16,20 +17,31 @@ export async function assertPlanIsRecorded(
 ): Promise<void> {
   const workflowId = Context.current().info.workflowExecution?.workflowId;
   if (workflowId !== plan.routeId) {
-    throw ApplicationFailure.nonRetryable(
-      `this step's plan is route ${plan.routeId} but it runs in workflow ${workflowId}: a transfer's steps run only in its own workflow; nothing was moved (find who started ${workflowId})`,
+    throw failure(
       'PlanNotRecorded',
+      `this step's plan is route ${plan.routeId} but it runs in workflow ${workflowId}: a transfer's steps run only in its own workflow; nothing was moved (find who started ${workflowId})`,
     );
   }
   const [row] = await deps.db
-    .select({ accountIndex: transfers.accountIndex, recipient: transfers.userDestinationAddress, depositAddress: transfers.depositAddress, hubAccount: transfers.hubAccount })
+    .select({
+      accountIndex: transfers.accountIndex,
+      recipient: transfers.userDestinationAddress,
+      depositAddress: transfers.depositAddress,
+      hubAccount: transfers.hubAccount,
+    })
     .from(transfers)
     .where(eq(transfers.routeId, plan.routeId));
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-  if (!row || row.accountIndex !== plan.accountIndex || !same(row.recipient, plan.recipient) || !same(row.depositAddress, plan.depositAddress) || !same(row.hubAccount, plan.hubAccount)) {
-    throw ApplicationFailure.nonRetryable(
-      `the plan of ${plan.routeId} is not the transfer recorded for it (${row ? 'account index, recipient, deposit or hub account differ' : 'no such transfer'}): nothing was moved; find who started this workflow`,
+  if (
+    !row ||
+    row.accountIndex !== plan.accountIndex ||
+    !same(row.recipient, plan.recipient) ||
+    !same(row.depositAddress, plan.depositAddress) ||
+    !same(row.hubAccount, plan.hubAccount)
+  ) {
+    throw failure(
       'PlanNotRecorded',
+      `the plan of ${plan.routeId} is not the transfer recorded for it (${row ? 'account index, recipient, deposit or hub account differ' : 'no such transfer'}): nothing was moved; find who started this workflow`,
     );
   }
 }

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { and, count, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
@@ -14,6 +13,7 @@ import { whileHeartbeating } from './heartbeat.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
 import { bookLegSend } from './legs.ts';
 import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
+import { failure } from '../src/failures.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
@@ -45,7 +45,7 @@ export function poolActivities(deps: ActivityDeps) {
 
   async function requireNote(routeId: string) {
     const note = await loadNote(routeId);
-    if (!note) throw ApplicationFailure.nonRetryable(`route ${routeId} has no note in the pool`, 'PoolNoteMissing');
+    if (!note) throw failure('PoolNoteMissing', `route ${routeId} has no note in the pool`);
     return note;
   }
 
@@ -117,13 +117,20 @@ export function poolActivities(deps: ActivityDeps) {
       if (!(await deps.sender.intent(plan.routeId, 'shield'))) {
         const balance = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, hub.address);
         if (balance < amount) {
-          throw ApplicationFailure.retryable(`hub account holds ${balance}, expected ${amount} before the pool deposit`, 'HubBalanceShort');
+          throw failure('HubBalanceShort', `hub account holds ${balance}, expected ${amount} before the pool deposit`);
         }
       }
       await ensureGas(deps, plan.routeId, 'shield', plan.hubChainId, hub.address);
       const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
       await insertNote(plan.routeId, note);
-      await recordLedger(deps, { routeId: plan.routeId, kind: 'shielded', chainId: plan.hubChainId, token: plan.hubToken, amount: note.value.toString(), txHash: note.txHash });
+      await recordLedger(deps, {
+        routeId: plan.routeId,
+        kind: 'shielded',
+        chainId: plan.hubChainId,
+        token: plan.hubToken,
+        amount: note.value.toString(),
+        txHash: note.txHash,
+      });
       await writeStatus(deps, input.shielded);
       return { noteValue: note.value.toString() };
     },
@@ -156,7 +163,7 @@ export function poolActivities(deps: ActivityDeps) {
         const { order, payTo } = await mover.prepare(leg);
         const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
         if (gross > note.value) {
-          throw ApplicationFailure.retryable(`the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`, 'BridgeTooExpensive');
+          throw failure('BridgeTooExpensive', `the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`);
         }
         return { to: payTo, amount: gross };
       };
@@ -167,13 +174,23 @@ export function poolActivities(deps: ActivityDeps) {
       const { order } = await mover.prepare(request);
       const set = await anonymitySetOf(plan.routeId, withdrawal.provenAtBlock);
       await deps.db.transaction(async (tx) => {
-        await tx.update(poolNotes).set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) }).where(eq(poolNotes.routeId, plan.routeId));
+        await tx
+          .update(poolNotes)
+          .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) })
+          .where(eq(poolNotes.routeId, plan.routeId));
         await tx
           .update(transfers)
           .set({ anonymitySet: set, privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp), updatedAt: sql`now()` })
           .where(eq(transfers.routeId, plan.routeId));
       });
-      await recordLedger(deps, { routeId: plan.routeId, kind: 'unshielded', chainId: plan.hubChainId, token: plan.hubToken, amount: withdrawal.delivered.toString(), txHash: withdrawal.txHash });
+      await recordLedger(deps, {
+        routeId: plan.routeId,
+        kind: 'unshielded',
+        chainId: plan.hubChainId,
+        token: plan.hubToken,
+        amount: withdrawal.delivered.toString(),
+        txHash: withdrawal.txHash,
+      });
       await writeStatus(deps, sent);
 
       if (order.kind === 'cctp') return { funded: null };
@@ -202,7 +219,14 @@ export function poolActivities(deps: ActivityDeps) {
       // A ragequit that reverted because a withdrawal spent the note first: nothing came back.
       if (!result) return null;
       await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
-      await recordLedger(deps, { routeId: plan.routeId, kind: 'ragequit', chainId: plan.hubChainId, token: plan.hubToken, amount: result.amount.toString(), txHash: result.txHash });
+      await recordLedger(deps, {
+        routeId: plan.routeId,
+        kind: 'ragequit',
+        chainId: plan.hubChainId,
+        token: plan.hubToken,
+        amount: result.amount.toString(),
+        txHash: result.txHash,
+      });
       return { amount: result.amount.toString() };
     },
   };

@@ -8,7 +8,6 @@ import { poolNoteOf } from './pool.ts';
 /** Notes looked at per pass (the oldest first); the rest wait for the next pass. */
 const NOTES_PER_PASS = 5_000;
 
-
 /**
  * The privacy gate of every shielded transfer at once, instead of each route asking the pool on a timer: one
  * pass reads the notes still in the pool (SHIELDED routes), asks the ASP about all of them in one read, counts

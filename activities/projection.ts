@@ -1,7 +1,9 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { ledgerEntries, transfers } from '../src/db/schema.ts';
+import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
 import type { HeldFunds, ParkedStep, TransferStatus } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
+import { enqueueWebhook } from './webhooks.ts';
 
 export interface StatusProjection {
   routeId: string;
@@ -15,7 +17,18 @@ export interface StatusProjection {
 
 export interface LedgerEntry {
   routeId: string;
-  kind: 'received' | 'bridged_in' | 'arrived_on_hub' | 'shielded' | 'unshielded' | 'bridged_out' | 'paid' | 'service_fee' | 'refunded' | 'ragequit' | 'recovered';
+  kind:
+    | 'received'
+    | 'bridged_in'
+    | 'arrived_on_hub'
+    | 'shielded'
+    | 'unshielded'
+    | 'bridged_out'
+    | 'paid'
+    | 'service_fee'
+    | 'refunded'
+    | 'ragequit'
+    | 'recovered';
   /** Distinguishes repeatable movements (refunds); defaults to the kind. */
   key?: string;
   chainId: number;
@@ -53,10 +66,10 @@ export function projectionActivities(deps: ActivityDeps) {
  * newer one). Steps call it themselves with the status their workflow moved to (the `projection` field of their
  * input), so a status change costs no activity of its own.
  */
-export async function writeStatus(deps: Pick<ActivityDeps, 'db'>, input: StatusProjection | undefined): Promise<void> {
+export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter'>, input: StatusProjection | undefined): Promise<void> {
   if (!input) return;
   const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
-  await deps.db
+  const applied = await deps.db
     .update(transfers)
     .set({
       status: input.status,
@@ -69,7 +82,17 @@ export async function writeStatus(deps: Pick<ActivityDeps, 'db'>, input: StatusP
       // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
       ...(input.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
     })
-    .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)));
+    .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)))
+    .returning({ routeId: transfers.routeId });
+  if (applied.length > 0) {
+    // Announces the change to the API's event streams (src/transfers/statusFeed.ts), so a status that lasts a
+    // moment is still streamed. Not a money path: a lost notification costs only that event (the feed polls too).
+    const change: StatusNotification = { routeId: input.routeId, statusSeq: input.seq, status: input.status };
+    await deps.db.execute(sql`select pg_notify(${TRANSFER_STATUS_CHANNEL}, ${JSON.stringify(change)})`);
+  }
+  // After the update, also when it was a no-op (a retried write): the enqueue is idempotent and heals a crash
+  // between this write and the delivery's start.
+  await enqueueWebhook(deps, input);
 }
 
 /** Records one money movement of a route; recording the same movement twice keeps the first. */
@@ -84,7 +107,10 @@ export async function recordLedger(deps: ActivityDeps, { key, ...entry }: Ledger
  * Books what the service kept on a route: the note's value less the bridge-out input (the pool's change note, the
  * relay fee and any rounding dust at the exit account).
  */
-export async function recordServiceFee(deps: ActivityDeps, input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string }): Promise<void> {
+export async function recordServiceFee(
+  deps: ActivityDeps,
+  input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string },
+): Promise<void> {
   const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
   await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
 }

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, gte, inArray } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
@@ -11,6 +10,7 @@ import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
 import { ensureGas } from './gas.ts';
 import { poolActivities } from './pool.ts';
 import { recordLedger } from './projection.ts';
+import { failure } from '../src/failures.ts';
 
 /** One movement of a failed route's funds by `routectl recover` (as booked in the ledger). */
 export interface Recovered {
@@ -46,7 +46,11 @@ export function recoverActivities(deps: ActivityDeps) {
     await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params: { to: input.to } });
     if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
     if (route.status !== 'FAILED') {
-      throw await refuseAction(deps.db, input.actionId, `refused: route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`);
+      throw await refuseAction(
+        deps.db,
+        input.actionId,
+        `refused: route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`,
+      );
     }
     const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
     if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
@@ -65,7 +69,13 @@ export function recoverActivities(deps: ActivityDeps) {
     const booked = await deps.db
       .select()
       .from(ledgerEntries)
-      .where(and(eq(ledgerEntries.routeId, routeId), inArray(ledgerEntries.kind, ['recovered', 'ragequit']), gte(ledgerEntries.createdAt, action?.createdAt ?? new Date(0))));
+      .where(
+        and(
+          eq(ledgerEntries.routeId, routeId),
+          inArray(ledgerEntries.kind, ['recovered', 'ragequit']),
+          gte(ledgerEntries.createdAt, action?.createdAt ?? new Date(0)),
+        ),
+      );
     const moved = booked.map((e) => `${e.entryKey} ${e.amount} (tx ${e.txHash ?? '?'})`).join(', ') || 'nothing moved';
     const left = held.map((h) => `${h.amount} at ${h.place}`).join(', ');
     return `${moved}${left ? `; still holds ${left}` : ''}`;
@@ -115,7 +125,10 @@ export function recoverActivities(deps: ActivityDeps) {
           // Signed by an earlier run: it moved nothing, so the next index looks at the balance again. Signed just now:
           // the operator looks (a rerun passes over it), rather than this loop signing one revert after another.
           if (!signedHere) continue;
-          throw ApplicationFailure.nonRetryable(`the recovery send from the ${input.place} account reverted (${step}); nothing moved. Find out why, then run routectl recover again`, 'RecoverReverted');
+          throw failure(
+            'RecoverReverted',
+            `the recovery send from the ${input.place} account reverted (${step}); nothing moved. Find out why, then run routectl recover again`,
+          );
         }
         const { txHash, receipt } = sent;
         const amount = movedOut(receipt, token, from.address).toString();
@@ -131,7 +144,7 @@ export function recoverActivities(deps: ActivityDeps) {
      */
     async refreshHeldFunds(input: { routeId: string; actionId?: number }): Promise<HeldFunds[]> {
       const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
-      if (!route) throw ApplicationFailure.nonRetryable(`unknown route ${input.routeId}`, 'UnknownRoute');
+      if (!route) throw failure('UnknownRoute', `unknown route ${input.routeId}`);
       const held = await fundsActivities(deps).locateFunds({
         routeId: route.routeId,
         accountIndex: route.accountIndex,
@@ -144,7 +157,11 @@ export function recoverActivities(deps: ActivityDeps) {
       });
       await deps.db
         .update(transfers)
-        .set({ heldFunds: held.length > 0 ? held : null, needsAttention: held.length > 0, lastError: held.length > 0 ? 'the route holds funds; see heldFunds' : null })
+        .set({
+          heldFunds: held.length > 0 ? held : null,
+          needsAttention: held.length > 0,
+          lastError: held.length > 0 ? 'the route holds funds; see heldFunds' : null,
+        })
         .where(eq(transfers.routeId, route.routeId));
       if (input.actionId) await finishAction(deps.db, input.actionId, 'done', await recoveryDetail(input.actionId, route.routeId, held));
       return held;

@@ -1,12 +1,13 @@
-import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
+import { heartbeat, sleep } from '@temporalio/activity';
 import { and, eq, like, sql } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
-import { BridgeRouteError, type DepositAddressBridge } from '../src/providers/bridge.ts';
+import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BridgeOrderRef } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
+import { failure } from '../src/failures.ts';
 
 type OrderRow = typeof bridgeOrders.$inferSelect;
 
@@ -33,33 +34,33 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
   async function prepare(request: LegRequest): Promise<PreparedLeg> {
     const { routeId, leg, from } = request;
     const key = orderKey(leg, request.generation);
-    const findOrder = () => deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
+    const findOrder = () =>
+      deps.db
+        .select()
+        .from(bridgeOrders)
+        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
     const [recorded] = await findOrder();
     if (recorded && (await fundingSigned(request))) return { order: refOf(recorded), payTo: recorded.depositAddress as Address };
 
     if (request.amount <= 0n) {
-      throw ApplicationFailure.retryable(`bridge-${leg} has nothing to send: the route holds ${request.available}`, 'BridgeTooExpensive');
+      throw failure('BridgeTooExpensive', `bridge-${leg} has nothing to send: the route holds ${request.available}`);
     }
-    const quote = await relay
-      .quote({
-        originChainId: request.originChainId,
-        destinationChainId: request.destinationChainId,
-        originCurrency: request.originCurrency,
-        destinationCurrency: request.destinationCurrency,
-        amount: request.amount,
-        tradeType: request.tradeType,
-        recipient: request.recipient,
-        user: from.address,
-        refundTo: from.address,
-        useDepositAddress: true,
-      })
-      .catch((error: unknown) => {
-        if (error instanceof BridgeRouteError) throw ApplicationFailure.nonRetryable(error.message, 'BridgeRouteRejected');
-        throw error;
-      });
+    // A BridgeRouteError (no route) fails as BridgeRouteRejected: src/temporal/activityErrors.ts.
+    const quote = await relay.quote({
+      originChainId: request.originChainId,
+      destinationChainId: request.destinationChainId,
+      originCurrency: request.originCurrency,
+      destinationCurrency: request.destinationCurrency,
+      amount: request.amount,
+      tradeType: request.tradeType,
+      recipient: request.recipient,
+      user: from.address,
+      refundTo: from.address,
+      useDepositAddress: true,
+    });
     if (!quote.requestId || !quote.depositAddress) throw new Error('bridge quote carried no deposit address');
     if (quote.amountIn > request.available) {
-      throw ApplicationFailure.retryable(`bridge-${leg} needs ${quote.amountIn} but the route holds ${request.available}`, 'BridgeTooExpensive');
+      throw failure('BridgeTooExpensive', `bridge-${leg} needs ${quote.amountIn} but the route holds ${request.available}`);
     }
     // The order delivers at least its minimum (the quote less Relay's slippage tolerance): what arrival is held to.
     const order = {
@@ -70,11 +71,17 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
     };
     await deps.db.transaction(async (tx) => {
       if (!recorded) {
-        await tx.insert(bridgeOrders).values({ routeId, leg: key, ...order }).onConflictDoNothing();
+        await tx
+          .insert(bridgeOrders)
+          .values({ routeId, leg: key, ...order })
+          .onConflictDoNothing();
         return;
       }
       // Kept findable: a concurrent attempt that read it before it was set aside may still fund it.
-      await tx.insert(bridgeOrders).values({ ...recorded, leg: `${key}~${recorded.requestId}` }).onConflictDoNothing();
+      await tx
+        .insert(bridgeOrders)
+        .values({ ...recorded, leg: `${key}~${recorded.requestId}` })
+        .onConflictDoNothing();
       await tx
         .update(bridgeOrders)
         .set({ ...order, createdAt: sql`now()` })
@@ -96,9 +103,16 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
     );
     if (!paid || isAddressEqual(paid.args.to, prepared.payTo)) return prepared.order;
     const key = orderKey(request.leg, request.generation);
-    const orders = await deps.db.select().from(bridgeOrders).where(and(eq(bridgeOrders.routeId, request.routeId), like(bridgeOrders.leg, `${key}~%`)));
+    const orders = await deps.db
+      .select()
+      .from(bridgeOrders)
+      .where(and(eq(bridgeOrders.routeId, request.routeId), like(bridgeOrders.leg, `${key}~%`)));
     const funded = orders.find((o) => isAddressEqual(o.depositAddress as Address, paid.args.to));
-    if (!funded) throw ApplicationFailure.nonRetryable(`bridge-${key}: the recorded funding transfer paid no recorded order of the route; look at its tx_intents and bridge_orders`, 'BridgeFundingMismatch');
+    if (!funded)
+      throw failure(
+        'BridgeFundingMismatch',
+        `bridge-${key}: the recorded funding transfer paid no recorded order of the route; look at its tx_intents and bridge_orders`,
+      );
     return refOf(funded);
   }
 
@@ -131,9 +145,9 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
           return status.outTxHashes;
         }
         if (status.state === 'refunded' || status.state === 'failed') {
-          throw ApplicationFailure.nonRetryable(
-            `bridge-${leg} order ${order.requestId} ended as ${status.providerStatus}${status.details ? `: ${status.details}` : ''}`,
+          throw failure(
             status.state === 'refunded' ? 'BridgeRefunded' : 'BridgeFailed',
+            `bridge-${leg} order ${order.requestId} ended as ${status.providerStatus}${status.details ? `: ${status.details}` : ''}`,
           );
         }
         heartbeat({ providerStatus: status.providerStatus });

@@ -53,7 +53,8 @@ export function strayActivities(deps: ActivityDeps) {
     try {
       return await tokenBalance(deps.chains, chainId, token, owner);
     } catch (error) {
-      if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError)) return null;
+      if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError))
+        return null;
       throw error;
     }
   }
@@ -82,17 +83,33 @@ export function strayActivities(deps: ActivityDeps) {
       // A few routes at a time, heartbeating between batches, so thousands of routes stay within the budget.
       for (let i = 0; i < finished.length; i += SCAN_BATCH) {
         const batch = finished.slice(i, i + SCAN_BATCH);
-        const others = await deps.db.select().from(depositTokens).where(inArray(depositTokens.routeId, batch.map((r) => r.routeId)));
-        await Promise.all(batch.map(async (route) => {
-          try {
-            // Taken before the balances are read: a transfer the watcher sees while they are read is checked again.
-            const checkedAt = new Date();
-            await inspectRoute(route, others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address));
-            await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
-          } catch (error) {
-            log.warn('stray scan: a deposit address could not be checked', { routeId: route.routeId, error: redactUrls(error instanceof Error ? error.message : String(error)) });
-          }
-        }));
+        const others = await deps.db
+          .select()
+          .from(depositTokens)
+          .where(
+            inArray(
+              depositTokens.routeId,
+              batch.map((r) => r.routeId),
+            ),
+          );
+        await Promise.all(
+          batch.map(async (route) => {
+            try {
+              // Taken before the balances are read: a transfer the watcher sees while they are read is checked again.
+              const checkedAt = new Date();
+              await inspectRoute(
+                route,
+                others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address),
+              );
+              await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
+            } catch (error) {
+              log.warn('stray scan: a deposit address could not be checked', {
+                routeId: route.routeId,
+                error: redactUrls(error instanceof Error ? error.message : String(error)),
+              });
+            }
+          }),
+        );
         heartbeat({ scanned: i + batch.length, of: finished.length });
       }
       return found;
@@ -103,7 +120,10 @@ export function strayActivities(deps: ActivityDeps) {
         if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
         const owner = route.depositAddress as Address;
         const balances = await Promise.all([
-          tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({ token: route.sourceToken as Address, balance })),
+          tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
+            token: route.sourceToken as Address,
+            balance,
+          })),
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
         await inspect(route, balances, otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null);
@@ -180,6 +200,10 @@ async function setDepositHolding(deps: ActivityDeps, routeId: string, held: Held
   const next = [...held.filter((h) => h.place !== 'deposit'), ...deposit];
   await deps.db
     .update(transfers)
-    .set({ heldFunds: next.length > 0 ? next : null, needsAttention: next.length > 0, lastError: note ?? (next.length > 0 ? 'the route holds funds; see heldFunds' : null) })
+    .set({
+      heldFunds: next.length > 0 ? next : null,
+      needsAttention: next.length > 0,
+      lastError: note ?? (next.length > 0 ? 'the route holds funds; see heldFunds' : null),
+    })
     .where(eq(transfers.routeId, routeId));
 }

@@ -13,7 +13,9 @@ const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const port = z.coerce.number().int().min(0).max(65535);
 export const mnemonic = z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words');
-const xpub = z.string().regex(/^xpub[1-9A-HJ-NP-Za-km-z]{107}$/, 'must be a BIP-32 extended public key (xpub…, 111 characters): npm run signer:xpubs prints them');
+const xpub = z
+  .string()
+  .regex(/^xpub[1-9A-HJ-NP-Za-km-z]{107}$/, 'must be a BIP-32 extended public key (xpub…, 111 characters): npm run signer:xpubs prints them');
 const positiveInt = z.coerce.number().int().positive();
 
 /** A variable holding JSON, parsed before `schema` validates it. */
@@ -45,7 +47,10 @@ export const configSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('private-route'),
   /** Temporal over TLS (docs/operations.md): any of these turns TLS on. Certificate, key and CA: a PEM file path or the PEM text. */
-  TEMPORAL_TLS: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).transform((v) => v === 'true').optional(),
+  TEMPORAL_TLS: z
+    .enum(['true', 'false'], { message: 'must be "true" or "false"' })
+    .transform((v) => v === 'true')
+    .optional(),
   TEMPORAL_TLS_CERT: z.string().min(1).optional(),
   TEMPORAL_TLS_KEY: z.string().min(1).optional(),
   TEMPORAL_TLS_CA: z.string().min(1).optional(),
@@ -56,7 +61,15 @@ export const configSchema = z.object({
   PAYLOAD_CODEC: z.enum(['on', 'off'], { message: 'must be "on" (encrypt Temporal payloads) or "off"' }).default('on'),
   /** Key id → base64 of a 32-byte AES-256 key; every key decrypts, PAYLOAD_CODEC_KEY_ID encrypts. */
   PAYLOAD_CODEC_KEYS: jsonVariable(
-    z.record(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'key ids are 1-64 letters, digits, ".", "_" or "-"'), z.string().refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 random bytes (openssl rand -base64 32)')),
+    z.record(
+      z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'key ids are 1-64 letters, digits, ".", "_" or "-"'),
+      z
+        .string()
+        .refine(
+          (v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32,
+          'must be the base64 of 32 random bytes (openssl rand -base64 32)',
+        ),
+    ),
     '{"2026-01":"<base64 of 32 bytes>"}',
   ).optional(),
   PAYLOAD_CODEC_KEY_ID: z.string().min(1).optional(),
@@ -73,7 +86,11 @@ export const configSchema = z.object({
   CCTP_FINALITY: z.enum(['fast', 'standard']).default('fast'),
   CCTP_FEE_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(2000),
   /** Iris lookups per second this process makes at most for all waiting burns together (Circle blocks above 35/s per client). */
-  IRIS_MAX_REQUESTS_PER_SECOND: z.coerce.number().positive().max(35, 'must be at most 35: Circle blocks a client above 35 requests/s for 5 minutes').default(10),
+  IRIS_MAX_REQUESTS_PER_SECOND: z.coerce
+    .number()
+    .positive()
+    .max(35, 'must be at most 35: Circle blocks a client above 35 requests/s for 5 minutes')
+    .default(10),
   /** Extra CCTP deployments (JSON array of {chainId, domain, tokenMessenger, messageTransmitter, usdc}); the local stack sets it. */
   CCTP_LOCAL_CHAINS: jsonVariable(
     z.array(
@@ -140,7 +157,10 @@ export const configSchema = z.object({
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
   QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
-  FEE_MIN_USD: z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"').default('1'),
+  FEE_MIN_USD: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"')
+    .default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
   /** Blocks a deposit must be below its chain's head before it funds a route (the deposit watcher's confirmation depth). */
   DEPOSIT_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(2),
@@ -148,7 +168,12 @@ export const configSchema = z.object({
   WORKER_QUEUES: z
     .string()
     .default('steps,waits,proofs')
-    .transform((v) => v.split(',').map((q) => q.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((q) => q.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(['steps', 'waits', 'proofs'], { message: 'must be a comma-separated list of steps, waits and proofs' })).min(1)),
   /** Activities of the steps queue this worker runs at once. */
   WORKER_STEP_SLOTS: positiveInt.default(100),
@@ -166,7 +191,9 @@ export const configSchema = z.object({
    * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
-  REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({ USDC: '0.10' }),
+  REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({
+    USDC: '0.10',
+  }),
   /**
    * Addresses an operator may send a route's funds to (routectl refund/recover) besides the route's own refundAddress
    * and recipient, comma-separated: e.g. the service's treasury. The worker's activities enforce it.
@@ -174,7 +201,12 @@ export const configSchema = z.object({
   OPERATOR_ALLOWED_DESTINATIONS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(address)),
   /** Quotes and creates together per client and minute (client: its X-Api-Key, else its IP); 0 turns every abuse limit off. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
@@ -186,6 +218,20 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().nonnegative().max(10).default(0),
   /** HMAC key of the stored client hashes (rate-limit buckets, transfers.client_hash); unset: one generated into the database. */
   CLIENT_HASH_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
+  /** The worker's HMAC key of webhook signatures (docs/api.md, "Webhooks"); required by the worker, never needed by the API. */
+  WEBHOOK_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
+  /** `true`: webhooks may be sent to private, loopback and link-local addresses (the local stack, tests); never in production. */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z
+    .enum(['true', 'false'], { message: 'must be "true" or "false"' })
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** Each webhook waits a random 0..max seconds before its first attempt (docs/privacy.md, "Webhooks"). */
+  WEBHOOK_MAX_DELAY_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** API: `true` accepts http webhookUrls to any host (a test stack's receivers); default: https only, http to localhost. */
+  WEBHOOK_ALLOW_HTTP: z
+    .enum(['true', 'false'], { message: 'must be "true" or "false"' })
+    .default('false')
+    .transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** `skip`: this process applies no migrations at start (an API whose database role may not change the schema; the worker applies them). */
   DATABASE_MIGRATIONS: z.enum(['apply', 'skip'], { message: 'must be "apply" or "skip"' }).default('apply'),
@@ -220,13 +266,16 @@ function keyProblem(env: Record<string, string | undefined>, component: ConfigCo
       return 'remove EXIT_ACCOUNT_XPUB from the API: the exit accounts receive the pool withdrawals, and their xpub next to the deposit one would tie every withdrawal to its deposit; it stays with the signer (docs/operations.md, "Keys and the signer")';
     }
     const missing = ACCOUNT_XPUB_VARIABLES.filter((name) => !given(name));
-    if (missing.length > 0) return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:xpubs prints them)`;
+    if (missing.length > 0)
+      return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:xpubs prints them)`;
     return null;
   }
   const local = LOCAL_KEYS.filter(given);
   const remote = given('SIGNER_URL') || given('SIGNER_AUTH_TOKEN');
-  if (remote && local.length > 0) return `the worker signs either through the signer process (SIGNER_URL, SIGNER_AUTH_TOKEN) or with local keys (development): remove ${local.join(', ')}`;
-  if (remote && !(given('SIGNER_URL') && given('SIGNER_AUTH_TOKEN'))) return 'SIGNER_URL and SIGNER_AUTH_TOKEN must both be set: the worker asks the signer process for every signature';
+  if (remote && local.length > 0)
+    return `the worker signs either through the signer process (SIGNER_URL, SIGNER_AUTH_TOKEN) or with local keys (development): remove ${local.join(', ')}`;
+  if (remote && !(given('SIGNER_URL') && given('SIGNER_AUTH_TOKEN')))
+    return 'SIGNER_URL and SIGNER_AUTH_TOKEN must both be set: the worker asks the signer process for every signature';
   if (!remote && local.length < LOCAL_KEYS.length) {
     return 'the worker needs a signer: SIGNER_URL and SIGNER_AUTH_TOKEN (the signer process, npm run start:signer), or for development SIGNER_MNEMONIC, GAS_ACCOUNT_PRIVATE_KEY and POOL_RELAYER_PRIVATE_KEY';
   }
@@ -256,6 +305,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');
   }
+  if (component === 'worker' && !config.WEBHOOK_SIGNING_SECRET) {
+    throw new ConfigError('WEBHOOK_SIGNING_SECRET must be set for the worker: it signs every webhook delivery (openssl rand -hex 32; docs/api.md, "Webhooks")');
+  }
   const temporalProblem = temporalConnectionProblem(config);
   if (temporalProblem) throw new ConfigError(temporalProblem);
   const codecProblem = payloadCodecProblem(config);
@@ -276,7 +328,22 @@ export function payloadCodecProblem(config: Pick<Config, 'PAYLOAD_CODEC' | 'PAYL
 }
 
 // The xpubs are no keys, but they link every route's deposit, hub and exit addresses (index i of each): never printed either.
-const SECRET_KEYS = new Set(['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY', 'SIGNER_AUTH_TOKEN', 'DEPOSIT_ACCOUNT_XPUB', 'HUB_ACCOUNT_XPUB', 'RELAY_API_KEY', 'DATABASE_URL', 'CLIENT_HASH_KEY', 'TEMPORAL_TLS_KEY', 'TEMPORAL_API_KEY', 'PAYLOAD_CODEC_KEYS', 'CODEC_AUTH_TOKEN']);
+const SECRET_KEYS = new Set([
+  'SIGNER_MNEMONIC',
+  'GAS_ACCOUNT_PRIVATE_KEY',
+  'POOL_RELAYER_PRIVATE_KEY',
+  'SIGNER_AUTH_TOKEN',
+  'DEPOSIT_ACCOUNT_XPUB',
+  'HUB_ACCOUNT_XPUB',
+  'RELAY_API_KEY',
+  'DATABASE_URL',
+  'CLIENT_HASH_KEY',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_API_KEY',
+  'PAYLOAD_CODEC_KEYS',
+  'CODEC_AUTH_TOKEN',
+  'WEBHOOK_SIGNING_SECRET',
+]);
 
 const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
 

@@ -19,10 +19,12 @@ export function createLogger(opts: { level?: LogLevel; fields?: Record<string, u
   const min = ORDER[opts.level ?? 'info'];
   const write = opts.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const base = opts.fields ?? {};
-  const emit = (level: LogLevel) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (ORDER[level] < min) return;
-    write(serialize({ time: new Date().toISOString(), level, msg, ...base, ...fields }));
-  };
+  const emit =
+    (level: LogLevel) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      if (ORDER[level] < min) return;
+      write(serialize({ time: new Date().toISOString(), level, msg, ...base, ...fields }));
+    };
   return {
     debug: emit('debug'),
     info: emit('info'),

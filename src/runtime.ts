@@ -25,6 +25,7 @@ import { signerAccounts } from './signer/accounts.ts';
 import { createLocalSigner } from './signer/local.ts';
 import { createRemoteSigner } from './signer/remote.ts';
 import type { NoteSecretsProvider, Signer } from './signer/signer.ts';
+import { DEFAULT_WEBHOOK_RETRY, WEBHOOK_REQUEST_TIMEOUT_MS, type WebhookSettings } from './webhooks/settings.ts';
 
 /** What only the worker has: the pool relayer's account, the note secrets (the signer's) and the prover. */
 interface PoolSigning {
@@ -71,6 +72,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
+    webhooks: webhookSettings(config),
   };
   const close = async () => {
     await prover.close();
@@ -81,11 +83,25 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
 
 export type WorkerContext = Awaited<ReturnType<typeof createWorkerContext>>;
 
+/** The worker's webhook settings (loadConfig(env, 'worker') requires WEBHOOK_SIGNING_SECRET). */
+export function webhookSettings(config: Config): WebhookSettings | undefined {
+  if (!config.WEBHOOK_SIGNING_SECRET) return undefined;
+  return {
+    signingSecret: config.WEBHOOK_SIGNING_SECRET,
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    maxDelaySeconds: config.WEBHOOK_MAX_DELAY_SECONDS,
+    requestTimeoutMs: WEBHOOK_REQUEST_TIMEOUT_MS,
+    retry: DEFAULT_WEBHOOK_RETRY,
+  };
+}
+
 /** The worker's signer from its configuration (loadConfig(env, 'worker') checked that one of the two is complete). */
 export function workerSigner(config: Config): Signer {
   if (config.SIGNER_URL && config.SIGNER_AUTH_TOKEN) return createRemoteSigner({ url: config.SIGNER_URL, authToken: config.SIGNER_AUTH_TOKEN });
   if (!config.SIGNER_MNEMONIC || !config.GAS_ACCOUNT_PRIVATE_KEY || !config.POOL_RELAYER_PRIVATE_KEY) {
-    throw new Error('the worker has no signer: set SIGNER_URL and SIGNER_AUTH_TOKEN (or, in development, SIGNER_MNEMONIC, GAS_ACCOUNT_PRIVATE_KEY and POOL_RELAYER_PRIVATE_KEY)');
+    throw new Error(
+      'the worker has no signer: set SIGNER_URL and SIGNER_AUTH_TOKEN (or, in development, SIGNER_MNEMONIC, GAS_ACCOUNT_PRIVATE_KEY and POOL_RELAYER_PRIVATE_KEY)',
+    );
   }
   return createLocalSigner({
     mnemonic: config.SIGNER_MNEMONIC,
@@ -141,7 +157,11 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     const cctp = createCctpBridge({
       iris,
       attestations,
-      chains: withLocalChains(config.CCTP_LOCAL_CHAINS ? [] : cctpNetwork(config.CCTP_ENVIRONMENT), (config.CCTP_LOCAL_CHAINS ?? []) as LocalCctpDeployment[], localChainNames(config)),
+      chains: withLocalChains(
+        config.CCTP_LOCAL_CHAINS ? [] : cctpNetwork(config.CCTP_ENVIRONMENT),
+        (config.CCTP_LOCAL_CHAINS ?? []) as LocalCctpDeployment[],
+        localChainNames(config),
+      ),
       clients: chains,
       sender,
       finality: config.CCTP_FINALITY,
@@ -210,5 +230,9 @@ export function transferSettings(config: Config): TransferSettings {
 }
 
 function localChainNames(config: Config) {
-  return (config.CCTP_LOCAL_CHAINS ?? []).map((c) => ({ chainId: c.chainId, name: c.name ?? `local-${c.chainId}`, displayName: c.displayName ?? `Local ${c.chainId}` }));
+  return (config.CCTP_LOCAL_CHAINS ?? []).map((c) => ({
+    chainId: c.chainId,
+    name: c.name ?? `local-${c.chainId}`,
+    displayName: c.displayName ?? `Local ${c.chainId}`,
+  }));
 }

@@ -24,7 +24,10 @@ export class StopList {
 
   private async stopPart(name: string, stop: () => Promise<void>): Promise<void> {
     const started = Date.now();
-    const notice = setInterval(() => this.logger.info(`stopping: waiting for ${name}`, { waitedSeconds: Math.round((Date.now() - started) / 1000) }), WAITING_NOTICE_MS);
+    const notice = setInterval(
+      () => this.logger.info(`stopping: waiting for ${name}`, { waitedSeconds: Math.round((Date.now() - started) / 1000) }),
+      WAITING_NOTICE_MS,
+    );
     let limit: NodeJS.Timeout | undefined;
     const abandoned = new Promise<'abandoned'>((resolve) => {
       limit = setTimeout(() => resolve('abandoned'), PART_STOP_LIMIT_MS);

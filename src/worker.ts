@@ -45,9 +45,21 @@ try {
   const codec = payloadCodecOf(config);
   const codecEndpoint =
     codec && config.CODEC_AUTH_TOKEN
-      ? await startCodecEndpoint({ codec, authToken: config.CODEC_AUTH_TOKEN, uiOrigin: config.CODEC_CORS_ORIGIN, host: config.CODEC_HOST, port: config.CODEC_PORT, logger })
+      ? await startCodecEndpoint({
+          codec,
+          authToken: config.CODEC_AUTH_TOKEN,
+          uiOrigin: config.CODEC_CORS_ORIGIN,
+          host: config.CODEC_HOST,
+          port: config.CODEC_PORT,
+          logger,
+        })
       : null;
-  logger.info('worker running', { http: http.url, codecEndpoint: codecEndpoint?.url, temporalMetrics: worker.temporalMetricsUrl, config: describeConfig(config) });
+  logger.info('worker running', {
+    http: http.url,
+    codecEndpoint: codecEndpoint?.url,
+    temporalMetrics: worker.temporalMetricsUrl,
+    config: describeConfig(config),
+  });
   const stops = new StopList(logger);
   stops.add('database pool and prover threads', service.close);
   stops.add('worker (activities in flight finish or are cancelled)', worker.stop);

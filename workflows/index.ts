@@ -3,3 +3,4 @@ export { recoverWorkflow, voidIntentWorkflow } from './operator.ts';
 export { refundWorkflow, strayDepositScannerWorkflow } from './refunds.ts';
 export { transferWorkflowV2 } from './transfer.ts';
 export { transferWorkflow } from './transferV1.ts';
+export { webhookDelivery } from './webhooks.ts';

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
+import { finalTypes } from '../src/failures.ts';
 import type { IntentSummary } from '../activities/intents.ts';
 import type { Recovered } from '../activities/recover.ts';
 import type { Address, HeldFunds } from './types.ts';
@@ -10,7 +11,7 @@ export const recoverWorkflowId = (routeId: string) => `${routeId}:recover`;
 export const voidIntentWorkflowId = (intentId: number) => `void-intent:${intentId}`;
 
 /** Errors a retry cannot change: the operator reads them and decides. */
-const FINAL = ['UnknownRoute', 'RouteNotFailed', 'VoidRefused', 'OperatorActionRefused', 'TransactionRevertedError', 'NonceConsumedError'];
+const FINAL = finalTypes('operator');
 
 /** Moves money: a few tries within a time budget, then the route is flagged for an operator. */
 const moves = proxyActivities<TransferActivities>({
@@ -63,7 +64,11 @@ export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResul
     // A refused operator check (no audit row, a route not FAILED, a destination not allowed) says nothing about the
     // route's funds: no flag. Only activities of this version fail with this type, so recorded histories replay as before.
     if (typeOf(error) === 'OperatorActionRefused') throw ApplicationFailure.nonRetryable(cause, 'OperatorActionRefused');
-    await bookkeeping.flagRoute({ routeId: input.routeId, error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again`, actionId: input.actionId });
+    await bookkeeping.flagRoute({
+      routeId: input.routeId,
+      error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again`,
+      actionId: input.actionId,
+    });
     throw ApplicationFailure.nonRetryable(`recovery stopped: ${cause}`, 'RecoveryFailed');
   }
 }
@@ -79,7 +84,9 @@ export interface VoidIntentInput {
 }
 
 /** `routectl void`: workflow id `void-intent:<id>`; runs in the worker, which holds the keys a cancel needs. */
-export async function voidIntentWorkflow(input: VoidIntentInput): Promise<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }> {
+export async function voidIntentWorkflow(
+  input: VoidIntentInput,
+): Promise<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }> {
   try {
     let cancelTxHash: string | null = null;
     if (input.cancel) {

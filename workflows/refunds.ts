@@ -1,6 +1,18 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, continueAsNew, log, patched, proxyActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  continueAsNew,
+  log,
+  patched,
+  proxyActivities,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
+import { finalTypes } from '../src/failures.ts';
 import { type Address, refundFailedNote } from './types.ts';
 
 const activities = proxyActivities<TransferActivities>({
@@ -13,12 +25,18 @@ const activities = proxyActivities<TransferActivities>({
 /** A refund moves money: a few tries within a time budget, then the route is flagged for an operator (never retried forever). */
 export const REFUND_MAX_ATTEMPTS = 5;
 /** Refusals a retry cannot change; the first two need no operator either. */
-const REFUND_FINAL = ['NothingToRefund', 'RefundBelowMinimum', 'UnknownRoute', 'RouteSendPending', 'OperatorActionRefused', 'TransactionRevertedError', 'NonceConsumedError'];
+const REFUND_FINAL = finalTypes('refund');
 const refunds = proxyActivities<TransferActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '10 seconds',
   scheduleToCloseTimeout: '15 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: REFUND_MAX_ATTEMPTS, nonRetryableErrorTypes: REFUND_FINAL },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: REFUND_MAX_ATTEMPTS,
+    nonRetryableErrorTypes: REFUND_FINAL,
+  },
 });
 
 const scanner = proxyActivities<TransferActivities>({

@@ -1,7 +1,6 @@
-import { defineSearchAttributeKey } from '@temporalio/common';
+import { type ActivityOptions, defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   isCancellation,
@@ -15,19 +14,18 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
+import { failure, failureTypeOf, finalTypes } from '../src/failures.ts';
 import { redactUrls } from '../src/redact.ts';
 import { failUpdate, retryUpdate, stateQuery } from './definitions.ts';
 import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
 
-const NON_RETRYABLE = ['BridgeRouteRejected', 'BridgeRefunded', 'BridgeFailed', 'DeliveryMismatch', 'TransactionRevertedError', 'NonceConsumedError'];
-
-/** Bookkeeping (projection, ledger reads) must never park a transfer: retried until it works. */
 /**
  * Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts), so one lost with its worker
  * (kill -9, OOM) is retried elsewhere after this long, not after its start-to-close timeout.
  */
 const HEARTBEAT_TIMEOUT = '10 seconds';
 
+/** Bookkeeping (projection, ledger reads) must never park a transfer: retried until it works. */
 const bookkeeping = proxyActivities<TransferActivities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
@@ -62,14 +60,14 @@ const recovery = proxyActivities<TransferActivities>({
 export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus> {
   // Transfers started before the Privacy Pools pool (recorded in test/histories) had no privacy wait and no ragequit.
   const privacyRules = patched('privacy-pools');
-  const budget = {
+  const budget: ActivityOptions = {
     scheduleToCloseTimeout: `${plan.settings.stepTimeBudgetSeconds} seconds`,
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
       maximumInterval: '30 seconds',
       maximumAttempts: plan.settings.stepMaxAttempts,
-      nonRetryableErrorTypes: NON_RETRYABLE,
+      nonRetryableErrorTypes: finalTypes('transferStep'),
     },
   };
   const steps = proxyActivities<TransferActivities>({ ...budget, startToCloseTimeout: '2 minutes', heartbeatTimeout: HEARTBEAT_TIMEOUT });
@@ -87,6 +85,8 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
   let step: string | null = 'await-deposit';
   let parked: ParkedStep | null = null;
   let decision: Decision | null = null;
+  // Read through a function: TypeScript narrows `decision` to what this function last assigned, not what a handler set meanwhile.
+  const pending = (): Decision | null => decision;
   let fundsReceived = false;
   let inPool = false;
 
@@ -132,10 +132,12 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
     log.warn('transfer parked', { routeId: plan.routeId, ...parked });
     upsertSearchAttributes([{ key: attentionKey, value: true }]);
     upsertMemo({ parked });
-    setCurrentDetails(`**Parked** at \`${parkedStep}\` since ${parked.since}\n\n${error}\n\nOperator: \`routectl retry ${plan.routeId}\` or \`routectl fail ${plan.routeId} --reason "…"\``);
+    setCurrentDetails(
+      `**Parked** at \`${parkedStep}\` since ${parked.since}\n\n${error}\n\nOperator: \`routectl retry ${plan.routeId}\` or \`routectl fail ${plan.routeId} --reason "…"\``,
+    );
     await bookkeeping.projectAttention({ routeId: plan.routeId, parked });
     await condition(() => decision !== null);
-    const taken = decision as unknown as Decision;
+    const taken = pending() ?? { kind: 'retry' };
     decision = null;
     parked = null;
     upsertSearchAttributes([{ key: attentionKey, value: false }]);
@@ -161,7 +163,11 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
   };
 
   /** A bridge leg: place and fund the order, wait for the fill, confirm delivery on chain. */
-  const bridgeLeg = (leg: BridgeLeg, place: (generation: number) => Promise<BridgeOrderRef>, confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string; amount: string }>) => {
+  const bridgeLeg = (
+    leg: BridgeLeg,
+    place: (generation: number) => Promise<BridgeOrderRef>,
+    confirm: (order: BridgeOrderRef, txHashes: `0x${string}`[]) => Promise<{ txHash: string; amount: string }>,
+  ) => {
     let generation = 1;
     return runStep(`bridge-${leg}`, async () => {
       try {
@@ -170,7 +176,7 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
         return { order, delivery: await confirm(order, fill.txHashes) };
       } catch (error) {
         // A refunded or failed order is final: the next attempt opens a new order with the returned funds.
-        const type = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : null;
+        const type = failureTypeOf(error);
         if (type === 'BridgeRefunded' || type === 'BridgeFailed') generation += 1;
         throw error;
       }
@@ -191,7 +197,8 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       // route now (the deposit stays at the deposit address) instead of lingering until some later park.
       if (outcome === null || (decision?.kind === 'fail' && patched('fail-with-deposit'))) {
         scope.cancel();
-        throw new OperatorFailure((decision as unknown as { reason: string }).reason);
+        const failed = pending();
+        throw new OperatorFailure(failed?.kind === 'fail' ? failed.reason : '');
       }
       if (outcome.funded) return true;
 
@@ -207,7 +214,10 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
         await setStatus('FAILED', { error: `${cause}; refunded ${refund.amount} to ${plan.refundAddress} (tx ${refund.txHash})` });
         return false;
       }
-      const taken = await park('await-deposit', `${cause}; no refundAddress, so the deposit is held. retry = wait again for the full amount; fail = end the route`);
+      const taken = await park(
+        'await-deposit',
+        `${cause}; no refundAddress, so the deposit is held. retry = wait again for the full amount; fail = end the route`,
+      );
       if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
       deadline = new Date(Date.now() + plan.settings.depositTimeoutSeconds * 1000).toISOString();
     }
@@ -225,13 +235,13 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       for (let check = 0; ; check++) {
         const status = await steps.privacyStatus({ routeId: plan.routeId });
         if (status.review === 'rejected') {
-          throw ApplicationFailure.nonRetryable('the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)', 'AspRejected');
+          throw failure('AspRejected', 'the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)');
         }
         const waited = Date.now() - shieldedAt;
         if (status.review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
-          throw ApplicationFailure.nonRetryable(
-            `the ASP has not approved the deposit after ${reviewTimeoutSeconds} s; \`retry\` waits again, \`fail\` gives the note back to the hub account (ragequit)`,
+          throw failure(
             'AspReviewTimeout',
+            `the ASP has not approved the deposit after ${reviewTimeoutSeconds} s; \`retry\` waits again, \`fail\` gives the note back to the hub account (ragequit)`,
           );
         }
         if (status.review === 'approved' && (status.anonymitySet >= minAnonymitySet || waited >= maxWaitSeconds * 1000)) break;
@@ -252,7 +262,15 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       'in',
       (generation) => steps.bridgeIn({ plan, generation }),
       (order, txHashes) =>
-        steps.confirmDelivery({ routeId: plan.routeId, leg: 'in', chainId: plan.hubChainId, token: plan.hubToken, recipient: plan.hubAccount, amount: order.amountOut, txHashes }),
+        steps.confirmDelivery({
+          routeId: plan.routeId,
+          leg: 'in',
+          chainId: plan.hubChainId,
+          token: plan.hubToken,
+          recipient: plan.hubAccount,
+          amount: order.amountOut,
+          txHashes,
+        }),
     );
     await setStatus('RECEIVED_ON_HUB');
 
@@ -273,18 +291,33 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
       'out',
       (generation) => (generation === 1 && exit.funded ? Promise.resolve(exit.funded) : steps.bridgeOut({ plan, generation })),
       (_order, txHashes) =>
-        steps.confirmDelivery({ routeId: plan.routeId, leg: 'out', chainId: plan.destChainId, token: plan.destToken, recipient: plan.recipient, amount: plan.quotedOutputAmount, txHashes }),
+        steps.confirmDelivery({
+          routeId: plan.routeId,
+          leg: 'out',
+          chainId: plan.destChainId,
+          token: plan.destToken,
+          recipient: plan.recipient,
+          amount: plan.quotedOutputAmount,
+          txHashes,
+        }),
     );
-    await bookkeeping.recordServiceFee({ routeId: plan.routeId, chainId: plan.hubChainId, token: plan.hubToken, shielded: shielded.noteValue, bridgedOut: outbound.order.amountIn });
+    await bookkeeping.recordServiceFee({
+      routeId: plan.routeId,
+      chainId: plan.hubChainId,
+      token: plan.hubToken,
+      shielded: shielded.noteValue,
+      bridgedOut: outbound.order.amountIn,
+    });
     step = null;
     await setStatus('COMPLETED', { payoutTxHash: outbound.delivery.txHash });
     return 'COMPLETED';
   } catch (error) {
-    let cause = error instanceof OperatorFailure
-      ? `failed by operator: ${error.message}`
-      : isCancellation(error)
-        ? 'cancelled in Temporal; see heldFunds for where the money is'
-        : describeFailure(error);
+    let cause =
+      error instanceof OperatorFailure
+        ? `failed by operator: ${error.message}`
+        : isCancellation(error)
+          ? 'cancelled in Temporal; see heldFunds for where the money is'
+          : describeFailure(error);
     log.error('transfer failed', { routeId: plan.routeId, cause });
     // Runs even when the workflow was cancelled, so a cancelled transfer still records where its funds are.
     await CancellationScope.nonCancellable(async () => {

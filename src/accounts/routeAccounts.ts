@@ -70,7 +70,10 @@ export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
   const root = HDKey.fromMasterSeed(seed);
   // Field elements from domain-separated HMACs of the seed; no other key derives from these.
   const fieldKey = (purpose: string) => (BigInt(`0x${createHmac('sha256', seed).update(purpose).digest('hex')}`) % SNARK_SCALAR_FIELD) as Secret;
-  const poolKeys: MasterKeys = { masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'), masterSecret: fieldKey('private-route/privacy-pools/master-secret') };
+  const poolKeys: MasterKeys = {
+    masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'),
+    masterSecret: fieldKey('private-route/privacy-pools/master-secret'),
+  };
   // Each role's external chain m/44'/60'/r'/0 once; a route's account is then one child step from it.
   const chains = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(`${roleAccountPath(role)}/0`)])) as Record<RouteAccountRole, HDKey>;
   const derive = (role: RouteAccountRole, index: number) => {

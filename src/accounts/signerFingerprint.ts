@@ -29,7 +29,10 @@ export async function checkSignerFingerprint(db: Database, addresses: RouteAddre
     .insert(signerFingerprints)
     .values(roles.map((role) => ({ name: ROW_NAMES[role], address: own[role] as string })))
     .onConflictDoNothing();
-  const rows = await db.select().from(signerFingerprints).where(inArray(signerFingerprints.name, Object.values(ROW_NAMES)));
+  const rows = await db
+    .select()
+    .from(signerFingerprints)
+    .where(inArray(signerFingerprints.name, Object.values(ROW_NAMES)));
   for (const role of roles) {
     const address = own[role] as string;
     const recorded = rows.find((row) => row.name === ROW_NAMES[role]);

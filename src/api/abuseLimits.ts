@@ -22,6 +22,7 @@ import type { Database } from '../db/client.ts';
 import { serviceSecrets, transfers } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
 import { findPartner, type Partner } from '../partners/apiKeys.ts';
+import type { ErrorCode } from './errorCodes.ts';
 
 export interface AbuseLimitSettings {
   /** 0 turns every limit off. */
@@ -53,6 +54,8 @@ export interface AbuseClient {
 declare module 'hono' {
   interface ContextVariableMap {
     abuseClient?: AbuseClient;
+    /** The partner behind a valid X-Api-Key (set whether or not the limits are on); the Idempotency-Key's scope. */
+    partner?: Partner;
     /** Set by hono-rate-limiter (its requestPropertyName). */
     rateLimit?: RateLimitInfo;
     createRateLimit?: RateLimitInfo;
@@ -78,7 +81,10 @@ const CLIENT_HASH_SECRET = 'client_hash_key';
  */
 export async function clientHashKey(db: Database, configured: string | undefined): Promise<Buffer> {
   if (configured) return Buffer.from(configured);
-  await db.insert(serviceSecrets).values({ name: CLIENT_HASH_SECRET, value: randomBytes(32).toString('base64') }).onConflictDoNothing();
+  await db
+    .insert(serviceSecrets)
+    .values({ name: CLIENT_HASH_SECRET, value: randomBytes(32).toString('base64') })
+    .onConflictDoNothing();
   const [row] = await db.select({ value: serviceSecrets.value }).from(serviceSecrets).where(eq(serviceSecrets.name, CLIENT_HASH_SECRET));
   if (!row) throw new Error('service_secrets holds no client_hash_key after inserting it');
   return Buffer.from(row.value, 'base64');
@@ -96,7 +102,10 @@ export function clientAddress(c: Context, hops: number): string | undefined {
     socket = undefined; // no Node socket (in-process app.request() without bindings)
   }
   if (hops === 0) return socket;
-  const forwarded = (c.req.header('x-forwarded-for') ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  const forwarded = (c.req.header('x-forwarded-for') ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
   const chain = socket === undefined ? forwarded : [...forwarded, socket];
   return chain[Math.max(0, chain.length - 1 - hops)];
 }
@@ -110,7 +119,10 @@ export function addressBucket(address: string): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -159,15 +171,17 @@ export class PostgresRateLimitStore implements Store {
     this.#lastPrune = Date.now();
     this.db
       .execute(sql`delete from rate_limit_counters where window_start < now() - make_interval(secs => ${2 * this.#windowSeconds})`)
-      .catch((error: unknown) => this.logger.warn('could not delete old rate-limit windows', { error: error instanceof Error ? error.message : String(error) }));
+      .catch((error: unknown) =>
+        this.logger.warn('could not delete old rate-limit windows', { error: error instanceof Error ? error.message : String(error) }),
+      );
   }
 }
 
 const retryAfterSeconds = (until: Date | undefined) => Math.max(1, Math.ceil(((until?.getTime() ?? Date.now() + WINDOW_MS) - Date.now()) / 1000));
 
-function tooManyRequests(c: Context, retryAfter: number, what: string) {
+function tooManyRequests(c: Context, retryAfter: number, what: string, code: ErrorCode = 'RATE_LIMITED') {
   c.header('Retry-After', String(retryAfter));
-  return c.json({ success: false, error: `${what}; retry in ${retryAfter} s (Retry-After)` }, 429);
+  return c.json({ success: false, error: `${what}; retry in ${retryAfter} s (Retry-After)`, code }, 429);
 }
 
 const whose = (client: AbuseClient) => (client.partner ? `this API key (${client.partner.name})` : 'this client address');
@@ -192,7 +206,17 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     let partner: Partner | null = null;
     if (apiKey !== undefined) {
       partner = await findPartner(db, apiKey.trim());
-      if (!partner) return c.json({ success: false, error: 'unknown or revoked API key (X-Api-Key): ask the operator for a valid key, or send none to be limited by address' }, 401);
+      if (!partner) {
+        return c.json(
+          {
+            success: false,
+            error: 'unknown or revoked API key (X-Api-Key): ask the operator for a valid key, or send none to be limited by address',
+            code: 'INVALID_API_KEY' satisfies ErrorCode,
+          },
+          401,
+        );
+      }
+      c.set('partner', partner);
     }
     if (enabled) {
       const address = clientAddress(c, settings.trustProxyHops);
@@ -213,7 +237,11 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     limit: (c) => client(c).partner?.limits.requestsPerMinute ?? settings.requestsPerMinute,
     handler: (c) => {
       const info = c.get('rateLimit')!;
-      return tooManyRequests(c, retryAfterSeconds(info.resetTime), `rate limit reached: at most ${info.limit} quotes and creates per minute for ${whose(client(c))}`);
+      return tooManyRequests(
+        c,
+        retryAfterSeconds(info.resetTime),
+        `rate limit reached: at most ${info.limit} quotes and creates per minute for ${whose(client(c))}`,
+      );
     },
   });
 
@@ -230,7 +258,11 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     skip: (c) => createsLimit(c) === 0,
     handler: (c) => {
       const info = c.get('createRateLimit')!;
-      return tooManyRequests(c, retryAfterSeconds(info.resetTime), `create limit reached: at most ${info.limit} transfers created per minute for ${whose(client(c))}`);
+      return tooManyRequests(
+        c,
+        retryAfterSeconds(info.resetTime),
+        `create limit reached: at most ${info.limit} transfers created per minute for ${whose(client(c))}`,
+      );
     },
   });
 
@@ -248,6 +280,7 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
           c,
           retryAfterSeconds(row.firstDeadline ?? undefined),
           `too many unfunded transfers: ${whose(client(c))} has ${row.unfunded} awaiting their deposit (at most ${cap}); fund them or wait until one expires`,
+          'TOO_MANY_UNFUNDED_TRANSFERS',
         );
       }
     }

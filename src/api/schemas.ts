@@ -1,5 +1,12 @@
+/**
+ * The API's zod schemas: the requests they validate (their messages are the 400s' `error` text) and the answers
+ * they describe. OpenAPI 3.1 (GET /openapi.json) is generated from these same objects, so the document and the
+ * validation cannot drift apart.
+ */
+import { z } from '@hono/zod-openapi';
 import { isAddress, zeroAddress } from 'viem';
-import { z } from 'zod';
+import { TRANSFER_STATUSES } from '../../workflows/types.ts';
+import { ERROR_CODE_LIST } from './errorCodes.ts';
 
 const chainId = (field: string) =>
   z
@@ -10,17 +17,24 @@ const chainId = (field: string) =>
     .positive(`${field} must be positive`);
 
 const symbol = (field: string) =>
-  z.string({ error: `${field} must be a string` }).trim().min(1, `${field} must not be empty`).max(32, `${field} is too long`);
+  z
+    .string({ error: `${field} must be a string` })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(32, `${field} is too long`);
 
-export const transferRequestSchema = z.object({
-  sourceChainId: chainId('sourceChainId'),
-  destChainId: chainId('destChainId'),
-  amount: z
-    .string({ error: 'amount must be a string with a decimal number of source tokens, e.g. "12.5"' })
-    .max(80, 'amount is too long'),
-  tokenSymbol: symbol('tokenSymbol').optional(),
-  destTokenSymbol: symbol('destTokenSymbol').optional(),
-});
+export const transferRequestSchema = z
+  .object({
+    sourceChainId: chainId('sourceChainId').openapi({ description: 'Chain the sender deposits from (GET /api/bridge/chains).', example: 8453 }),
+    destChainId: chainId('destChainId').openapi({ description: 'Chain the recipient is paid on.', example: 42161 }),
+    amount: z.string({ error: 'amount must be a string with a decimal number of source tokens, e.g. "12.5"' }).max(80, 'amount is too long').openapi({
+      description: "Decimal amount in whole source tokens (not smallest units), as a string: no sign, exponent or separators; at most the token's decimals.",
+      example: '12.5',
+    }),
+    tokenSymbol: symbol('tokenSymbol').optional().openapi({ description: 'Source token symbol (case-insensitive); default USDC.', example: 'USDC' }),
+    destTokenSymbol: symbol('destTokenSymbol').optional().openapi({ description: 'Destination token symbol; default tokenSymbol.', example: 'USDC' }),
+  })
+  .openapi('TransferRequest', { description: 'What to quote. Unknown fields are ignored.' });
 
 const evmAddress = (field: string) =>
   z
@@ -29,26 +43,256 @@ const evmAddress = (field: string) =>
     .refine((value) => value.toLowerCase() !== zeroAddress, `${field} must not be the zero address`)
     .transform((value) => value as `0x${string}`);
 
-export const createTransferSchema = transferRequestSchema.extend({
-  userDestinationAddress: evmAddress('userDestinationAddress'),
-  /** Addition to the spec: where undeliverable deposits go back to, on the source chain. */
-  refundAddress: evmAddress('refundAddress').optional(),
-  /** Addition to the spec: wait for at least this anonymity set in the pool (bounded by PRIVACY_MAX_ANONYMITY_SET). */
-  minAnonymitySet: z
-    .number({ error: 'minAnonymitySet must be a number' })
-    .int('minAnonymitySet must be an integer')
-    .positive('minAnonymitySet must be positive')
-    .optional(),
-});
+const WEBHOOK_URL_MAX = 2048;
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Why `text` is not an acceptable webhookUrl, or null: https (http only to a local host, or with WEBHOOK_ALLOW_HTTP),
+ * at most 2048 characters, no user or password in it (the service would send them with every delivery).
+ */
+export function webhookUrlProblem(text: string, allowHttp: boolean): string | null {
+  if (text.length > WEBHOOK_URL_MAX) return `webhookUrl is too long (at most ${WEBHOOK_URL_MAX} characters)`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'webhookUrl must be an absolute https URL';
+  }
+  if (url.username || url.password) return 'webhookUrl must not carry a user name or password: authenticate the deliveries by their signature';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && (allowHttp || LOCAL_HOSTS.has(url.hostname))) return null;
+  return url.protocol === 'http:' ? 'webhookUrl must use https (http is accepted only for localhost)' : 'webhookUrl must be an absolute https URL';
+}
+
+/** The create body; `allowHttpWebhooks` (WEBHOOK_ALLOW_HTTP) accepts http webhook URLs to any host. */
+export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }) {
+  return transferRequestSchema
+    .extend({
+      userDestinationAddress: evmAddress('userDestinationAddress').openapi({
+        description: 'Where the recipient is paid, on the destination chain: 20-byte hex, EIP-55 checksum when mixed-case, not the zero address.',
+        example: '0x000000000000000000000000000000000000bEEF',
+      }),
+      /** Addition to the spec: where undeliverable deposits go back to, on the source chain. */
+      refundAddress: evmAddress('refundAddress').optional().openapi({
+        description: 'Addition to the spec. Source-chain address that undeliverable deposits are refunded to; without it they are held for an operator.',
+      }),
+      /** Addition to the spec: wait for at least this anonymity set in the pool (bounded by PRIVACY_MAX_ANONYMITY_SET). */
+      minAnonymitySet: z
+        .number({ error: 'minAnonymitySet must be a number' })
+        .int('minAnonymitySet must be an integer')
+        .positive('minAnonymitySet must be positive')
+        .optional()
+        .openapi({
+          description: "Addition to the spec. Anonymity set to wait for in the privacy pool (at least the service's, at most PRIVACY_MAX_ANONYMITY_SET).",
+        }),
+      webhookUrl: z
+        .string({ error: 'webhookUrl must be a string' })
+        .superRefine((value, ctx) => {
+          const problem = webhookUrlProblem(value, options.allowHttpWebhooks);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional()
+        .openapi({
+          description:
+            'Addition to the spec. https URL that receives a signed POST at every status change (http only for localhost); at most 2048 characters, no credentials in it.',
+          example: 'https://partner.example/hooks/private-route',
+        }),
+    })
+    .openapi('CreateTransferRequest');
+}
+
+export const createTransferSchema = createTransferSchemaWith({ allowHttpWebhooks: false });
 
 export const tokensQuerySchema = z.object({
   chainId: z
     .string({ error: 'chainId query parameter is required' })
     .regex(/^[1-9]\d{0,15}$/, 'chainId must be a positive integer')
     .transform(Number)
-    .refine((value) => Number.isSafeInteger(value), 'chainId is too large (at most 9007199254740991)'),
-  search: z.string().max(64, 'search is too long').optional(),
+    .refine((value) => Number.isSafeInteger(value), 'chainId is too large (at most 9007199254740991)')
+    .openapi({ param: { name: 'chainId', in: 'query' }, type: 'string', description: 'Chain whose tokens to list.', example: '8453' }),
+  search: z.string().max(64, 'search is too long').optional().openapi({ description: 'Case-insensitive part of a symbol or name.', example: 'usd' }),
 });
+
+export const routeIdParamsSchema = z.object({
+  routeId: z.string().openapi({
+    param: { name: 'routeId', in: 'path' },
+    description: '`rt_` + 32 hex characters; a malformed id answers 404.',
+    example: 'rt_0123456789abcdef0123456789abcdef',
+  }),
+});
+
+// ---- headers (documented as parameters; checked by the handlers, so typed clients need not send them) -------
+
+/** Idempotency-Key on create: printable ASCII without spaces, 8 to 255 characters. */
+export { IDEMPOTENCY_KEY_PATTERN as IDEMPOTENCY_KEY_RULE } from '../transfers/idempotency.ts';
+
+const headerParameter = (name: string, description: string, schema: Record<string, unknown> = { type: 'string' }) => ({
+  name,
+  in: 'header' as const,
+  required: false,
+  description,
+  schema,
+});
+
+export const headerParameters = {
+  apiKey: headerParameter(
+    'X-Api-Key',
+    "Partner API key (`prk_…`): the request counts against the key's limits instead of the caller's address. Unknown or revoked: 401 INVALID_API_KEY.",
+  ),
+  idempotencyKey: headerParameter(
+    'Idempotency-Key',
+    'Makes a retried create safe: the same key with the same body within 24 h answers the first answer again (with `Idempotent-Replayed: true`) instead of creating a second transfer; with another body: 409 IDEMPOTENCY_KEY_REUSED; while the first is still running: 409 IDEMPOTENCY_KEY_IN_USE. Scoped to the X-Api-Key (or to all callers without one). Use a random UUID.',
+    { type: 'string', minLength: 8, maxLength: 255, pattern: '^[\\x21-\\x7e]{8,255}$', example: '7f3c6a52-0d5e-4c62-9d7e-2b8f0f1c9a11' },
+  ),
+  statusToken: headerParameter(
+    'X-Status-Token',
+    "The transfer's statusToken, when Authorization carries something else (wins when both are sent). The same as `Authorization: Bearer <statusToken>`.",
+  ),
+  lastEventId: headerParameter('Last-Event-ID', 'Resume: the id (statusSeq) of the last event received; only later changes are sent.'),
+};
+
+export const responseHeaders = {
+  retryAfter: { 'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' as const } } },
+  rateLimit: {
+    'RateLimit-Limit': { description: 'Quotes and creates allowed per minute for this client.', schema: { type: 'integer' as const } },
+    'RateLimit-Remaining': { description: 'What is left of it in this window.', schema: { type: 'integer' as const } },
+    'RateLimit-Reset': { description: 'Seconds until the window ends.', schema: { type: 'integer' as const } },
+  },
+  replayed: {
+    'Idempotent-Replayed': {
+      description: '`true` when this is the stored answer of an earlier create with the same Idempotency-Key.',
+      schema: { type: 'string' as const, enum: ['true'] },
+    },
+  },
+  wwwAuthenticate: { 'WWW-Authenticate': { description: '`Bearer`', schema: { type: 'string' as const } } },
+};
+
+// ---- answers ---------------------------------------------------------------------------------------------
+
+const smallestUnits = (what: string) =>
+  z
+    .string()
+    .regex(/^\d+$/)
+    .openapi({ description: `${what}, integer string in smallest units.`, example: '12500000' });
+const usd = (what: string) =>
+  z
+    .number()
+    .nullable()
+    .openapi({ description: `${what} in USD, rounded down to the cent; null when unpriced.` });
+const statusSchema = z.enum(TRANSFER_STATUSES).openapi('TransferStatus', {
+  description: 'AWAITING_DEPOSIT → BRIDGING_IN → RECEIVED_ON_HUB → SHIELDED → UNSHIELD_SENT → BRIDGING_OUT → COMPLETED; FAILED from any active status.',
+});
+const hexAddress = (description: string) => z.string().openapi({ description, example: '0x4B0897b0513fdC7C541B6d9D7E929C4e5364D2dB' });
+const txHash = (description: string) => z.string().nullable().openapi({ description, example: null });
+
+export const quoteSchema = z
+  .object({
+    symbol: z.string().openapi({ description: 'Source token symbol.', example: 'USDC' }),
+    destSymbol: z.string().openapi({ description: 'Destination token symbol.', example: 'USDC' }),
+    sourceChainId: z.number().int(),
+    destChainId: z.number().int(),
+    hubChainId: z.number().int().openapi({ description: 'The hub chain every transfer passes through.' }),
+    amount: smallestUnits('Input amount (source token)'),
+    quotedOutputAmount: smallestUnits('Guaranteed output, net of every fee (destination token)'),
+    feeAmount: smallestUnits('Service fee (destination token)'),
+    bridgeFeeAmount: smallestUnits('Destination bridge fee in burn-and-mint mode; "0" in deposit-address mode'),
+    privacyFeeAmount: smallestUnits('Privacy-pool fees in burn-and-mint mode; "0" in deposit-address mode'),
+    amountInUsd: usd('amount'),
+    quotedOutputUsd: usd('quotedOutputAmount'),
+    feeUsd: usd('feeAmount'),
+    bridgeFeeUsd: usd('bridgeFeeAmount'),
+    privacyFeeUsd: usd('privacyFeeAmount'),
+    etaSeconds: z.number().openapi({ description: 'Rough end-to-end estimate.' }),
+    route: z.array(z.string()).openapi({ description: 'Display hops.', example: ['USDC on Base', 'USDC on hub', 'privacy pool', 'USDC on Arbitrum'] }),
+  })
+  .openapi('Quote');
+
+const createdFields = {
+  routeId: z.string().openapi({ description: 'Tracks the transfer: `rt_` + 32 hex characters.', example: 'rt_0123456789abcdef0123456789abcdef' }),
+  depositAddress: hexAddress('Send the source token here, on the source chain.'),
+  depositTokenAddress: hexAddress("Addition to the spec. The source token's contract: only a deposit of this contract funds the transfer."),
+  hubAccount: hexAddress('Account on the hub chain that receives the bridged funds.'),
+  hubIsSmartAccount: z.boolean(),
+  status: statusSchema,
+  minAnonymitySet: z.number().int().openapi({ description: 'Addition to the spec. The anonymity set the transfer waits for in the pool.' }),
+};
+
+export const newTransferSchema = quoteSchema
+  .extend({
+    ...createdFields,
+    statusToken: z.string().openapi({
+      description: 'Addition to the spec. `st_` + 43 base64url characters, handed out this once: present it to GET (Authorization: Bearer) for the full view.',
+      example: 'st_Xq3v0dY1nU5b0w6lW9QJf8k2sCq7mZrT4aHy1eGx0pE',
+    }),
+  })
+  .openapi('NewTransfer');
+
+export const privacyReportSchema = z
+  .object({
+    anonymitySet: z.number().int().openapi({ description: 'Its own deposit plus the same-bucket deposits that entered the pool before its withdrawal.' }),
+    waitedSeconds: z.number().int().openapi({ description: 'Seconds between its deposit into the pool and its withdrawal.' }),
+  })
+  .openapi('PrivacyReport');
+
+export const transferViewSchema = quoteSchema
+  .extend({
+    ...createdFields,
+    error: z.string().nullable().openapi({ description: "The recorded cause once FAILED (or a refund's note); null otherwise." }),
+    needsAttention: z.boolean().openapi({ description: 'True while the transfer waits for an operator.' }),
+    userDestinationAddress: hexAddress('The recipient.'),
+    refundAddress: hexAddress('Where undeliverable deposits are refunded; null when none was given.').nullable(),
+    depositDeadline: z.string().openapi({ description: 'ISO 8601; a deposit after it is refunded or held.', format: 'date-time' }),
+    depositTxHash: txHash("The sender's deposit into depositAddress, on the source chain; null until seen."),
+    bridgeInTxHash: txHash("The bridge's delivery to hubAccount, on the hub chain; null until seen."),
+    payoutTxHash: txHash('The payment to the recipient, on the destination chain; null until paid.'),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+    updatedAt: z.string().openapi({ format: 'date-time' }),
+    completedAt: z.string().nullable().openapi({ format: 'date-time' }),
+    privacy: privacyReportSchema.nullable().openapi({ description: 'null until the transfer has left the privacy pool.' }),
+  })
+  .openapi('TransferView', { description: "The full view, for the holder of the transfer's statusToken." });
+
+export const publicTransferViewSchema = z
+  .object({
+    routeId: z.string(),
+    status: statusSchema,
+    error: z.string().nullable().openapi({ description: 'The recorded cause with addresses, hashes, amounts and times shown as `…`.' }),
+    needsAttention: z.boolean(),
+  })
+  .openapi('PublicTransferView', { description: 'What anyone holding the routeId sees without its statusToken.' });
+
+export const chainSchema = z
+  .object({
+    chainId: z.number().int(),
+    name: z.string(),
+    displayName: z.string(),
+    logoUrl: z.string().optional(),
+    vmType: z.string().optional(),
+  })
+  .openapi('Chain');
+
+export const tokenSchema = z
+  .object({
+    chainId: z.number().int(),
+    address: z.string(),
+    symbol: z.string(),
+    name: z.string(),
+    decimals: z.number().int(),
+    logoUrl: z.string().optional(),
+  })
+  .openapi('Token');
+
+export const errorCodeSchema = z.enum(ERROR_CODE_LIST).openapi('ErrorCode', { description: 'Stable machine-readable failure code (docs/api.md, Errors).' });
+
+export const errorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.string().openapi({ description: 'What is wrong, for a person; its words may change.' }),
+    code: errorCodeSchema,
+  })
+  .openapi('Error');
+
+export const okEnvelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
 /** "field: problem" for the first issue, the way every 400 names what is wrong. */
 export function describeZodError(error: z.ZodError, input: Record<string, unknown>): string {

@@ -5,6 +5,8 @@ import { metricsRoute, observabilityRoutes, postgresCheck, serveHttp, temporalCh
 import { metricsRegistry } from '../observability/metrics.ts';
 import { privacySettings, transferSettings, type ApiContext } from '../runtime.ts';
 import { connectTemporalClient } from '../temporal/connection.ts';
+import { createIdempotencyStore } from '../transfers/idempotency.ts';
+import { createStatusFeed } from '../transfers/statusFeed.ts';
 import { createTransferService } from '../transfers/transferService.ts';
 import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
 import { createApi } from './app.ts';
@@ -33,13 +35,28 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
     privacy: privacySettings(config),
   });
   let metricsServer: HttpServer | undefined;
+  // One poll loop for every open event stream of this instance (GET /api/private-route/{routeId}/events).
+  const statusFeed = createStatusFeed(service.db);
   try {
     const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
     const abuse = await createAbuseLimits({ db: service.db, settings: abuseLimitSettings(config), hashKey: config.CLIENT_HASH_KEY, logger });
-    const app = createApi({ quotes: service.quotes, transfers, logger, servedChainIds, abuse });
+    const app = createApi({
+      quotes: service.quotes,
+      transfers,
+      logger,
+      servedChainIds,
+      abuse,
+      idempotency: createIdempotencyStore(service.db),
+      statusFeed,
+      webhookAllowHttp: config.WEBHOOK_ALLOW_HTTP,
+      events: { trustProxyHops: config.TRUST_PROXY_HOPS },
+    });
     // Beside the spec routes: /healthz and /readyz (Postgres and Temporal answer). /metrics (transfers by
     // status: the live anonymity set) has a listener of its own that only the scraper's network reaches.
-    app.route('/', observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, publicReadiness: true, logger }));
+    app.route(
+      '/',
+      observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, publicReadiness: true, logger }),
+    );
     const internal = metricsRoute(metricsRegistry(service.db, logger), logger);
     internal.notFound((c) => c.json({ success: false, error: `no such endpoint: ${c.req.method} ${c.req.path} (this listener serves GET /metrics)` }, 404));
     metricsServer = await serveHttp(internal, config.API_METRICS_PORT, config.METRICS_HOST);
@@ -50,12 +67,15 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
       metricsUrl: metrics.url,
       temporal,
       async stop() {
+        // Open event streams end first, or the server would wait for them to close.
+        await statusFeed.close();
         await server.stop();
         await metrics.stop();
         await connection.close();
       },
     };
   } catch (error) {
+    await statusFeed.close();
     await metricsServer?.stop();
     await connection.close();
     throw error;

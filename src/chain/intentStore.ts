@@ -19,7 +19,8 @@ export type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0
 export const describe = (row: Pick<Intent, 'id' | 'step'>) => `intent #${row.id} (${row.step})`;
 
 /** Serialises everything that picks a nonce for, broadcasts for, or voids intents of one sender, until the transaction ends. */
-export const lockSender = (tx: Db, chainId: number, from: string) => tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
+export const lockSender = (tx: Db, chainId: number, from: string) =>
+  tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
 
 export const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
 
@@ -98,7 +99,11 @@ export interface QueuedIntent {
 
 /** Every sender's queue: live intents whose nonce the chain has not used yet, oldest nonce first. */
 export async function senderQueues(db: Database, clients: ChainClients): Promise<QueuedIntent[]> {
-  const live = await db.select().from(txIntents).where(eq(txIntents.status, 'pending')).orderBy(asc(txIntents.chainId), asc(txIntents.fromAddress), asc(txIntents.nonce));
+  const live = await db
+    .select()
+    .from(txIntents)
+    .where(eq(txIntents.status, 'pending'))
+    .orderBy(asc(txIntents.chainId), asc(txIntents.fromAddress), asc(txIntents.nonce));
   const senders = new Map<string, { chainId: number; from: Address }>();
   for (const row of live) senders.set(`${row.chainId}:${row.fromAddress}`, { chainId: row.chainId, from: row.fromAddress as Address });
   const counts = new Map<string, { latest: number; pending: number }>();

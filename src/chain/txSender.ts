@@ -17,6 +17,7 @@ import { txIntents } from '../db/schema.ts';
 import { crashPoint } from '../temporal/crashPoints.ts';
 import type { ChainClients } from './clients.ts';
 import { type Db, describe, type Intent, intentById, lockSender, markMined, markVoided, nonceSiblings, sameSender, stepRows } from './intentStore.ts';
+import { PrivateRouteError } from '../errors.ts';
 
 export { type Intent, type QueuedIntent, senderQueues } from './intentStore.ts';
 
@@ -42,12 +43,12 @@ export interface SentTransaction {
 }
 
 /** The transaction was mined but reverted; retrying the same signed transaction cannot help. */
-export class TransactionRevertedError extends Error {
+export class TransactionRevertedError extends PrivateRouteError {
   override name = 'TransactionRevertedError';
 }
 
 /** The sender's nonce was used by a transaction that is not ours: needs an operator, never an automatic re-sign. */
-export class NonceConsumedError extends Error {
+export class NonceConsumedError extends PrivateRouteError {
   override name = 'NonceConsumedError';
   constructor(
     message: string,
@@ -58,22 +59,22 @@ export class NonceConsumedError extends Error {
 }
 
 /** The intent can never mine (another transaction of ours used its nonce) and was voided: the step's next try signs anew. */
-export class IntentVoidedError extends Error {
+export class IntentVoidedError extends PrivateRouteError {
   override name = 'IntentVoidedError';
 }
 
 /** The sender cannot pay for its transaction; once it is funded the same send goes on. */
-export class SenderUnderfundedError extends Error {
+export class SenderUnderfundedError extends PrivateRouteError {
   override name = 'SenderUnderfundedError';
 }
 
 /** Not mined yet (still waiting, or behind a stuck transaction of the same sender); the next try goes on waiting. */
-export class TransactionPendingError extends Error {
+export class TransactionPendingError extends PrivateRouteError {
   override name = 'TransactionPendingError';
 }
 
 /** An operator's void or cancel that does not apply (the transaction may still mine, or it mined). */
-export class VoidRefusedError extends Error {
+export class VoidRefusedError extends PrivateRouteError {
   override name = 'VoidRefusedError';
 }
 
@@ -81,7 +82,7 @@ export class VoidRefusedError extends Error {
  * A voided intent of a step mined after all while the step has signed anew at another nonce, which could pay a
  * second time: an operator cancels the new one (`routectl void <id> --cancel`); the step then takes the mined one.
  */
-export class IntentConflictError extends Error {
+export class IntentConflictError extends PrivateRouteError {
   override name = 'IntentConflictError';
 }
 
@@ -196,10 +197,13 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       } catch (error) {
         // A node that already has it, or already used the nonce, answers with an error: the chain decides later.
         const message = error instanceof Error ? error.message.toLowerCase() : '';
-        if (/already known|already imported|known transaction|nonce too low|replacement transaction underpriced/.test(message)) return { row: current, outcome: 'sent' as const };
+        if (/already known|already imported|known transaction|nonce too low|replacement transaction underpriced/.test(message))
+          return { row: current, outcome: 'sent' as const };
         if (/base fee|fee cap|underpriced|fee too low|gas price too low/.test(message)) return { row: current, outcome: 'underpriced' as const };
         if (/insufficient funds/.test(message)) {
-          throw new SenderUnderfundedError(`${current.fromAddress} on chain ${current.chainId} cannot pay for ${describe(current)}: insufficient funds. Fund it; the send goes on by itself`);
+          throw new SenderUnderfundedError(
+            `${current.fromAddress} on chain ${current.chainId} cannot pay for ${describe(current)}: insufficient funds. Fund it; the send goes on by itself`,
+          );
         }
         throw error;
       }
@@ -208,7 +212,13 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
 
   /** The intent's latest transaction with fees ≥ 12.5 % higher on both fields, and at least what the chain asks now. */
   async function bumped(row: Intent, change: Partial<TransactionSerializable> = {}): Promise<TransactionSerializable> {
-    const { r: _r, s: _s, v: _v, yParity: _y, ...tx } = parseTransaction(row.rawTx as Hex) as TransactionSerializable & { r?: Hex; s?: Hex; v?: bigint; yParity?: number };
+    const {
+      r: _r,
+      s: _s,
+      v: _v,
+      yParity: _y,
+      ...tx
+    } = parseTransaction(row.rawTx as Hex) as TransactionSerializable & { r?: Hex; s?: Hex; v?: bigint; yParity?: number };
     if (tx.type === 'eip1559') {
       const now = await client(row.chainId).estimateFeesPerGas({ chain: clients.chain(row.chainId), type: 'eip1559' });
       const maxPriorityFeePerGas = maxOf(bump(tx.maxPriorityFeePerGas ?? 0n), now.maxPriorityFeePerGas);
@@ -231,7 +241,14 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       const cancels = await tx
         .select({ id: txIntents.id })
         .from(txIntents)
-        .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), eq(txIntents.status, 'pending'), eq(txIntents.step, `cancel:${row.id}`)));
+        .where(
+          and(
+            sameSender(row.chainId, row.fromAddress),
+            eq(txIntents.nonce, row.nonce),
+            eq(txIntents.status, 'pending'),
+            eq(txIntents.step, `cancel:${row.id}`),
+          ),
+        );
       if (cancels.length > 0) return current;
       if (current.attempt >= MAX_ATTEMPTS) {
         throw new TransactionPendingError(`${describe(current)} is not mined after ${current.attempt} attempts with rising fees; see routectl senders`);
@@ -239,7 +256,13 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       const rawTx = await account.signTransaction(await bumped(current));
       const [next] = await tx
         .update(txIntents)
-        .set({ txHash: keccak256(rawTx), rawTx, attempt: current.attempt + 1, earlierTxHashes: [...current.earlierTxHashes, current.txHash], lastAttemptAt: new Date() })
+        .set({
+          txHash: keccak256(rawTx),
+          rawTx,
+          attempt: current.attempt + 1,
+          earlierTxHashes: [...current.earlierTxHashes, current.txHash],
+          lastAttemptAt: new Date(),
+        })
         .where(eq(txIntents.id, current.id))
         .returning();
       return next ?? current;
@@ -329,7 +352,9 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       const sibling = await minedSibling(row);
       if (sibling) {
         await markVoided(db, row, `its nonce was used by intent #${sibling.id} (${sibling.step})`);
-        throw new IntentVoidedError(`${describe(row)} can never mine: intent #${sibling.id} (${sibling.step}) used its nonce. It is voided; the step's next try signs anew`);
+        throw new IntentVoidedError(
+          `${describe(row)} can never mine: intent #${sibling.id} (${sibling.step}) used its nonce. It is voided; the step's next try signs anew`,
+        );
       }
     }
     if (row.status === 'voided') {
@@ -343,7 +368,8 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
 
   /** Waits until the intent's nonce is used, keeping the sender's queue moving meanwhile. */
   async function settle(initial: Intent, account: LocalAccount): Promise<SentTransaction> {
-    if (initial.fromAddress.toLowerCase() !== account.address.toLowerCase()) throw new Error(`${describe(initial)} was signed by another account than ${account.address}`);
+    if (initial.fromAddress.toLowerCase() !== account.address.toLowerCase())
+      throw new Error(`${describe(initial)} was signed by another account than ${account.address}`);
     let row = initial;
     const deadline = Date.now() + receiptTimeoutMs;
     let pushed = false;
@@ -353,7 +379,9 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       if (used > row.nonce) return resolveUsedNonce(row);
       // Voided while unmined (its route ended, or an operator voided it): never pushed out again.
       if (row.status === 'voided') {
-        throw new IntentVoidedError(`${describe(row)} was voided (${row.voidReason ?? 'no reason recorded'}); it is not broadcast again. The step's next try signs anew`);
+        throw new IntentVoidedError(
+          `${describe(row)} was voided (${row.voidReason ?? 'no reason recorded'}); it is not broadcast again. The step's next try signs anew`,
+        );
       }
       if (!pushed) {
         row = await push(row, account);
@@ -364,7 +392,9 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       }
       if (Date.now() >= deadline) {
         const behind = used < row.nonce ? ` behind ${row.nonce - used} earlier transaction(s) of ${row.fromAddress}` : '';
-        throw new TransactionPendingError(`${describe(row)} is not mined after ${Math.round(receiptTimeoutMs / 1000)} s (attempt ${row.attempt})${behind}; the next try waits on`);
+        throw new TransactionPendingError(
+          `${describe(row)} is not mined after ${Math.round(receiptTimeoutMs / 1000)} s (attempt ${row.attempt})${behind}; the next try waits on`,
+        );
       }
       await sleep(pollMs);
       row = await reload(row);
@@ -416,7 +446,14 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)));
     const nonce = queued?.last == null ? pending : Math.max(pending, queued.last + 1);
     const wallet = createWalletClient({ account, chain: clients.chain(chainId), transport: http(client(chainId).transport.url) });
-    const prepared = await wallet.prepareTransactionRequest({ account, chain: clients.chain(chainId), to: request.to, data: request.data, value: request.value, nonce });
+    const prepared = await wallet.prepareTransactionRequest({
+      account,
+      chain: clients.chain(chainId),
+      to: request.to,
+      data: request.data,
+      value: request.value,
+      nonce,
+    });
     if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
     const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
     const [row] = await tx
@@ -482,7 +519,9 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
         const receipt = await minedAttempt(current);
         if (receipt) {
           await recordMined(current, receipt.transactionHash);
-          throw new VoidRefusedError(`${describe(row)} mined (${receipt.status === 'success' ? 'successfully' : 'reverted'}, tx ${receipt.transactionHash}); there is nothing to void`);
+          throw new VoidRefusedError(
+            `${describe(row)} mined (${receipt.status === 'success' ? 'successfully' : 'reverted'}, tx ${receipt.transactionHash}); there is nothing to void`,
+          );
         }
         if (current.status !== 'pending') break;
       }
@@ -497,7 +536,8 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       const step = `cancel:${id}`;
       let replacement = await stepIntent(original.routeId, step);
       if (!replacement) {
-        if ((await usedNonces(original)) > original.nonce) throw new VoidRefusedError(`the nonce of ${describe(original)} is already used; void it with \`routectl void ${id}\``);
+        if ((await usedNonces(original)) > original.nonce)
+          throw new VoidRefusedError(`the nonce of ${describe(original)} is already used; void it with \`routectl void ${id}\``);
         // Estimated, not 21,000: chains that charge L1 data in L2 gas want more for a plain transfer.
         const gas = await client(original.chainId).estimateGas({ account: account.address, to: account.address, value: 0n });
         replacement = await db.transaction(async (tx) => {
@@ -508,7 +548,15 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
           const rawTx = await account.signTransaction(await bumped(await reload(original), { to: account.address, value: 0n, data: undefined, gas }));
           const [row] = await tx
             .insert(txIntents)
-            .values({ routeId: original.routeId, step, chainId: original.chainId, fromAddress: original.fromAddress, nonce: original.nonce, txHash: keccak256(rawTx), rawTx })
+            .values({
+              routeId: original.routeId,
+              step,
+              chainId: original.chainId,
+              fromAddress: original.fromAddress,
+              nonce: original.nonce,
+              txHash: keccak256(rawTx),
+              rawTx,
+            })
             .returning();
           if (!row) throw new Error(`the cancel of intent #${id} was not recorded`);
           return row;

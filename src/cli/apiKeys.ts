@@ -44,14 +44,31 @@ export async function list(json: boolean): Promise<void> {
   if (json) return print(keys);
   if (keys.length === 0) return print('no API keys');
   const limit = (n: number | null) => (n === null ? 'default' : String(n));
-  const rows = keys.map((k) => [k.name, `${k.keyPrefix}…`, limit(k.requestsPerMinute), limit(k.createsPerMinute), limit(k.maxUnfunded), k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? '-']);
+  const rows = keys.map((k) => [
+    k.name,
+    `${k.keyPrefix}…`,
+    limit(k.requestsPerMinute),
+    limit(k.createsPerMinute),
+    limit(k.maxUnfunded),
+    k.createdAt.toISOString(),
+    k.revokedAt?.toISOString() ?? '-',
+  ]);
   const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'CREATED', 'REVOKED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  print([header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n'));
+  print(
+    [header, ...rows]
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n'),
+  );
 }
 
 export async function revoke(name: string | undefined): Promise<void> {
-  if (!name) throw usageError('apikey revoke needs the key\'s name (routectl apikey list)');
+  if (!name) throw usageError("apikey revoke needs the key's name (routectl apikey list)");
   const revoked = await withDatabase((db) => revokeApiKey(db, name));
   if (!revoked) throw new CliError(`no active API key named "${name}" (routectl apikey list shows the names and which are revoked)`, 4);
   print(`revoked the API key of ${name}: its requests now answer 401`);

@@ -7,7 +7,7 @@ import { createChainClients, type ChainClients } from '../chain/clients.ts';
 import { connectDatabase, type Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
 import { configSchema, payloadCodecProblem } from '../config.ts';
-import { PAYLOAD_CODEC_FILE, readStackInfo, type DevnetPayloadCodec, type StackInfo } from '../devnet/stackInfo.ts';
+import { PAYLOAD_CODEC_FILE, readLocalStackInfo, type LocalPayloadCodec, type LocalStackInfo } from './localStack.ts';
 import { connectTemporalClient, temporalConnectionProblem, type TemporalClientConfig } from '../temporal/connection.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,14 +22,27 @@ export class CliError extends Error {
   }
 }
 
+/** Runs a command and sets the process's exit code: its own, a CliError's, else 1 with the message on stderr. */
+export function runCommandLine(command: () => Promise<number>): void {
+  command().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`routectl: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = error instanceof CliError ? error.exitCode : 1;
+    },
+  );
+}
+
 export const usageError = (message: string) => new CliError(message, 2);
 export const unknownRoute = (routeId: string) => new CliError(`unknown route ${routeId}`, 3);
 export const notAllowed = (message: string) => new CliError(message, 4);
 
-const dataDir = () => path.resolve(repoRoot, process.env.DATA_DIR ?? '.data');
+export const dataDir = () => path.resolve(repoRoot, process.env.DATA_DIR ?? '.data');
 
-export function stackInfo(): StackInfo {
-  return readStackInfo(dataDir());
+export function stackInfo(): LocalStackInfo {
+  return readLocalStackInfo(dataDir());
 }
 
 const temporalVariables = configSchema.pick({
@@ -57,7 +70,7 @@ export function temporalClientConfig(local: { temporalAddress: string; temporalN
     env.TEMPORAL_NAMESPACE ??= local.temporalNamespace;
     const codecFile = path.join(dataDir(), PAYLOAD_CODEC_FILE);
     if (!env.PAYLOAD_CODEC_KEYS && existsSync(codecFile)) {
-      const codec = JSON.parse(readFileSync(codecFile, 'utf8')) as DevnetPayloadCodec;
+      const codec = JSON.parse(readFileSync(codecFile, 'utf8')) as LocalPayloadCodec;
       env.PAYLOAD_CODEC_KEYS = JSON.stringify({ [codec.keyId]: codec.key });
       env.PAYLOAD_CODEC_KEY_ID = codec.keyId;
     }

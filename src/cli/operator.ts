@@ -3,8 +3,9 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFaile
 import { and, asc, desc, eq, inArray, isNotNull, type SQL } from 'drizzle-orm';
 import { isAddress } from 'viem';
 import { senderQueues } from '../chain/txSender.ts';
-import { ledgerEntries, transfers, txIntents } from '../db/schema.ts';
+import { ledgerEntries, transfers, txIntents, webhookDeliveries } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
+import { urlOrigin } from '../redact.ts';
 import { finishAction, listActions, OPERATOR_REFUSED, type OperatorAction, type OperatorActionKind, requestAction } from '../operators/audit.ts';
 import { operatorFailUpdate, operatorRetryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
@@ -31,12 +32,21 @@ export interface Operator {
 export function operatorOf(command: string, flags: { operator?: string; reason?: string }, env: NodeJS.ProcessEnv = process.env): Operator {
   const reason = flags.reason?.trim();
   if (!reason) {
-    throw usageError(`${command} needs --reason "…": why you do it, recorded in the audit log (routectl actions) with your identity (--operator <name> or ROUTECTL_OPERATOR)`);
+    throw usageError(
+      `${command} needs --reason "…": why you do it, recorded in the audit log (routectl actions) with your identity (--operator <name> or ROUTECTL_OPERATOR)`,
+    );
   }
   if (reason.length > 500) throw usageError('--reason is at most 500 characters');
-  const declared = flags.operator !== undefined ? { name: flags.operator.trim(), identity: 'flag' as const } : env.ROUTECTL_OPERATOR ? { name: env.ROUTECTL_OPERATOR.trim(), identity: 'env' as const } : null;
+  const declared =
+    flags.operator !== undefined
+      ? { name: flags.operator.trim(), identity: 'flag' as const }
+      : env.ROUTECTL_OPERATOR
+        ? { name: env.ROUTECTL_OPERATOR.trim(), identity: 'env' as const }
+        : null;
   if (declared && !/^[^\s\p{C}][^\p{C}]{0,119}$/u.test(declared.name)) {
-    throw usageError(`${declared.identity === 'flag' ? '--operator' : 'ROUTECTL_OPERATOR'} must be a name of 1-120 printable characters, e.g. alice@example.com`);
+    throw usageError(
+      `${declared.identity === 'flag' ? '--operator' : 'ROUTECTL_OPERATOR'} must be a name of 1-120 printable characters, e.g. alice@example.com`,
+    );
   }
   if (declared) return { operator: declared.name, reason, identity: declared.identity };
   return { operator: `${os.userInfo().username}@${os.hostname()}`, reason, identity: 'os' };
@@ -93,7 +103,9 @@ export async function list(ctx: OperatorContext, opts: { status?: string; stuck:
   if (opts.json) return print(rows);
   if (rows.length === 0) return print('no transfers match');
   for (const row of rows) {
-    const attention = row.needsAttention ? `  NEEDS ATTENTION${row.parkedStep ? ` (parked at ${row.parkedStep} since ${row.parkedSince?.toISOString()})` : ''}: ${row.lastError ?? ''}` : '';
+    const attention = row.needsAttention
+      ? `  NEEDS ATTENTION${row.parkedStep ? ` (parked at ${row.parkedStep} since ${row.parkedSince?.toISOString()})` : ''}: ${row.lastError ?? ''}`
+      : '';
     print(`${row.routeId}  ${row.status.padEnd(16)} ${row.updatedAt.toISOString()}${attention}`);
   }
 }
@@ -108,19 +120,26 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   );
   const state: TransferState | null = 'status' in workflow && workflow.status === 'RUNNING' ? await handle.query(stateQuery).catch(() => null) : null;
   const actions = await listActions(ctx.db, { routeId, limit: 50 });
-  if (json) return print({ transfer: row, workflow: { ...workflow, state }, ledger, actions });
+  const webhooks = await ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.routeId, routeId)).orderBy(asc(webhookDeliveries.statusSeq));
+  // The webhook URL's path and query may carry the client's own secret: operators see its origin only.
+  const webhookOrigin = row.webhookUrl ? urlOrigin(row.webhookUrl) : null;
+  if (json) return print({ transfer: { ...row, webhookUrl: webhookOrigin }, workflow: { ...workflow, state }, ledger, actions, webhookDeliveries: webhooks });
 
   print(`route       ${row.routeId}`);
   print(`status      ${row.status}${row.error ? `  (${row.error})` : ''}`);
-  print(`workflow    ${'status' in workflow ? `${workflow.status}, started ${workflow.startTime}${state?.step ? `, step ${state.step}` : ''}` : workflow.error}`);
+  print(
+    `workflow    ${'status' in workflow ? `${workflow.status}, started ${workflow.startTime}${state?.step ? `, step ${state.step}` : ''}` : workflow.error}`,
+  );
   if (row.needsAttention) {
     print(`ATTENTION   ${row.parkedStep ? `parked at ${row.parkedStep} since ${row.parkedSince?.toISOString()}` : 'holds funds for an operator decision'}`);
     print(`last error  ${row.lastError ?? ''}`);
     if (row.parkedStep) print(`decide      routectl retry ${row.routeId}   |   routectl fail ${row.routeId} --reason "…"`);
   }
-  print(`amount      ${formatAmount(BigInt(row.amount), row.sourceDecimals)} ${row.symbol} on ${row.sourceChainId} -> ${formatAmount(BigInt(row.quotedOutputAmount), row.destDecimals)} ${row.destSymbol} on ${row.destChainId}`);
+  print(
+    `amount      ${formatAmount(BigInt(row.amount), row.sourceDecimals)} ${row.symbol} on ${row.sourceChainId} -> ${formatAmount(BigInt(row.quotedOutputAmount), row.destDecimals)} ${row.destSymbol} on ${row.destChainId}`,
+  );
   print(`deposit     ${row.depositAddress} (deadline ${row.depositDeadline.toISOString()})`);
-  print(`hub         ${row.hubAccount}   exit ${row.exitAccount ?? "(not yet: the worker records it at the bridge-in)"}`);
+  print(`hub         ${row.hubAccount}   exit ${row.exitAccount ?? '(not yet: the worker records it at the bridge-in)'}`);
   print(`recipient   ${row.userDestinationAddress}${row.refundAddress ? `   refunds to ${row.refundAddress}` : '   (no refundAddress)'}`);
   if (row.payoutTxHash) print(`payout tx   ${row.payoutTxHash}`);
   for (const held of row.heldFunds ?? []) print(`held        ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
@@ -128,6 +147,21 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   for (const entry of ledger) print(`  ${entry.entryKey.padEnd(22)} ${entry.amount.padStart(24)}  chain ${entry.chainId}  ${entry.txHash ?? ''}`);
   print(actions.length > 0 ? 'operator actions (newest first):' : 'operator actions: none');
   for (const action of actions) print(`  ${actionLine(action)}`);
+  print(webhookOrigin ? `webhook deliveries (to ${webhookOrigin}/…):` : 'webhook deliveries: none (no webhookUrl)');
+  for (const delivery of webhooks) print(`  ${webhookDeliveryLine(delivery)}`);
+}
+
+/** One webhook delivery of `routectl show`: the status it reports, its state, attempts, last answer and times. */
+export function webhookDeliveryLine(d: typeof webhookDeliveries.$inferSelect): string {
+  const answer = d.lastResponseStatus !== null ? `last answer ${d.lastResponseStatus}` : d.attempts > 0 ? 'no answer' : 'not tried yet';
+  const times = [
+    `created ${d.createdAt.toISOString()}`,
+    d.lastAttemptAt && `last attempt ${d.lastAttemptAt.toISOString()}`,
+    d.deliveredAt && `delivered ${d.deliveredAt.toISOString()}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return `#${d.statusSeq} ${d.status.padEnd(16)} ${d.state.padEnd(9)} attempts ${d.attempts}  ${answer}${d.lastError ? ` (${d.lastError})` : ''}  ${times}`;
 }
 
 /** `routectl actions`: the audit log, newest first. */
@@ -179,7 +213,11 @@ export async function retry(ctx: OperatorContext, who: Operator, routeId: string
  * Retries every parked transfer that matches the filters (after a provider outage parked many at once).
  * Each gets the same `retry` update as `routectl retry`; one that is no longer parked is reported and skipped.
  */
-export async function retryAllParked(ctx: OperatorContext, who: Operator | null, filter: { step?: string; status?: string; error?: string; dryRun: boolean }): Promise<void> {
+export async function retryAllParked(
+  ctx: OperatorContext,
+  who: Operator | null,
+  filter: { step?: string; status?: string; error?: string; dryRun: boolean },
+): Promise<void> {
   const conditions: SQL[] = [eq(transfers.needsAttention, true), isNotNull(transfers.parkedStep)];
   if (filter.step) conditions.push(eq(transfers.parkedStep, filter.step));
   if (filter.status) conditions.push(eq(transfers.status, filter.status.toUpperCase()));
@@ -218,7 +256,8 @@ export async function fail(ctx: OperatorContext, who: Operator, routeId: string)
   });
   print(`${routeId}: ${row.status}${row.error ? ` (${row.error})` : ''}`);
   for (const held of row.heldFunds ?? []) print(`  holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
-  if (row.heldFunds?.length) print(`move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --to <address> (hub, pool, exit)`);
+  if (row.heldFunds?.length)
+    print(`move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --to <address> (hub, pool, exit)`);
 }
 
 export async function refund(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
@@ -237,7 +276,10 @@ export async function refund(ctx: OperatorContext, who: Operator, routeId: strin
     return { value: refunded, detail: `refunded ${refunded.amount} to ${refunded.to ?? to} (tx ${refunded.txHash})` };
   });
   // An earlier refund run's refund that mined unbooked is booked and reported instead of signing a second one.
-  if (result.earlier) print(`${routeId}: an earlier refund (refund:${result.earlier}) had sent ${result.amount} to ${result.to}; booked now, nothing new was sent (tx ${result.txHash})`);
+  if (result.earlier)
+    print(
+      `${routeId}: an earlier refund (refund:${result.earlier}) had sent ${result.amount} to ${result.to}; booked now, nothing new was sent (tx ${result.txHash})`,
+    );
   else print(`${routeId}: refunded ${result.amount} to ${result.to ?? to} (tx ${result.txHash})`);
 }
 
@@ -247,8 +289,17 @@ export async function recover(ctx: OperatorContext, who: Operator, routeId: stri
   const row = await loadRoute(ctx, routeId);
   const result = await audited(ctx, who, { routeId, action: 'recover', params: { to } }, async (actionId) => {
     if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
-    const recovered = await runWorkflow<RecoverResult>(ctx, RECOVER_WORKFLOW_TYPE, recoverWorkflowId(routeId), { routeId, to, ...request(who, actionId) }, `a recovery of ${routeId} is already running`);
-    return { value: recovered, detail: recovered.recovered.map((m) => `${m.key} ${m.amount} (tx ${m.txHash})`).join(', ') || 'nothing held at hub, pool or exit' };
+    const recovered = await runWorkflow<RecoverResult>(
+      ctx,
+      RECOVER_WORKFLOW_TYPE,
+      recoverWorkflowId(routeId),
+      { routeId, to, ...request(who, actionId) },
+      `a recovery of ${routeId} is already running`,
+    );
+    return {
+      value: recovered,
+      detail: recovered.recovered.map((m) => `${m.key} ${m.amount} (tx ${m.txHash})`).join(', ') || 'nothing held at hub, pool or exit',
+    };
   });
   if (result.recovered.length === 0) print(`${routeId}: nothing held at the hub account, in the pool or at the exit account`);
   for (const moved of result.recovered) {
@@ -256,7 +307,9 @@ export async function recover(ctx: OperatorContext, who: Operator, routeId: stri
     else print(`${routeId}: ${moved.amount} sent from the ${moved.place} account (ledger recovered:${moved.key}, tx ${moved.txHash})`);
   }
   for (const held of result.held) {
-    print(`  still holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}${held.place === 'deposit' ? ' (routectl refund)' : ''}`);
+    print(
+      `  still holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}${held.place === 'deposit' ? ' (routectl refund)' : ''}`,
+    );
   }
 }
 
@@ -292,19 +345,26 @@ export async function voidIntent(ctx: OperatorContext, who: Operator, idArg: str
   if (!/^\d+$/.test(idArg) || !Number.isSafeInteger(id) || id <= 0) throw usageError('void needs an intent id (a number, as routectl senders lists it)');
   const reason = who.reason;
   const [intent] = await ctx.db.select({ routeId: txIntents.routeId, step: txIntents.step }).from(txIntents).where(eq(txIntents.id, id));
-  const result = await audited(ctx, who, { routeId: intent?.routeId ?? null, action: 'void', params: { intentId: id, cancel: opts.cancel, step: intent?.step ?? null } }, async (actionId) => {
-    const voided = await runWorkflow<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }>(
-      ctx,
-      VOID_INTENT_WORKFLOW_TYPE,
-      voidIntentWorkflowId(id),
-      { intentId: id, cancel: opts.cancel, ...request(who, actionId) },
-      `intent #${id} is already being voided`,
-    );
-    if (voided.originalMined || !voided.intent) throw notAllowed(`intent #${id} mined before its replacement did; nothing voided`);
-    return { value: voided, detail: `voided${voided.cancelTxHash ? ` after its replacement (tx ${voided.cancelTxHash}) mined` : ''}` };
-  });
+  const result = await audited(
+    ctx,
+    who,
+    { routeId: intent?.routeId ?? null, action: 'void', params: { intentId: id, cancel: opts.cancel, step: intent?.step ?? null } },
+    async (actionId) => {
+      const voided = await runWorkflow<{ intent: IntentSummary | null; cancelTxHash: string | null; originalMined: boolean }>(
+        ctx,
+        VOID_INTENT_WORKFLOW_TYPE,
+        voidIntentWorkflowId(id),
+        { intentId: id, cancel: opts.cancel, ...request(who, actionId) },
+        `intent #${id} is already being voided`,
+      );
+      if (voided.originalMined || !voided.intent) throw notAllowed(`intent #${id} mined before its replacement did; nothing voided`);
+      return { value: voided, detail: `voided${voided.cancelTxHash ? ` after its replacement (tx ${voided.cancelTxHash}) mined` : ''}` };
+    },
+  );
   const { routeId, step, voidReason } = result.intent!;
-  print(`intent #${id} (${routeId} ${step}): voided${result.cancelTxHash ? ` after its replacement (tx ${result.cancelTxHash}) mined` : ''}: ${voidReason ?? reason}`);
+  print(
+    `intent #${id} (${routeId} ${step}): voided${result.cancelTxHash ? ` after its replacement (tx ${result.cancelTxHash}) mined` : ''}: ${voidReason ?? reason}`,
+  );
 }
 
 /** Failures of the refund, recover and void workflows that mean "not now" (exit 4); any other is a failure (exit 1). */

@@ -7,14 +7,13 @@
  * --operator, else ROUTECTL_OPERATOR, else the login as user@host.
  */
 import { parseArgs } from 'node:util';
-import { CliError, usageError, withOperatorContext } from './context.ts';
+import { runCommandLine, usageError, withOperatorContext } from './context.ts';
 import * as apiKeys from './apiKeys.ts';
-import * as devnet from './devnet.ts';
 import * as operator from './operator.ts';
 
 const USAGE = `usage: routectl <command>
   list [--status S] [--stuck] [--json] [--limit N]   transfers, newest first; --stuck = waiting for an operator
-  show <routeId> [--json]                            projection, workflow state, parked step and last error, ledger, operator actions
+  show <routeId> [--json]                            projection, workflow state, parked step and last error, ledger, operator actions, webhook deliveries
   actions [--route R] [--operator O] [--limit N] [--json]
                                                      the operator audit log, newest first
   retry <routeId> --reason "…"                       re-run the parked step with a fresh retry budget
@@ -30,10 +29,7 @@ const USAGE = `usage: routectl <command>
                                                      a partner API key (printed once); limits default to the service's
   apikey list [--json]                               partner keys: name, prefix, limits, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
-  devnet info [--json]                               local chains (chainId, rpcUrl) and token addresses
-  devnet fund <routeId> [--amount <decimal>]         send the route's amount from the devnet faucet
-  devnet fault set <op> [--count N] [--mode M]       ops: bridge-in, shield, unshield, bridge-out, asp-review (the ASP rejects deposits)
-  devnet fault clear [<op>] | devnet fault list
+  devnet …                                           local stack only (info, fund, fault): see "routectl devnet help"
 Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
 ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient, or an address
 in the worker's OPERATOR_ALLOWED_DESTINATIONS.`;
@@ -56,10 +52,6 @@ async function main(argv: string[]): Promise<number> {
       step: { type: 'string' },
       error: { type: 'string' },
       to: { type: 'string' },
-      amount: { type: 'string' },
-      count: { type: 'string' },
-      mode: { type: 'string' },
-      'delay-ms': { type: 'string' },
       timeout: { type: 'string', default: '600' },
       name: { type: 'string' },
       'per-minute': { type: 'string' },
@@ -77,7 +69,9 @@ async function main(argv: string[]): Promise<number> {
 
   switch (values.help ? 'help' : command) {
     case 'list':
-      await withOperatorContext((ctx) => operator.list(ctx, { status: values.status, stuck: values.stuck, json: values.json, limit: Number(values.limit) || 100 }));
+      await withOperatorContext((ctx) =>
+        operator.list(ctx, { status: values.status, stuck: values.stuck, json: values.json, limit: Number(values.limit) || 100 }),
+      );
       return 0;
     case 'show':
       await withOperatorContext((ctx) => operator.show(ctx, routeArg(), values.json));
@@ -92,7 +86,9 @@ async function main(argv: string[]): Promise<number> {
       if (values['all-parked']) {
         if (first) throw usageError('retry takes a routeId or --all-parked, not both');
         const by = values['dry-run'] ? null : who();
-        await withOperatorContext((ctx) => operator.retryAllParked(ctx, by, { step: values.step, status: values.status, error: values.error, dryRun: values['dry-run'] }));
+        await withOperatorContext((ctx) =>
+          operator.retryAllParked(ctx, by, { step: values.step, status: values.status, error: values.error, dryRun: values['dry-run'] }),
+        );
       } else {
         const [routeId, by] = [routeArg(), who()];
         await withOperatorContext((ctx) => operator.retry(ctx, by, routeId));
@@ -127,15 +123,14 @@ async function main(argv: string[]): Promise<number> {
       return completed ? 0 : 1;
     }
     case 'apikey':
-      if (first === 'create') await apiKeys.create(values.name, { perMinute: values['per-minute'], createsPerMinute: values['creates-per-minute'], maxUnfunded: values['max-unfunded'] });
+      if (first === 'create')
+        await apiKeys.create(values.name, {
+          perMinute: values['per-minute'],
+          createsPerMinute: values['creates-per-minute'],
+          maxUnfunded: values['max-unfunded'],
+        });
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
-      else throw usageError(USAGE);
-      return 0;
-    case 'devnet':
-      if (first === 'info') devnet.info(values.json);
-      else if (first === 'fund' && second) await devnet.fund(second, values.amount);
-      else if (first === 'fault') await devnet.fault(second, positionals[3], { count: values.count, mode: values.mode, delayMs: values['delay-ms'] });
       else throw usageError(USAGE);
       return 0;
     case 'help':
@@ -146,12 +141,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`routectl: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = error instanceof CliError ? error.exitCode : 1;
-  },
-);
+runCommandLine(() => main(process.argv.slice(2)));

@@ -1,10 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import postgres, { type Sql } from 'postgres';
 import * as schema from './schema.ts';
 
-export type Database = PostgresJsDatabase<typeof schema>;
+/** drizzle over postgres.js; `$client` is the postgres.js client (LISTEN for the status feed). */
+export type Database = PostgresJsDatabase<typeof schema> & { $client: Sql };
 
 export interface DatabaseHandle {
   db: Database;

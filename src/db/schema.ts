@@ -1,4 +1,18 @@
-import { bigint, boolean, index, integer, jsonb, pgSequence, pgTable, primaryKey, doublePrecision, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgSequence,
+  pgTable,
+  primaryKey,
+  doublePrecision,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 
 /**
@@ -81,7 +95,15 @@ export const transfers = pgTable(
      * at once, and again whenever the watcher sees a transfer into it after that (surplus, second or late deposit).
      */
     depositCheckedAt: timestamp('deposit_checked_at', { withTimezone: true }),
+    /**
+     * Per-hop transaction hashes shown to the statusToken holder (docs/api.md): the sender's deposit, the bridge-in
+     * sent from the deposit account, and the payout on the destination chain. Never the shield or the withdrawal.
+     */
+    depositTxHash: text('deposit_tx_hash'),
+    bridgeInTxHash: text('bridge_in_tx_hash'),
     payoutTxHash: text('payout_tx_hash'),
+    /** Optional URL the service POSTs each status change to (signed; docs/api.md "Webhooks"). */
+    webhookUrl: text('webhook_url'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
@@ -311,4 +333,51 @@ export const operatorActions = pgTable(
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
   (t) => [index('operator_actions_route_idx').on(t.routeId, t.createdAt)],
+);
+
+/**
+ * Idempotency-Key of POST /api/private-route, kept 24 h (docs/api.md). The key itself is never stored: `keyDigest`
+ * is its SHA-256, and the create answer (which holds the statusToken) is stored encrypted under a key derived
+ * from the Idempotency-Key, so only a client presenting the key again can read it back.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    keyDigest: text('key_digest').primaryKey(),
+    /** SHA-256 of the request body as parsed (canonical JSON): the same key with another body is a 409. */
+    requestDigest: text('request_digest').notNull(),
+    /** Null while the first request with this key is still being answered. */
+    routeId: text('route_id'),
+    /** AES-256-GCM of the create answer (base64url iv.ciphertext.tag); null while in progress. */
+    sealedResponse: text('sealed_response'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('idempotency_keys_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Webhook deliveries: one row per (route, status change), written before the delivery starts and updated after
+ * each attempt. Shown by `routectl show`. The URL is the route's (transfers.webhook_url), never copied here.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    /** The event id sent in the body and the `Webhook-Id` header: `<routeId>:<statusSeq>`. */
+    eventId: text('event_id').primaryKey(),
+    routeId: text('route_id').notNull(),
+    status: text('status').notNull(),
+    statusSeq: integer('status_seq').notNull(),
+    /** pending | delivered | failed (the retries ran out). */
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    /** HTTP status of the last attempt, null when it got no answer. */
+    lastResponseStatus: integer('last_response_status'),
+    /** Why the last attempt failed, without the URL (it may carry a secret). */
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+  },
+  (t) => [index('webhook_deliveries_route_idx').on(t.routeId)],
 );

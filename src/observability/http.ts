@@ -40,7 +40,14 @@ export function observabilityRoutes(opts: ObservabilityRoutesOptions): Hono {
 
   app.get('/readyz', async (c) => {
     const names = Object.keys(opts.checks);
-    const results = await Promise.all(names.map((name) => withTimeout(opts.checks[name]!(), timeoutMs).then(() => null, (error: unknown) => errorMessage(error))));
+    const results = await Promise.all(
+      names.map((name) =>
+        withTimeout(opts.checks[name]!(), timeoutMs).then(
+          () => null,
+          (error: unknown) => errorMessage(error),
+        ),
+      ),
+    );
     const down = names.flatMap((name, i) => (results[i] === null ? [] : [`${name} (${results[i]})`]));
     if (down.length > 0) {
       opts.logger?.warn('not ready', { down });

@@ -67,7 +67,11 @@ export function instrumentProvider<T extends object>(adapter: T, provider: strin
         fn = function (this: unknown, ...args: unknown[]) {
           try {
             const result: unknown = Reflect.apply(value, this === receiver ? target : this, args);
-            if (result instanceof Promise) return result.catch((error: unknown) => { count(error); throw error; });
+            if (result instanceof Promise)
+              return result.catch((error: unknown) => {
+                count(error);
+                throw error;
+              });
             return result;
           } catch (error) {
             count(error);
@@ -91,7 +95,11 @@ export function transferMetricsRegistry(db: Database, logger?: Logger): Registry
   const snapshot = () => {
     if (!cached || Date.now() - cached.at > SNAPSHOT_TTL_MS) {
       const value = db
-        .select({ status: transfers.status, total: count(), needingAttention: sql<number>`count(*) filter (where ${transfers.needsAttention})`.mapWith(Number) })
+        .select({
+          status: transfers.status,
+          total: count(),
+          needingAttention: sql<number>`count(*) filter (where ${transfers.needsAttention})`.mapWith(Number),
+        })
         .from(transfers)
         .groupBy(transfers.status)
         .then((rows) => ({
@@ -100,7 +108,9 @@ export function transferMetricsRegistry(db: Database, logger?: Logger): Registry
         }));
       cached = { at: Date.now(), value };
       // A failed query is not reused.
-      value.catch(() => { if (cached?.value === value) cached = undefined; });
+      value.catch(() => {
+        if (cached?.value === value) cached = undefined;
+      });
     }
     return cached.value;
   };

@@ -114,5 +114,9 @@ export function withUrlsRedacted(value: unknown, seen = new WeakSet<object>()): 
   if (value instanceof Error) source = { ...value, name: value.name, message: value.message, stack: value.stack, cause: (value as { cause?: unknown }).cause };
   else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) source = value as Record<string, unknown>;
   else return value; // Map, Date, class instances: as the logger writes them
-  return Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined).map(([k, v]) => [k, withUrlsRedacted(v, seen)]));
+  return Object.fromEntries(
+    Object.entries(source)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, withUrlsRedacted(v, seen)]),
+  );
 }

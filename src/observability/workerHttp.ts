@@ -6,13 +6,7 @@ import { metricsRegistry } from './metrics.ts';
 
 export const DEFAULT_WORKER_HTTP_PORT = 9464;
 
-export async function startWorkerHttp(opts: {
-  port: number;
-  host: string;
-  worker: { state(): string };
-  db: Database;
-  logger?: Logger;
-}): Promise<HttpServer> {
+export async function startWorkerHttp(opts: { port: number; host: string; worker: { state(): string }; db: Database; logger?: Logger }): Promise<HttpServer> {
   const app = observabilityRoutes({
     checks: {
       worker: async () => {

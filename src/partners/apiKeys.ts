@@ -52,7 +52,8 @@ export function newApiKey(): string {
 export async function createApiKey(db: Database, name: string, limits: Partial<PartnerLimits> = {}): Promise<{ key: string; keyPrefix: string }> {
   if (!API_KEY_NAME_PATTERN.test(name)) throw new ApiKeyError('the name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   for (const [field, value] of Object.entries(limits)) {
-    if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
+    if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
   }
   const key = newApiKey();
   const keyPrefix = key.slice(0, SHOWN_PREFIX_LENGTH);
@@ -101,9 +102,19 @@ export async function revokeApiKey(db: Database, name: string): Promise<boolean>
 export async function findPartner(db: Database, key: string): Promise<Partner | null> {
   if (!API_KEY_PATTERN.test(key)) return null;
   const [row] = await db
-    .select({ id: apiKeys.id, name: apiKeys.name, requestsPerMinute: apiKeys.requestsPerMinute, createsPerMinute: apiKeys.createsPerMinute, maxUnfunded: apiKeys.maxUnfunded })
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      requestsPerMinute: apiKeys.requestsPerMinute,
+      createsPerMinute: apiKeys.createsPerMinute,
+      maxUnfunded: apiKeys.maxUnfunded,
+    })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
   if (!row) return null;
-  return { id: row.id, name: row.name, limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded } };
+  return {
+    id: row.id,
+    name: row.name,
+    limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded },
+  };
 }

@@ -1,4 +1,5 @@
 import type { Address, Hex } from 'viem';
+import { PrivateRouteError } from '../errors.ts';
 
 /**
  * The narrow interface every deposit-address bridge adapter implements.
@@ -74,7 +75,7 @@ export interface BridgeOrderStatus {
 }
 
 /** The request cannot be served as asked (unsupported pair, amount too small, no liquidity...). Maps to HTTP 400. */
-export class BridgeRouteError extends Error {
+export class BridgeRouteError extends PrivateRouteError {
   override name = 'BridgeRouteError';
 }
 
@@ -82,7 +83,7 @@ export class BridgeRouteError extends Error {
  * The provider could not be reached or answered with a server error / rate limit. Retryable. `transient`:
  * worth retrying soon within the same call (network, 5xx, 429); false when it needs a person (a refused API key).
  */
-export class BridgeUnavailableError extends Error {
+export class BridgeUnavailableError extends PrivateRouteError {
   override name = 'BridgeUnavailableError';
   constructor(
     message: string,

@@ -23,7 +23,13 @@ export interface CctpQuoteServiceDeps {
   finality: 'fast' | 'standard';
 }
 
-const usdcToken = (chain: CctpChainConfig): BridgeToken => ({ chainId: chain.chainId, address: chain.usdc, symbol: 'USDC', name: 'USD Coin', decimals: USDC_DECIMALS });
+const usdcToken = (chain: CctpChainConfig): BridgeToken => ({
+  chainId: chain.chainId,
+  address: chain.usdc,
+  symbol: 'USDC',
+  name: 'USD Coin',
+  decimals: USDC_DECIMALS,
+});
 
 /**
  * Quotes in burn-and-mint mode (USDC only), with exact bigint math along the path:
@@ -78,7 +84,9 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       const fees = await deps.pool.fees(hub.usdc);
       const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
       if (amount - bridgeInFee < fees.minimumDeposit) {
-        throw new QuoteError(`amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, USDC_DECIMALS)} USDC`);
+        throw new QuoteError(
+          `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, USDC_DECIMALS)} USDC`,
+        );
       }
       const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
 
@@ -88,7 +96,8 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
       const privacyFee = vettingFee + relayFee;
       const burned = withdrawn - relayFee;
-      if (burned <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
+      if (burned <= 0n)
+        throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
       const bridgeFee = destination.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(hub.chainId, destination.chainId, burned)).fee;
       const output = burned - bridgeFee;
       if (output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`);
@@ -116,12 +125,7 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
           bridgeFeeUsd: usd(bridgeFee),
           privacyFeeUsd: usd(privacyFee),
           etaSeconds: legs * LEG_ETA_SECONDS[deps.finality] + deps.poolEtaSeconds,
-          route: [
-            `USDC on ${source.displayName}`,
-            `USDC on ${hub.displayName}`,
-            `Privacy pool on ${hub.displayName}`,
-            `USDC on ${destination.displayName}`,
-          ],
+          route: [`USDC on ${source.displayName}`, `USDC on ${hub.displayName}`, `Privacy pool on ${hub.displayName}`, `USDC on ${destination.displayName}`],
         },
       };
     },

@@ -144,7 +144,9 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
         deps.pool.fees(hubToken.address),
       ]);
       if (bridgeIn.amountOut < fees.minimumDeposit) {
-        throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`);
+        throw new QuoteError(
+          `amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`,
+        );
       }
       const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.depositFeeBps);
       const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);

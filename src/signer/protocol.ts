@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
 /** The signer process's request bodies (src/signer/server.ts validates them, src/signer/remote.ts sends them). */
-const accountIndex = z.number().int().min(0).max(2 ** 31 - 1);
+const accountIndex = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 const fieldElement = z.string().regex(/^\d{1,78}$/, 'must be a decimal integer');
 const noteIndex = z.string().regex(/^\d{1,20}$/, 'must be a decimal integer');
 

@@ -26,7 +26,9 @@ export function createRemoteSigner(opts: { url: string; authToken: string; timeo
         signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
       });
     } catch (error) {
-      throw new SignerRequestError(`the signer at ${base} did not answer ${path}: ${error instanceof Error ? error.message : String(error)}; is the signer process running (npm run start:signer)?`);
+      throw new SignerRequestError(
+        `the signer at ${base} did not answer ${path}: ${error instanceof Error ? error.message : String(error)}; is the signer process running (npm run start:signer)?`,
+      );
     }
     const answer = (await response.json().catch(() => null)) as { success?: boolean; data?: T; error?: string } | null;
     if (!response.ok || !answer?.success) {
@@ -44,7 +46,9 @@ export function createRemoteSigner(opts: { url: string; authToken: string; timeo
       const data = await call<{ signedTransaction: Hex }>('POST', SIGNER_PATHS.signTransaction, { account, transaction: unsignedTransaction });
       return data.signedTransaction;
     },
-    depositSecrets: async (scope, index) => secrets(await call('POST', SIGNER_PATHS.noteSecrets, { kind: 'deposit', scope: scope.toString(), index: index.toString() })),
-    withdrawalSecrets: async (label, index) => secrets(await call('POST', SIGNER_PATHS.noteSecrets, { kind: 'withdrawal', label: label.toString(), index: index.toString() })),
+    depositSecrets: async (scope, index) =>
+      secrets(await call('POST', SIGNER_PATHS.noteSecrets, { kind: 'deposit', scope: scope.toString(), index: index.toString() })),
+    withdrawalSecrets: async (label, index) =>
+      secrets(await call('POST', SIGNER_PATHS.noteSecrets, { kind: 'withdrawal', label: label.toString(), index: index.toString() })),
   };
 }

@@ -16,7 +16,8 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
   const fail = (c: Context, status: 400 | 401 | 404 | 500, error: string) => c.json({ success: false, error }, status);
 
   app.use('*', async (c, next) => {
-    if (!matchesSecretDigest(bearerToken(c.req.header('authorization')) ?? '', expected)) return fail(c, 401, 'missing or wrong signer token (Authorization: Bearer <SIGNER_AUTH_TOKEN>)');
+    if (!matchesSecretDigest(bearerToken(c.req.header('authorization')) ?? '', expected))
+      return fail(c, 401, 'missing or wrong signer token (Authorization: Bearer <SIGNER_AUTH_TOKEN>)');
     await next();
   });
 
@@ -41,7 +42,9 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
     const request = parsed.data;
     const secrets =
-      request.kind === 'deposit' ? await signer.depositSecrets(BigInt(request.scope), BigInt(request.index)) : await signer.withdrawalSecrets(BigInt(request.label), BigInt(request.index));
+      request.kind === 'deposit'
+        ? await signer.depositSecrets(BigInt(request.scope), BigInt(request.index))
+        : await signer.withdrawalSecrets(BigInt(request.label), BigInt(request.index));
     return c.json({ success: true, data: { nullifier: secrets.nullifier.toString(), secret: secrets.secret.toString() } });
   });
 

@@ -39,7 +39,8 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       if (key.length !== 32) throw new PayloadCodecError(`payload codec key "${id}" must be 32 bytes (AES-256), got ${key.length}`);
       map.set(id, Buffer.from(key));
     }
-    if (!map.has(encryptingKeyId)) throw new PayloadCodecError(`the encrypting key id "${encryptingKeyId}" is not among the payload codec keys (${[...map.keys()].join(', ')})`);
+    if (!map.has(encryptingKeyId))
+      throw new PayloadCodecError(`the encrypting key id "${encryptingKeyId}" is not among the payload codec keys (${[...map.keys()].join(', ')})`);
     this.#keys = map;
     this.#encryptingKeyId = encryptingKeyId;
   }
@@ -87,7 +88,9 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       const decoded = ProtoPayload.decode(plain);
       return { metadata: decoded.metadata, data: decoded.data };
     } catch {
-      throw new PayloadCodecError(`encrypted payload (key id "${keyId}") failed authentication: it was altered, or the key under id "${keyId}" in PAYLOAD_CODEC_KEYS is not the one it was written with`);
+      throw new PayloadCodecError(
+        `encrypted payload (key id "${keyId}") failed authentication: it was altered, or the key under id "${keyId}" in PAYLOAD_CODEC_KEYS is not the one it was written with`,
+      );
     }
   }
 }

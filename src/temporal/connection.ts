@@ -64,7 +64,8 @@ function pemOrFile(name: string, value: string): Buffer {
   }
 }
 
-export type TemporalClientConfig = TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE' | 'PAYLOAD_CODEC' | 'PAYLOAD_CODEC_KEYS' | 'PAYLOAD_CODEC_KEY_ID'>;
+export type TemporalClientConfig = TemporalConnectionConfig &
+  Pick<Config, 'TEMPORAL_NAMESPACE' | 'PAYLOAD_CODEC' | 'PAYLOAD_CODEC_KEYS' | 'PAYLOAD_CODEC_KEY_ID'>;
 
 /** A client with the configured connection security and the payload codec (encrypted history). */
 export async function connectTemporalClient(config: TemporalClientConfig): Promise<{ connection: Connection; client: Client }> {

@@ -13,6 +13,8 @@ import type { Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
+import { temporalWebhookStarter } from '../webhooks/starter.ts';
+import { activityErrors } from './activityErrors.ts';
 import { activityKeepalive } from './activityKeepalive.ts';
 import { activityCrashPoints } from './crashPoints.ts';
 import { failureConverterPath, payloadCodecOf, temporalDataConverter } from './codec.ts';
@@ -37,7 +39,12 @@ export async function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<W
   } catch {
     // Not built yet for these sources (or unreadable): build it.
   }
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, failureConverterPath, logger: bundlerLogger(opts.logger ?? createLogger()) });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules,
+    failureConverterPath,
+    logger: bundlerLogger(opts.logger ?? createLogger()),
+  });
   try {
     await mkdir(path.dirname(cached), { recursive: true });
     // Write-then-rename: a reader in another process never sees half a bundle.
@@ -144,8 +151,10 @@ export async function startTransferWorker(opts: {
     throw error;
   });
   try {
-    const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(client) });
-    const interceptors = { activity: [activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] };
+    const webhookStarter = opts.deps.webhooks ? temporalWebhookStarter(client, names.steps, opts.deps.webhooks) : undefined;
+    const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(client), webhookStarter });
+    // activityErrors first: it translates whatever the others let through (src/failures.ts).
+    const interceptors = { activity: [activityErrors, activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] };
     const workers = await Promise.all(
       queues.map((queue) =>
         Worker.create({

@@ -15,6 +15,8 @@ export interface CreateTransferRequest extends TransferRequest {
   refundAddress?: Address;
   /** Optional: a larger anonymity set than the service's default to wait for in the pool. */
   minAnonymitySet?: number;
+  /** Optional: where the service POSTs each status change (validated by the API schema; stored as given). */
+  webhookUrl?: string;
 }
 
 export interface CreatedTransfer extends Quote {
@@ -54,6 +56,10 @@ export interface PrivacySettings {
 }
 
 /** The persisted transfer as GET returns it. Internal accounts (exit account, derivation index) stay private. */
+/**
+ * The webhook URL is never echoed, not even to the statusToken's holder: it may carry a secret (a token in its
+ * path or query), and views end up in logs and support tickets. Its owner knows it already.
+ */
 export interface TransferView extends CreatedTransfer {
   error: string | null;
   /** True while the transfer waits for an operator (a step is parked, or funds are held for a decision). */
@@ -61,6 +67,11 @@ export interface TransferView extends CreatedTransfer {
   refundAddress: string | null;
   userDestinationAddress: string;
   depositDeadline: string;
+  /** Per-hop transactions (never the shield or the withdrawal): the sender's deposit on the source chain, */
+  depositTxHash: string | null;
+  /** the bridge's delivery to the hub account, */
+  bridgeInTxHash: string | null;
+  /** and the payment to the recipient on the destination chain; each null until seen. */
   payoutTxHash: string | null;
   createdAt: string;
   updatedAt: string;
@@ -176,6 +187,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         depositDeadline,
         statusTokenHash: hashStatusToken(statusToken),
         clientHash: options.clientHash ?? null,
+        webhookUrl: request.webhookUrl ?? null,
       });
 
       const plan: RoutePlan = {
@@ -209,7 +221,13 @@ export function createTransferService(deps: TransferServiceDeps) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
           await deps.db
             .update(transfers)
-            .set({ status: 'FAILED', error: 'the transfer could not be started; do not deposit', statusSeq: 1_000_000, clientHash: null, updatedAt: sql`now()` })
+            .set({
+              status: 'FAILED',
+              error: 'the transfer could not be started; do not deposit',
+              statusSeq: 1_000_000,
+              clientHash: null,
+              updatedAt: sql`now()`,
+            })
             .where(eq(transfers.routeId, routeId));
           throw error;
         }
@@ -236,7 +254,10 @@ export function createTransferService(deps: TransferServiceDeps) {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
       if (!row) return null;
       if (statusToken === undefined) {
-        return { access: 'public', transfer: { routeId, status: row.status as TransferStatus, error: publicError(row.error), needsAttention: row.needsAttention } };
+        return {
+          access: 'public',
+          transfer: { routeId, status: row.status as TransferStatus, error: publicError(row.error), needsAttention: row.needsAttention },
+        };
       }
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
       return { access: 'full', transfer: transferView(row) };
@@ -280,6 +301,8 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
     userDestinationAddress: row.userDestinationAddress,
     refundAddress: row.refundAddress,
     depositDeadline: row.depositDeadline.toISOString(),
+    depositTxHash: row.depositTxHash,
+    bridgeInTxHash: row.bridgeInTxHash,
     payoutTxHash: row.payoutTxHash,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

@@ -10,6 +10,7 @@ import { DEFAULT_FEE_BUFFER_BPS, FINALITY_THRESHOLD, feeForAmount, maxFeeFor } f
 import type { IrisClient, IrisFees } from './iris.ts';
 import { addressToBytes32, parseMessageHeader } from './message.ts';
 import type { BurnAndMintBridge, CctpFinality, MintResult } from './types.ts';
+import { PrivateRouteError } from '../../errors.ts';
 
 export interface CctpBridgeOptions {
   iris: IrisClient;
@@ -33,7 +34,7 @@ export interface CctpBridgeOptions {
 export const DEFAULT_FEE_CACHE_MS = 30_000;
 
 /** The (routeId, step) key already holds a burn that differs from the request: never re-burn, needs an operator. */
-export class CctpBurnMismatchError extends Error {
+export class CctpBurnMismatchError extends PrivateRouteError {
   override name = 'CctpBurnMismatchError';
 }
 
@@ -126,8 +127,8 @@ export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
       });
 
       // A recorded burn is returned as is, so make sure it is the burn this call describes.
-      const burns = parseEventLogs({ abi: tokenMessengerV2Abi, eventName: 'DepositForBurn', logs: receipt.logs }).filter(
-        (log) => isAddressEqual(log.address, src.tokenMessenger),
+      const burns = parseEventLogs({ abi: tokenMessengerV2Abi, eventName: 'DepositForBurn', logs: receipt.logs }).filter((log) =>
+        isAddressEqual(log.address, src.tokenMessenger),
       );
       const matches = burns.some(
         ({ args }) =>

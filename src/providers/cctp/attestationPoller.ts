@@ -218,7 +218,17 @@ export function createAttestationPoller(opts: AttestationPollerOptions): Attesta
       const key = keyOf(sourceDomain, burnTxHash);
       let burn = burns.get(key);
       if (!burn) {
-        burn = { domain: sourceDomain, txHash: burnTxHash, waiters: new Set(), nextAt: timers.now(), inFlight: false, checks: 0, misses: 0, failures: 0, last: 'unknown' };
+        burn = {
+          domain: sourceDomain,
+          txHash: burnTxHash,
+          waiters: new Set(),
+          nextAt: timers.now(),
+          inFlight: false,
+          checks: 0,
+          misses: 0,
+          failures: 0,
+          last: 'unknown',
+        };
         burns.set(key, burn);
       }
       const joined = burn;

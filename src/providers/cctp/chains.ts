@@ -73,9 +73,7 @@ const TESTNET: ChainRow[] = [
 export function cctpNetwork(environment: CctpEnvironment): CctpChainConfig[] {
   const contracts = CCTP_V2_CONTRACTS[environment];
   const rows = environment === 'mainnet' ? MAINNET : TESTNET;
-  return validateCctpChains(
-    rows.map(([chainId, name, displayName, domain, usdc]) => ({ chainId, name, displayName, domain, usdc, ...contracts })),
-  );
+  return validateCctpChains(rows.map(([chainId, name, displayName, domain, usdc]) => ({ chainId, name, displayName, domain, usdc, ...contracts })));
 }
 
 /**

@@ -4,6 +4,7 @@ import { BridgeUnavailableError } from '../bridge.ts';
 import { canonicalBps, FINALITY_THRESHOLD } from './fees.ts';
 import type { AttestationStatus } from './types.ts';
 import { describeError, truncate } from '../errorText.ts';
+import { PrivateRouteError } from '../../errors.ts';
 
 /**
  * A small typed client for Circle's Iris API (CCTP v2), the two endpoints the adapter needs:
@@ -69,7 +70,7 @@ export class IrisUnavailableError extends BridgeUnavailableError {
 }
 
 /** Iris rejected the request itself (4xx other than 404 and 429). Not retryable as is. */
-export class IrisRequestError extends Error {
+export class IrisRequestError extends PrivateRouteError {
   override name = 'IrisRequestError';
   constructor(
     message: string,

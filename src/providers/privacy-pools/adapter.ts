@@ -9,7 +9,18 @@ import {
   type WithdrawalProof,
 } from '@0xbow/privacy-pools-core-sdk';
 import { poseidon1 } from 'poseidon-lite';
-import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
+import {
+  decodeFunctionData,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  getAbiItem,
+  parseEventLogs,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
 import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalDestination } from '../privacyPool.ts';
@@ -18,6 +29,7 @@ import type { AspClient } from './asp.ts';
 import { createTtlCache } from '../ttlCache.ts';
 import type { Prover } from './prover.ts';
 import type { NoteSecretsProvider } from '../../signer/signer.ts';
+import { PrivateRouteError } from '../../errors.ts';
 
 /** The protocol's circuits take Merkle paths of up to 32 levels; the SDK pads every path to that. */
 const MAX_TREE_DEPTH = 32n;
@@ -40,12 +52,12 @@ const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
 const REVIEW_SHARE_MS = 2_000;
 
 /** The pool will not let this note out: it was spent by a transaction this service has no record of. */
-export class PoolNoteSpentError extends Error {
+export class PoolNoteSpentError extends PrivateRouteError {
   override name = 'PoolNoteSpentError';
 }
 
 /** The ASP's published leaves do not match the root on chain yet; retry shortly. */
-export class AspOutOfSyncError extends Error {
+export class AspOutOfSyncError extends PrivateRouteError {
   override name = 'AspOutOfSyncError';
 }
 
@@ -106,9 +118,15 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   }
 
   async function assetConfig(asset: Address) {
-    const [pool, minimumDeposit, vettingFeeBps, maxRelayFeeBps] = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'assetConfig', args: [asset] });
+    const [pool, minimumDeposit, vettingFeeBps, maxRelayFeeBps] = await client().readContract({
+      address: entrypoint,
+      abi: entrypointAbi,
+      functionName: 'assetConfig',
+      args: [asset],
+    });
     if (pool === zeroAddress) throw new Error(`no Privacy Pool is registered for ${asset} at the Entrypoint ${entrypoint}`);
-    if (BigInt(opts.relayFeeBps) > maxRelayFeeBps) throw new Error(`PRIVACY_RELAY_FEE_BPS (${opts.relayFeeBps}) exceeds the pool's maximum relay fee of ${maxRelayFeeBps} bps`);
+    if (BigInt(opts.relayFeeBps) > maxRelayFeeBps)
+      throw new Error(`PRIVACY_RELAY_FEE_BPS (${opts.relayFeeBps}) exceeds the pool's maximum relay fee of ${maxRelayFeeBps} bps`);
     return { pool, minimumDeposit, vettingFeeBps: Number(vettingFeeBps) };
   }
 
@@ -133,10 +151,12 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     for (const asset of new Set(notes.map((n) => n.asset.toLowerCase()))) {
       const pool = await poolOf(asset as Address);
       // Every waiting route asks: they share one read of the ASP's leaves for a moment (a withdrawal reads its own).
-      const approved = await reviewedLabels.get(pool.address, () => approvedLabels(pool)).catch((error: unknown) => {
-        if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[], root: 0n };
-        throw error;
-      });
+      const approved = await reviewedLabels
+        .get(pool.address, () => approvedLabels(pool))
+        .catch((error: unknown) => {
+          if (error instanceof AspOutOfSyncError) return { labels: [] as bigint[], root: 0n };
+          throw error;
+        });
       const approvedSet = new Set(approved.labels);
       const labels = notes.filter((n) => n.asset.toLowerCase() === asset).map((n) => BigInt(n.label));
       const waiting = labels.filter((label) => !approvedSet.has(label));
@@ -152,7 +172,9 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   async function approvedLabels(pool: AssetPool): Promise<{ labels: bigint[]; root: bigint }> {
     const [{ aspLeaves }, root] = await Promise.all([
       pool.asp.leaves(),
-      client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' }).catch(() => 0n),
+      client()
+        .readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' })
+        .catch(() => 0n),
     ]);
     if (aspLeaves.length === 0 || root === 0n) return { labels: [], root };
     const published = generateMerkleProof(aspLeaves, aspLeaves[0]!).root;
@@ -164,14 +186,19 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
    * Proves the withdrawal and records its signed relay transaction under `step` (broadcast by txSender after the
    * record). Its destination is asked for only once the proof slot is taken, so a bridge order it names is fresh.
    */
-  async function proveAndRecord(input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination }, step: string): Promise<void> {
+  async function proveAndRecord(
+    input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination },
+    step: string,
+  ): Promise<void> {
     const pool = await poolOf(input.note.asset);
     const { nullifier, secret } = await depositSecrets(pool, input.noteIndex);
     const label = BigInt(input.note.label);
     const commitment = getCommitment(input.note.value, label, nullifier, secret);
     if (commitment.hash.toString() !== input.note.commitment) throw new Error(`the note of route ${input.routeId} does not derive from this signer's keys`);
     if (await isSpent(pool, nullifierHash(nullifier))) {
-      throw new PoolNoteSpentError(`the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`);
+      throw new PoolNoteSpentError(
+        `the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`,
+      );
     }
 
     const withdrawalTo = (recipient: Address) => ({
@@ -232,7 +259,9 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   }
 
   async function describeDeposit(pool: AssetPool, asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolNote> {
-    const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: sent.receipt.logs }).filter((log) => log.address.toLowerCase() === pool.address.toLowerCase());
+    const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Deposited', logs: sent.receipt.logs }).filter(
+      (log) => log.address.toLowerCase() === pool.address.toLowerCase(),
+    );
     if (!event) throw new Error('a deposit transaction emitted no Deposited event of the pool');
     return {
       asset,
@@ -354,7 +383,14 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
             throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
           }
           const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
-          await sender.send({ routeId, step, chainId, account: owner, to: pool.address, data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }) });
+          await sender.send({
+            routeId,
+            step,
+            chainId,
+            account: owner,
+            to: pool.address,
+            data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }),
+          });
         }
         try {
           const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeError, truncate } from '../errorText.ts';
+import { PrivateRouteError } from '../../errors.ts';
 
 /**
  * A client of the 0xbow ASP's public HTTP API (api.0xbow.io), the three read endpoints a withdrawal needs,
@@ -58,7 +59,7 @@ export interface AspClient {
   reviewStatuses(labels: bigint[]): Promise<Map<bigint, string>>;
 }
 
-export class AspError extends Error {
+export class AspError extends PrivateRouteError {
   override name = 'AspError';
   constructor(
     message: string,

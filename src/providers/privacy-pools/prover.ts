@@ -2,13 +2,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type {
-  AccountCommitment,
-  Commitment,
-  CommitmentProof,
-  WithdrawalProof,
-  WithdrawalProofInput,
-} from '@0xbow/privacy-pools-core-sdk';
+import type { AccountCommitment, Commitment, CommitmentProof, WithdrawalProof, WithdrawalProofInput } from '@0xbow/privacy-pools-core-sdk';
+import { PrivateRouteError } from '../../errors.ts';
 
 /**
  * Privacy Pools Groth16 proofs, generated in worker threads so the event loop (Temporal heartbeats,
@@ -53,7 +48,7 @@ export interface Prover {
 }
 
 /** A circuit file is missing, unreadable, or not the one the SDK was released with. Not retryable. */
-export class CircuitArtifactError extends Error {
+export class CircuitArtifactError extends PrivateRouteError {
   override name = 'CircuitArtifactError';
   constructor(
     /** The refused file, or the artifacts folder when the SDK did not say which file. */
@@ -72,7 +67,7 @@ export class CircuitArtifactError extends Error {
  * circuit rejects), the thread died during the proof (THREAD_EXITED), or the prover was closed
  * (PROVER_CLOSED).
  */
-export class ProverError extends Error {
+export class ProverError extends PrivateRouteError {
   override name = 'ProverError';
   constructor(
     message: string,

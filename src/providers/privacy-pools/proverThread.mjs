@@ -64,4 +64,3 @@ function describeError(error) {
     code: typeof error.code === 'string' ? error.code : undefined,
   };
 }
-

@@ -71,20 +71,22 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
       });
       // Relay's search is fuzzy and may include other chains' entries; keep exact matches only.
       const needle = term?.toLowerCase();
-      return currencies
-        .filter((c) => c.chainId === chainId && isAddress(c.address, { strict: false }))
-        .filter((c) => c.vmType === undefined || c.vmType === 'evm')
-        // The service moves ERC-20 tokens only: deposits are read with balanceOf and payouts confirmed by Transfer logs.
-        .filter((c) => !c.metadata?.isNative && !NATIVE_ADDRESSES.has(c.address.toLowerCase()))
-        .filter((c) => !needle || c.symbol.toLowerCase().includes(needle) || c.name.toLowerCase().includes(needle))
-        .map((c) => ({
-          chainId: c.chainId,
-          address: getAddress(c.address),
-          symbol: c.symbol,
-          name: c.name,
-          decimals: c.decimals,
-          logoUrl: c.metadata?.logoURI || undefined,
-        }));
+      return (
+        currencies
+          .filter((c) => c.chainId === chainId && isAddress(c.address, { strict: false }))
+          .filter((c) => c.vmType === undefined || c.vmType === 'evm')
+          // The service moves ERC-20 tokens only: deposits are read with balanceOf and payouts confirmed by Transfer logs.
+          .filter((c) => !c.metadata?.isNative && !NATIVE_ADDRESSES.has(c.address.toLowerCase()))
+          .filter((c) => !needle || c.symbol.toLowerCase().includes(needle) || c.name.toLowerCase().includes(needle))
+          .map((c) => ({
+            chainId: c.chainId,
+            address: getAddress(c.address),
+            symbol: c.symbol,
+            name: c.name,
+            decimals: c.decimals,
+            logoUrl: c.metadata?.logoURI || undefined,
+          }))
+      );
     },
 
     async quote(request: BridgeQuoteRequest): Promise<BridgeQuote> {

@@ -167,9 +167,7 @@ export function createRelayClient(opts: RelayClientOptions): RelayClient {
       return { status: res.status, ok: res.ok, text: await res.text() };
     } catch (err) {
       const reason =
-        err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
-          ? `no answer within ${timeoutMs} ms`
-          : describeError(err);
+        err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? `no answer within ${timeoutMs} ms` : describeError(err);
       throw new BridgeUnavailableError(scrub(`relay unreachable (${describeCall(c)}): ${reason}`));
     }
   }

@@ -1,0 +1,144 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { and, eq, sql } from 'drizzle-orm';
+import { transfers, webhookDeliveries } from '../src/db/schema.ts';
+import { postWebhook } from '../src/webhooks/post.ts';
+import { signWebhook } from '../src/webhooks/signature.ts';
+import type { WebhookSettings } from '../src/webhooks/settings.ts';
+import type { ActivityDeps } from './deps.ts';
+import type { StatusProjection } from './projection.ts';
+
+/** The body of a delivery: thin on purpose (no amounts, addresses or hashes); the client GETs the rest with its statusToken. */
+export interface WebhookEvent {
+  id: string;
+  type: 'transfer.status';
+  routeId: string;
+  status: string;
+  occurredAt: string;
+}
+
+export function webhookEventId(routeId: string, seq: number): string {
+  return `${routeId}:${seq}`;
+}
+
+/**
+ * Records the delivery of a status written to the projection and starts its workflow, when the route has a
+ * webhook URL. Idempotent: the row is inserted once (ON CONFLICT DO NOTHING) and the workflow id is the event
+ * id, so a retried projection never sends twice, and a crash between the insert and the start is healed by the
+ * retry (the row is still pending, the start is repeated). A delivery that already ended is not started again.
+ *
+ * Without a starter (deps given by a test that writes statuses itself) nothing is enqueued. In production every
+ * writeStatus runs in an activity of startTransferWorker, which always adds one.
+ */
+export async function enqueueWebhook(
+  deps: Pick<ActivityDeps, 'db' | 'webhookStarter'>,
+  input: Pick<StatusProjection, 'routeId' | 'seq' | 'status'>,
+): Promise<void> {
+  if (!deps.webhookStarter) return;
+  const eventId = webhookEventId(input.routeId, input.seq);
+  // One statement: insert the row if the route has a URL, and read the row's state either way.
+  const rows = await deps.db.execute<{ state: string }>(sql`
+    with inserted as (
+      insert into ${webhookDeliveries} (event_id, route_id, status, status_seq)
+      select ${eventId}, ${transfers.routeId}, ${input.status}, ${input.seq} from ${transfers}
+      where ${transfers.routeId} = ${input.routeId} and ${transfers.webhookUrl} is not null
+      on conflict do nothing
+      returning state
+    )
+    select state from inserted
+    union all
+    select state from ${webhookDeliveries} where event_id = ${eventId}`);
+  if (rows[0]?.state !== 'pending') return;
+  await deps.webhookStarter.start(eventId);
+}
+
+/** The webhook activities (workflows/webhooks.ts). */
+export function webhookActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * One delivery attempt of an event: reads the route's URL from Postgres (it never enters Temporal history),
+     * POSTs the signed event and records the attempt. 2xx: delivered. 4xx other than 408 and 429, or a refused
+     * target: failed for good (non-retryable). Anything else: thrown for Temporal to retry.
+     */
+    async deliverWebhook(input: { eventId: string }): Promise<{ status: number }> {
+      const settings = requireWebhookSettings(deps);
+      const [row] = await deps.db
+        .select({
+          routeId: webhookDeliveries.routeId,
+          status: webhookDeliveries.status,
+          state: webhookDeliveries.state,
+          createdAt: webhookDeliveries.createdAt,
+          lastResponseStatus: webhookDeliveries.lastResponseStatus,
+          url: transfers.webhookUrl,
+        })
+        .from(webhookDeliveries)
+        .leftJoin(transfers, eq(transfers.routeId, webhookDeliveries.routeId))
+        .where(eq(webhookDeliveries.eventId, input.eventId));
+      if (!row) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.eventId}`, 'WebhookUnknown');
+      if (row.state === 'delivered') return { status: row.lastResponseStatus ?? 200 };
+      if (!row.url) {
+        await recordAttempt(deps, input.eventId, { status: null, error: 'the route has no webhook URL' });
+        throw ApplicationFailure.nonRetryable('the route has no webhook URL', 'WebhookRefused');
+      }
+      const event: WebhookEvent = {
+        id: input.eventId,
+        type: 'transfer.status',
+        routeId: row.routeId,
+        status: row.status,
+        occurredAt: row.createdAt.toISOString(),
+      };
+      const body = JSON.stringify(event);
+      const headers = signWebhook(settings.signingSecret, input.eventId, body);
+      const result = await postWebhook(row.url, { ...headers }, body, {
+        timeoutMs: settings.requestTimeoutMs,
+        allowPrivateTargets: settings.allowPrivateTargets,
+      });
+      if (result.kind === 'refused') {
+        await recordAttempt(deps, input.eventId, { status: null, error: result.error });
+        throw ApplicationFailure.nonRetryable(result.error, 'WebhookRefused');
+      }
+      if (result.kind === 'unanswered') {
+        await recordAttempt(deps, input.eventId, { status: null, error: result.error });
+        throw ApplicationFailure.retryable(result.error, 'WebhookUnanswered');
+      }
+      const { status } = result;
+      if (status >= 200 && status < 300) {
+        await recordAttempt(deps, input.eventId, { status, error: null, delivered: true });
+        return { status };
+      }
+      const error = `the receiver answered ${status}`;
+      await recordAttempt(deps, input.eventId, { status, error });
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw ApplicationFailure.nonRetryable(error, 'WebhookRejected');
+      throw ApplicationFailure.retryable(error, 'WebhookNotAccepted');
+    },
+
+    /** Marks a delivery failed for good (its retries ran out, or the receiver refused it); a delivered one stays delivered. */
+    async markWebhookFailed(input: { eventId: string }): Promise<void> {
+      await deps.db
+        .update(webhookDeliveries)
+        .set({ state: 'failed' })
+        .where(and(eq(webhookDeliveries.eventId, input.eventId), eq(webhookDeliveries.state, 'pending')));
+    },
+  };
+}
+
+async function recordAttempt(
+  deps: Pick<ActivityDeps, 'db'>,
+  eventId: string,
+  attempt: { status: number | null; error: string | null; delivered?: boolean },
+): Promise<void> {
+  await deps.db
+    .update(webhookDeliveries)
+    .set({
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastAttemptAt: sql`now()`,
+      lastResponseStatus: attempt.status,
+      lastError: attempt.error,
+      ...(attempt.delivered && { state: 'delivered', deliveredAt: sql`now()` }),
+    })
+    .where(eq(webhookDeliveries.eventId, eventId));
+}
+
+function requireWebhookSettings(deps: ActivityDeps): WebhookSettings {
+  if (!deps.webhooks) throw ApplicationFailure.nonRetryable('the worker has no webhook settings: set WEBHOOK_SIGNING_SECRET', 'WebhookNotConfigured');
+  return deps.webhooks;
+}

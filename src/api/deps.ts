@@ -1,0 +1,30 @@
+import type { Logger } from '../logger.ts';
+import type { QuoteService } from '../quote/quoteService.ts';
+import type { IdempotencyStore } from '../transfers/idempotency.ts';
+import type { StatusFeed } from '../transfers/statusFeed.ts';
+import type { TransferService } from '../transfers/transferService.ts';
+import type { AbuseLimits } from './abuseLimits.ts';
+
+export interface ApiDeps {
+  quotes: QuoteService;
+  transfers: TransferService;
+  logger: Logger;
+  /**
+   * Chains this deployment can watch and pay on (those with an RPC URL in CHAIN_RPC_URLS). A chain the bridge
+   * lists but the service cannot reach is not offered: quote and create answer 400. Omitted: every bridge chain.
+   */
+  servedChainIds?: ReadonlySet<number>;
+  /** Per-client limits on quote and create (src/api/abuseLimits.ts); omitted: none. */
+  abuse?: AbuseLimits;
+  /** Idempotency-Key on create (src/transfers/idempotency.ts); omitted: the header is validated but not remembered. */
+  idempotency?: Pick<IdempotencyStore, 'begin'>;
+  /** Status changes for GET …/events (src/transfers/statusFeed.ts); omitted: the endpoint answers 404 UNKNOWN_ENDPOINT. */
+  statusFeed?: Pick<StatusFeed, 'changes'>;
+  /** WEBHOOK_ALLOW_HTTP: accept http webhookUrls to any host (default: https only, http to localhost). */
+  webhookAllowHttp?: boolean;
+  /**
+   * Event streams: open streams per client address and instance (default 10), the heartbeat interval (default
+   * 15 s) and the proxies in front of the API (TRUST_PROXY_HOPS, to find the client's address).
+   */
+  events?: { maxStreamsPerClient?: number; heartbeatMs?: number; trustProxyHops?: number };
+}

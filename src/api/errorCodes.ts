@@ -1,0 +1,54 @@
+/**
+ * The machine-readable `code` of every failure envelope `{ success: false, error, code }`. The list is part of the
+ * API: codes are never renamed or reused for another meaning; new ones may be added (clients treat an unknown code
+ * like its HTTP status). docs/api.md has the same table.
+ */
+export const ERROR_CODES = {
+  INVALID_JSON: { status: 400, meaning: 'The request body is not valid JSON.' },
+  INVALID_REQUEST: { status: 400, meaning: 'The body is not a JSON object, a field is missing or mistyped, or a header or query parameter is malformed.' },
+  INVALID_AMOUNT: {
+    status: 400,
+    meaning: "`amount` is no positive decimal within the token's precision and range, or too small for the fees or the pool minimum.",
+  },
+  INVALID_ADDRESS: { status: 400, meaning: '`userDestinationAddress` or `refundAddress` is no checksummed 20-byte address, or is the zero address.' },
+  INVALID_WEBHOOK_URL: { status: 400, meaning: '`webhookUrl` is not an acceptable https URL (see docs/api.md, webhookUrl).' },
+  UNSUPPORTED_CHAIN: { status: 400, meaning: 'A chain id is not served by this deployment (see GET /api/bridge/chains), or is the hub chain.' },
+  UNSUPPORTED_TOKEN: { status: 400, meaning: 'A token symbol is not supported on its chain (see GET /api/bridge/tokens).' },
+  UNSUPPORTED_PAIR: { status: 400, meaning: 'The chains and tokens are each supported but not as this pair (e.g. the same chain on both sides).' },
+  NO_ROUTE: { status: 400, meaning: 'The bridge provider cannot serve this transfer (e.g. insufficient liquidity).' },
+  UNKNOWN_ROUTE: { status: 404, meaning: 'No transfer has this routeId (a malformed id included).' },
+  UNKNOWN_ENDPOINT: { status: 404, meaning: 'No endpoint has this method and path.' },
+  STATUS_TOKEN_MISMATCH: { status: 401, meaning: "The statusToken presented is not this transfer's (send none for the public view)." },
+  INVALID_API_KEY: { status: 401, meaning: 'The X-Api-Key is unknown, malformed or revoked.' },
+  RATE_LIMITED: { status: 429, meaning: 'Too many quotes and creates, or creates, per minute for this client; see Retry-After.' },
+  TOO_MANY_UNFUNDED_TRANSFERS: { status: 429, meaning: 'This client has too many transfers awaiting their deposit; see Retry-After.' },
+  TOO_MANY_STREAMS: { status: 429, meaning: 'This client has too many open event streams; close one first.' },
+  BODY_TOO_LARGE: { status: 413, meaning: 'The request body is larger than 64 KiB.' },
+  INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: 'The Idempotency-Key header is not 8 to 255 printable ASCII characters.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'This Idempotency-Key was used with another request body in the last 24 hours.' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'The first request with this Idempotency-Key is still running; retry after Retry-After.' },
+  BRIDGE_UNAVAILABLE: { status: 500, meaning: 'The bridge provider did not answer; try again shortly.' },
+  INTERNAL_ERROR: { status: 500, meaning: "Anything else; details are in the service's logs, never in the answer." },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+
+/** A failure the API answers in the envelope; thrown by handlers and middleware, rendered by the app's onError. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: ErrorStatus,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** A 400 with its code. */
+export const badRequest = (code: ErrorCode, message: string) => new ApiError(400, code, message);

@@ -1,0 +1,44 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { ApiDeps } from '../deps.ts';
+import { ok } from '../envelope.ts';
+import { chainSchema, tokenSchema, tokensQuerySchema } from '../schemas.ts';
+import { failures, newApp, servedChains, success } from './common.ts';
+
+export function discoveryRoutes(deps: ApiDeps) {
+  const chains = servedChains(deps.servedChainIds);
+  const chainsRoute = createRoute({
+    method: 'get',
+    path: '/api/bridge/chains',
+    operationId: 'listChains',
+    tags: ['Discovery'],
+    summary: 'List chains',
+    description: 'Chains the active bridge provider serves and this deployment can reach. A listed chain does not guarantee a quote for every pair.',
+    responses: { 200: success('The chains.', z.array(chainSchema)), 500: failures[500]() },
+  });
+  const tokensRoute = createRoute({
+    method: 'get',
+    path: '/api/bridge/tokens',
+    operationId: 'listTokens',
+    tags: ['Discovery'],
+    summary: 'List tokens on a chain',
+    description: 'Tokens of one chain, optionally filtered by a part of their symbol or name. Burn-and-mint mode lists USDC only.',
+    request: { query: tokensQuerySchema },
+    responses: {
+      200: success('The tokens.', z.array(tokenSchema)),
+      400: failures[400](['INVALID_REQUEST', 'UNSUPPORTED_CHAIN']),
+      500: failures[500](),
+    },
+  });
+  return newApp()
+    .openapi(chainsRoute, async (c) =>
+      ok(
+        c,
+        (await deps.quotes.chains()).filter((chain) => chains.served(chain.chainId)),
+      ),
+    )
+    .openapi(tokensRoute, async (c) => {
+      const query = c.req.valid('query');
+      chains.requireChain(query.chainId);
+      return ok(c, await deps.quotes.tokens(query.chainId, query.search));
+    });
+}

@@ -1,0 +1,127 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { addressBucket, clientAddress } from '../abuseLimits.ts';
+import type { ApiDeps } from '../deps.ts';
+import { ApiError } from '../errorCodes.ts';
+import { headerParameters, routeIdParamsSchema } from '../schemas.ts';
+import { failures, newApp } from './common.ts';
+import { presentedStatusToken, readTransfer, STATUS_TOKEN_SECURITY } from './transfers.ts';
+
+const TERMINAL = new Set(['COMPLETED', 'FAILED']);
+const DEFAULT_MAX_STREAMS = 10;
+const DEFAULT_HEARTBEAT_MS = 15_000;
+/** The reconnection delay the browser's EventSource is told to use. */
+const RETRY_MS = 3_000;
+
+/** The stream's owner for the per-client cap: the partner behind X-Api-Key is not known here, so the address. */
+const streamOwner = (c: Context, trustProxyHops: number) => {
+  const address = clientAddress(c, trustProxyHops);
+  return address === undefined ? 'unknown' : addressBucket(address);
+};
+
+export function eventRoutes(deps: ApiDeps) {
+  const maxStreams = deps.events?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS;
+  const heartbeatMs = deps.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const trustProxyHops = deps.events?.trustProxyHops ?? 0;
+  /** Open streams per client on this instance. */
+  const open = new Map<string, number>();
+
+  const events = createRoute({
+    method: 'get',
+    path: '/api/private-route/{routeId}/events',
+    operationId: 'transferEvents',
+    tags: ['Transfers'],
+    summary: 'Follow a transfer (server-sent events)',
+    description: [
+      'A `text/event-stream` of `event: status` messages whose `data` is exactly what GET /api/private-route/{routeId} answers this caller (full view with the statusToken, public view without).',
+      'The first event is the current status, then one per change; the server closes the stream after COMPLETED or FAILED.',
+      "Event ids are the transfer's status sequence: a reconnecting EventSource sends Last-Event-ID and gets only later changes. A `: heartbeat` comment every 15 s keeps proxies from closing an idle stream.",
+      `At most ${DEFAULT_MAX_STREAMS} open streams per client address and API instance (429 TOO_MANY_STREAMS).`,
+    ].join(' '),
+    security: STATUS_TOKEN_SECURITY,
+    parameters: [headerParameters.statusToken, headerParameters.lastEventId],
+    request: { params: routeIdParamsSchema },
+    responses: {
+      200: {
+        description: 'The event stream.',
+        content: {
+          'text/event-stream': {
+            schema: z.string().openapi({
+              example: 'retry: 3000\nid: 1\nevent: status\ndata: {"routeId":"rt_…","status":"AWAITING_DEPOSIT","error":null,"needsAttention":false}\n\n',
+            }),
+          },
+        },
+      },
+      401: failures[401](['STATUS_TOKEN_MISMATCH']),
+      404: failures[404](['UNKNOWN_ROUTE', 'UNKNOWN_ENDPOINT']),
+      429: failures[429](['TOO_MANY_STREAMS']),
+      500: failures[500](),
+    },
+  });
+
+  return newApp().openapi(events, async (c) => {
+    const feed = deps.statusFeed;
+    if (!feed) throw new ApiError(404, 'UNKNOWN_ENDPOINT', `no such endpoint: ${c.req.method} ${c.req.path}`);
+    const { routeId } = c.req.valid('param');
+    // The same access rules as GET, checked before the stream opens so a wrong token is a plain 401.
+    await readTransfer(deps, c, routeId);
+    const token = presentedStatusToken(c);
+    const lastEventId = Number.parseInt(c.req.header('last-event-id') ?? '', 10);
+    const afterSeq = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : -1;
+
+    // A HEAD has no body to stream: answer the headers without holding a stream's place.
+    if (c.req.method === 'HEAD') return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+
+    const owner = streamOwner(c, trustProxyHops);
+    const count = open.get(owner) ?? 0;
+    if (count >= maxStreams) {
+      throw new ApiError(429, 'TOO_MANY_STREAMS', `too many open event streams: at most ${maxStreams} per client; close one first`, { 'Retry-After': '5' });
+    }
+    open.set(owner, count + 1);
+    const release = () => {
+      const left = (open.get(owner) ?? 1) - 1;
+      if (left <= 0) open.delete(owner);
+      else open.set(owner, left);
+    };
+
+    c.header('Vary', 'Authorization, X-Status-Token');
+    // Tells nginx-like proxies not to buffer the stream.
+    c.header('X-Accel-Buffering', 'no');
+    const response = streamSSE(
+      c,
+      async (stream) => {
+        const aborted = new AbortController();
+        stream.onAbort(() => aborted.abort());
+        const heartbeat = setInterval(() => {
+          stream.write(': heartbeat\n\n').catch(() => aborted.abort());
+        }, heartbeatMs);
+        try {
+          let first = true;
+          for await (const change of feed.changes(routeId, afterSeq, aborted.signal)) {
+            if (aborted.signal.aborted) break;
+            // What GET answers this caller now (the view it is entitled to), with the status this event announces:
+            // a status that lasted a moment is streamed even if the route has moved on by the time it is read.
+            const read = await deps.transfers.read(routeId, token);
+            if (!read || read.access === 'denied') break;
+            const data = { ...read.transfer, status: change.status as typeof read.transfer.status };
+            await stream.writeSSE({ event: 'status', id: String(change.statusSeq), data: JSON.stringify(data), ...(first ? { retry: RETRY_MS } : {}) });
+            first = false;
+            if (TERMINAL.has(change.status)) break;
+          }
+        } finally {
+          clearInterval(heartbeat);
+          aborted.abort();
+          release();
+        }
+      },
+      async (error, stream) => {
+        deps.logger.error('event stream failed', { routeId, error: error.message, name: error.name });
+        await stream.close();
+      },
+    );
+    // streamSSE answers no-cache; the views differ per caller and may be private, so nothing may store them.
+    response.headers.set('Cache-Control', 'no-store');
+    return response;
+  });
+}

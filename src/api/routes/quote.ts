@@ -1,0 +1,35 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { ApiDeps } from '../deps.ts';
+import { ok } from '../envelope.ts';
+import { headerParameters, quoteSchema, responseHeaders, transferRequestSchema } from '../schemas.ts';
+import { failures, jsonObjectBody, newApp, passThrough, servedChains, success } from './common.ts';
+
+export function quoteRoutes(deps: ApiDeps) {
+  const chains = servedChains(deps.servedChainIds);
+  const route = createRoute({
+    method: 'post',
+    path: '/api/private-route/quote',
+    operationId: 'quote',
+    tags: ['Transfers'],
+    summary: 'Quote a transfer',
+    description:
+      'Prices a transfer; nothing is stored and no deposit address is allocated. Quotes are live: re-quote before creating and every 15 to 20 s while one is shown. The same request within QUOTE_CACHE_SECONDS gets the same answer.',
+    middleware: [deps.abuse?.quote ?? passThrough, jsonObjectBody],
+    parameters: [headerParameters.apiKey],
+    request: { body: { required: true, content: { 'application/json': { schema: transferRequestSchema } } } },
+    responses: {
+      200: success('The quote.', quoteSchema, responseHeaders.rateLimit),
+      400: failures[400](['INVALID_JSON', 'INVALID_REQUEST', 'INVALID_AMOUNT', 'UNSUPPORTED_CHAIN', 'UNSUPPORTED_TOKEN', 'UNSUPPORTED_PAIR', 'NO_ROUTE']),
+      401: failures[401](['INVALID_API_KEY']),
+      413: failures[413](),
+      429: failures[429](['RATE_LIMITED']),
+      500: failures[500](),
+    },
+  });
+  return newApp().openapi(route, async (c) => {
+    const request = c.req.valid('json');
+    chains.require(request);
+    const { quote } = await deps.quotes.quote(request);
+    return ok(c, quote);
+  });
+}

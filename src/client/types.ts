@@ -1,0 +1,34 @@
+/**
+ * What the client sends and receives. The answers are the server's own types (type-only imports: nothing of the
+ * server runs in the client); the requests are spelled out so that a caller's editor shows every field.
+ */
+import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
+import type { Quote } from '../quote/quoteService.ts';
+import type { NewTransfer, PublicTransferView, TransferView } from '../transfers/transferService.ts';
+import type { TransferStatus } from '../../workflows/types.ts';
+
+export type { BridgeChain as Chain, BridgeToken as Token, NewTransfer, PublicTransferView, Quote, TransferStatus, TransferView };
+
+export interface QuoteRequest {
+  sourceChainId: number;
+  destChainId: number;
+  /** Decimal amount of source tokens as a string ("12.5"), never a number (docs/api.md). */
+  amount: string;
+  /** Default USDC. */
+  tokenSymbol?: string;
+  /** Default: tokenSymbol. */
+  destTokenSymbol?: string;
+}
+
+export interface CreateRequest extends QuoteRequest {
+  /** Who is paid, on the destination chain. */
+  userDestinationAddress: string;
+  /** Where undeliverable deposits are refunded, on the source chain. */
+  refundAddress?: string;
+  /** Wait for at least this anonymity set in the privacy pool. */
+  minAnonymitySet?: number;
+  /** HTTPS URL that receives a signed POST on every status change (verify it with verifyWebhook). */
+  webhookUrl?: string;
+}
+
+export const TERMINAL_STATUSES: readonly TransferStatus[] = ['COMPLETED', 'FAILED'];

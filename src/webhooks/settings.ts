@@ -1,0 +1,50 @@
+/** Webhook delivery settings and the delivery workflow's input (type-only for the workflow bundle). */
+
+/** How the delivery activity is retried (Temporal retry policy; durations in milliseconds). */
+export interface WebhookRetryPolicy {
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs: number;
+  /** All attempts together; after it the delivery is marked failed. */
+  scheduleToCloseMs: number;
+}
+
+/** 5 s, 10 s, 20 s … up to 10 min between attempts, for 24 h. */
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetryPolicy = {
+  initialIntervalMs: 5_000,
+  backoffCoefficient: 2,
+  maximumIntervalMs: 600_000,
+  scheduleToCloseMs: 24 * 3600_000,
+};
+
+export const WEBHOOK_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The worker's webhook settings (WEBHOOK_* in src/config.ts). */
+export interface WebhookSettings {
+  /** WEBHOOK_SIGNING_SECRET: the HMAC key of every delivery's signature. Never leaves the worker. */
+  signingSecret: string;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: POSTs to private, loopback and link-local addresses allowed (local stack, tests). */
+  allowPrivateTargets: boolean;
+  /** WEBHOOK_MAX_DELAY_SECONDS: each delivery waits a random 0..max seconds first (docs/privacy.md). */
+  maxDelaySeconds: number;
+  requestTimeoutMs: number;
+  retry: WebhookRetryPolicy;
+}
+
+/** The webhookDelivery workflow's input: the event id and the policy, never the URL (it stays in Postgres). */
+export interface WebhookDeliveryInput {
+  eventId: string;
+  maxDelaySeconds: number;
+  retry: WebhookRetryPolicy;
+}
+
+/** Starts the delivery workflow of one event, idempotently (workflow id `webhook-<eventId>`). */
+export interface WebhookStarter {
+  start(eventId: string): Promise<void>;
+}
+
+export const WEBHOOK_WORKFLOW_TYPE = 'webhookDelivery';
+
+export function webhookWorkflowId(eventId: string): string {
+  return `webhook-${eventId}`;
+}
