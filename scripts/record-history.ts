@@ -2,27 +2,47 @@
  * Records the Temporal history of one funded transfer on a fresh local stack, for the replay test
  * (test/replay.test.ts). Run it after changing the workflow, with the new version's name:
  *
- *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>]
+ *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>]
  *
  * `--park bridge-out` (or another fault of `routectl devnet fault set`) makes that step fail until the
  * transfer parks, then clears the fault and runs the operator's `routectl retry`: the shape of a parked
  * transfer that an operator resumed, which is what lives longest in production.
  *
- * and commit test/histories/<name>.history (binary protobuf: this Temporal SDK's JSON helpers fail on
+ * `--webhook <name>` gives the transfer a webhookUrl (a receiver in this process) and also records the
+ * webhookDelivery workflow of its COMPLETED event as test/workflow/histories/<name>.history.
+ *
+ * and commit test/workflow/histories/<name>.history (binary protobuf: this Temporal SDK's JSON helpers fail on
  * its own mixed protobufjs versions): every recorded history must keep replaying with the current
  * workflow code, which is what makes a change to the workflow's commands safe for transfers in flight.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eq } from 'drizzle-orm';
+import { connectDatabase } from '../src/db/client.ts';
+import { transfers } from '../src/db/schema.ts';
+import { webhookWorkflowId } from '../src/webhooks/settings.ts';
 import proto from '@temporalio/proto';
 import { startTestStack, waitFor } from '../test/support/testStack.ts';
 
 const args = process.argv.slice(2);
-const parkAt = args.includes('--park') ? args[args.indexOf('--park') + 1] : undefined;
-const [name, mode = 'relay'] = args.filter((arg, i) => arg !== '--park' && args[i - 1] !== '--park');
-if (!name || !/^[\w.-]+$/.test(name) || !['relay', 'cctp'].includes(mode) || (args.includes('--park') && !parkAt)) {
-  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>]');
+const option = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+const parkAt = option('--park');
+const webhookName = option('--webhook');
+const [name, mode = 'relay'] = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
+const validName = (n: string | undefined) => !!n && /^[\w.-]+$/.test(n);
+if (!validName(name) || !['relay', 'cctp'].includes(mode) || (args.includes('--park') && !parkAt) || (args.includes('--webhook') && !validName(webhookName))) {
+  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>]');
   process.exit(2);
 }
+
+// The webhook receiver: answers 204 to every delivery.
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(204).end());
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 const parking: Record<string, string> = parkAt ? { STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '60' } : {};
 // Recorded in clear: the committed histories replay without a key (the stack's key is fresh each run).
@@ -34,29 +54,60 @@ try {
     destChainId: chainId('destination'),
     amount: '42',
     userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
+    ...(webhookName && { webhookUrl }),
   });
   const route = created.body.data!;
   if (parkAt) await expectOk(stack.routectl('devnet', 'fault', 'set', parkAt));
   await stack.fund(route.depositAddress, 'USDC', BigInt(route.amount));
   if (parkAt) {
-    await waitFor('the transfer to park', async () => {
-      const { body } = await stack.api<{ needsAttention: boolean }>('GET', `/api/private-route/${route.routeId}`);
-      return body.data?.needsAttention ? true : undefined;
-    }, 180_000);
+    await waitFor(
+      'the transfer to park',
+      async () => {
+        const { body } = await stack.api<{ needsAttention: boolean }>('GET', `/api/private-route/${route.routeId}`);
+        return body.data?.needsAttention ? true : undefined;
+      },
+      180_000,
+    );
     await expectOk(stack.routectl('devnet', 'fault', 'clear'));
     await expectOk(stack.routectl('retry', route.routeId, '--reason', 'recording a parked-retry history'));
   }
-  const status = await waitFor('the transfer to finish', async () => {
-    const { body } = await stack.api<{ status: string }>('GET', `/api/private-route/${route.routeId}`);
-    return ['COMPLETED', 'FAILED'].includes(body.data!.status) ? body.data!.status : undefined;
-  }, 180_000);
+  const status = await waitFor(
+    'the transfer to finish',
+    async () => {
+      const { body } = await stack.api<{ status: string }>('GET', `/api/private-route/${route.routeId}`);
+      return ['COMPLETED', 'FAILED'].includes(body.data!.status) ? body.data!.status : undefined;
+    },
+    180_000,
+  );
   if (status !== 'COMPLETED') throw new Error(`the transfer ended ${status}`);
   const history = await stack.temporal.client.workflow.getHandle(route.routeId).fetchHistory();
-  const file = new URL(`../test/histories/${name}.history`, import.meta.url);
+  const file = new URL(`../test/workflow/histories/${name}.history`, import.meta.url);
   writeFileSync(file, proto.temporal.api.history.v1.History.encode(history).finish());
   console.log(`wrote ${file.pathname} (${history.events?.length} events)`);
+  if (webhookName) {
+    const seq = await completedSeq(route.routeId);
+    const delivery = stack.temporal.client.workflow.getHandle(webhookWorkflowId(`${route.routeId}:${seq}`));
+    await delivery.result();
+    const deliveryHistory = await delivery.fetchHistory();
+    const deliveryFile = new URL(`../test/workflow/histories/${webhookName}.history`, import.meta.url);
+    writeFileSync(deliveryFile, proto.temporal.api.history.v1.History.encode(deliveryHistory).finish());
+    console.log(`wrote ${deliveryFile.pathname} (${deliveryHistory.events?.length} events)`);
+  }
 } finally {
   await stack.close();
+  receiver.close();
+}
+
+/** The COMPLETED status's sequence number, from the projection. */
+async function completedSeq(routeId: string): Promise<number> {
+  const database = connectDatabase(stack.config.DATABASE_URL, { max: 1 });
+  try {
+    const [row] = await database.db.select({ seq: transfers.statusSeq }).from(transfers).where(eq(transfers.routeId, routeId));
+    if (!row) throw new Error(`no projection row for ${routeId}`);
+    return row.seq;
+  } finally {
+    await database.close();
+  }
 }
 
 async function expectOk(run: Promise<{ code: number; stdout: string; stderr: string }>): Promise<void> {

@@ -104,7 +104,11 @@ export function countActions(events: HistoryEvent[]): ActionCount {
       case 'ActivityTaskFailed':
       case 'ActivityTaskTimedOut':
       case 'ActivityTaskCanceled': {
-        const attrs = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+        const attrs =
+          e.activityTaskCompletedEventAttributes ??
+          e.activityTaskFailedEventAttributes ??
+          e.activityTaskTimedOutEventAttributes ??
+          e.activityTaskCanceledEventAttributes;
         const started = startedAt.get(String(attrs?.startedEventId));
         if (started !== undefined) heartbeats += estimatedHeartbeats((tsToMs(e.eventTime) - started) / 1000);
         break;

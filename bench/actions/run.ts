@@ -37,10 +37,16 @@ runMain(async () => {
     for (let i = 0; i < transfers; i++) created.push(await createTransfer(stack));
     for (const t of created) await funder.fund(t);
     progress(`created and funded ${transfers} transfer(s); waiting for COMPLETED (at most ${timeoutSeconds} s)`);
-    const outcomes = await awaitTerminal(stack, created.map((t) => t.routeId), { timeoutSeconds, progress });
+    const outcomes = await awaitTerminal(
+      stack,
+      created.map((t) => t.routeId),
+      { timeoutSeconds, progress },
+    );
     const notCompleted = created.filter((t) => outcomes.get(t.routeId)?.status !== 'COMPLETED');
     if (notCompleted.length > 0) {
-      throw new Error(`${notCompleted.length} transfer(s) did not complete within ${timeoutSeconds} s: ${notCompleted.map((t) => `${t.routeId} ${outcomes.get(t.routeId)?.status} ${outcomes.get(t.routeId)?.error ?? ''}`).join('; ')}`);
+      throw new Error(
+        `${notCompleted.length} transfer(s) did not complete within ${timeoutSeconds} s: ${notCompleted.map((t) => `${t.routeId} ${outcomes.get(t.routeId)?.status} ${outcomes.get(t.routeId)?.error ?? ''}`).join('; ')}`,
+      );
     }
 
     const client = stack.temporal.client;
@@ -58,7 +64,11 @@ runMain(async () => {
       const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
       const count = countActions(history.events ?? []);
       const row = shared.get(execution.type) ?? { executions: 0, actions: 0, events: 0 };
-      shared.set(execution.type, { executions: row.executions + 1, actions: row.actions + count.actions + count.estimatedHeartbeats, events: row.events + count.events });
+      shared.set(execution.type, {
+        executions: row.executions + 1,
+        actions: row.actions + count.actions + count.estimatedHeartbeats,
+        events: row.events + count.events,
+      });
     }
 
     report(perTransfer, shared);
@@ -98,21 +108,27 @@ function report(perTransfer: Array<{ routeId: string; count: ActionCount }>, sha
     return keys.map((k) => [k, ...perTransfer.map((t) => pick(t.count).get(k) ?? 0)]);
   };
   console.log(`Temporal actions per transfer (${mode} mode, ${perTransfer.length} transfer(s), privacy window at its minimum)\n`);
-  console.log(table([
-    ['billable action (from the history)', ...ids],
-    ...rows((c) => c.actionsByRule),
-    ['activity heartbeats (estimate, not in the history)', ...perTransfer.map((t) => t.count.estimatedHeartbeats)],
-    ['total', ...totals],
-  ]));
+  console.log(
+    table([
+      ['billable action (from the history)', ...ids],
+      ...rows((c) => c.actionsByRule),
+      ['activity heartbeats (estimate, not in the history)', ...perTransfer.map((t) => t.count.estimatedHeartbeats)],
+      ['total', ...totals],
+    ]),
+  );
   const notBilled = rows((c) => c.notBilled);
   if (notBilled.length > 0) console.log(`\nnot billed:\n${table(notBilled)}`);
   console.log(`\n${table([['history events by type', ...ids], ...rows((c) => c.eventsByType), ['total', ...perTransfer.map((t) => t.count.events)]])}`);
   console.log(`\n${table([['activity attempts by type', ...ids], ...rows((c) => c.activityAttempts)])}`);
-  console.log(`\nactions per transfer: mean ${summary.actionsPerTransfer.mean}, max ${summary.actionsPerTransfer.max} (of which heartbeats ≈ ${summary.estimatedHeartbeats.mean}; without them mean ${summary.actionsWithoutHeartbeats.mean}, max ${summary.actionsWithoutHeartbeats.max})`);
+  console.log(
+    `\nactions per transfer: mean ${summary.actionsPerTransfer.mean}, max ${summary.actionsPerTransfer.max} (of which heartbeats ≈ ${summary.estimatedHeartbeats.mean}; without them mean ${summary.actionsWithoutHeartbeats.mean}, max ${summary.actionsWithoutHeartbeats.max})`,
+  );
   console.log(`history events per transfer: mean ${summary.historyEvents.mean}, max ${summary.historyEvents.max}`);
   if (shared.size > 0) {
     console.log(`\nother workflows during the run (shared by all routes; actions incl. estimated heartbeats):`);
     console.log(table([['type', 'executions', 'actions', 'events'], ...[...shared].map(([type, r]) => [type, r.executions, r.actions, r.events])]));
   }
-  console.log(`\nHeartbeats are estimated: ≈ 1 + floor((d − ${KEEPALIVE_SECONDS} s) / 8 s) per activity attempt of d ≥ ${KEEPALIVE_SECONDS} s (keep-alive every ${KEEPALIVE_SECONDS} s, SDK throttle 80 % of the 10 s timeout).`);
+  console.log(
+    `\nHeartbeats are estimated: ≈ 1 + floor((d − ${KEEPALIVE_SECONDS} s) / 8 s) per activity attempt of d ≥ ${KEEPALIVE_SECONDS} s (keep-alive every ${KEEPALIVE_SECONDS} s, SDK throttle 80 % of the 10 s timeout).`,
+  );
 }

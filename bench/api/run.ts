@@ -68,16 +68,28 @@ runMain(async () => {
     for (let i = 0; i < 20; i++) routeIds.push((await createTransfer(stack)).routeId);
 
     const runs: Array<{ name: string; result: LoadResult; baseline: LoadResult }> = [];
-    const measure = async (name: string, spec: Omit<LoadSpec, 'rate' | 'durationSeconds' | 'connections'>, baselineSpec: Omit<LoadSpec, 'rate' | 'durationSeconds' | 'connections'>) => {
+    const measure = async (
+      name: string,
+      spec: Omit<LoadSpec, 'rate' | 'durationSeconds' | 'connections'>,
+      baselineSpec: Omit<LoadSpec, 'rate' | 'durationSeconds' | 'connections'>,
+    ) => {
       progress(`${name}: static baseline, then the endpoint (${rate} req/s for ${durationSeconds} s each)`);
       const baseline = await load(baselineSpec);
       const result = await load(spec);
       runs.push({ name, result, baseline });
     };
     const staticGet = { url: staticServer.url, method: 'GET' as const, paths: ['/static'] };
-    await measure('quote (POST /api/private-route/quote)', { url: stack.apiUrl, method: 'POST', paths: ['/api/private-route/quote'], body: quoteBody }, { ...staticGet, method: 'POST', body: quoteBody });
+    await measure(
+      'quote (POST /api/private-route/quote)',
+      { url: stack.apiUrl, method: 'POST', paths: ['/api/private-route/quote'], body: quoteBody },
+      { ...staticGet, method: 'POST', body: quoteBody },
+    );
     await measure('GET /api/private-route/:routeId', { url: stack.apiUrl, method: 'GET', paths: routeIds.map((id) => `/api/private-route/${id}`) }, staticGet);
-    await measure('create (POST /api/private-route)', { url: stack.apiUrl, method: 'POST', paths: ['/api/private-route'], body: createBody }, { ...staticGet, method: 'POST', body: createBody });
+    await measure(
+      'create (POST /api/private-route)',
+      { url: stack.apiUrl, method: 'POST', paths: ['/api/private-route'], body: createBody },
+      { ...staticGet, method: 'POST', body: createBody },
+    );
     // Creates the load generator gave up on at the end may still be running in the API: let them finish.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
 
@@ -95,7 +107,9 @@ runMain(async () => {
     }));
     if (values.json) console.log(JSON.stringify({ rate, durationSeconds, connections, endpoints: figures }, null, 2));
     else {
-      console.log(`API latency at ${rate} req/s for ${durationSeconds} s per endpoint (${connections} connections), against a static Hono app served the same way\n`);
+      console.log(
+        `API latency at ${rate} req/s for ${durationSeconds} s per endpoint (${connections} connections), against a static Hono app served the same way\n`,
+      );
       console.log(
         table([
           ['endpoint', 'p50 ms', 'p99 ms', 'static p50', 'static p99', 'ratio p50', 'ratio p99', 'req/s done', 'ok', 'failed'],

@@ -9,7 +9,7 @@
  *
  *   npm run bench:awaiting -- [--n 1000] [--funded 5] [--window 30] [--timeout 300] [--create-concurrency 10] [--no-baseline] [--in-process-worker] [--small] [--json]
  *
- * The worker runs as a process of its own (src/devnet/worker.ts, as in production): its RSS is read from
+ * The worker runs as a process of its own (devnet/worker.ts, as in production): its RSS is read from
  * /proc/<pid>/status (VmRSS, and VmHWM restarted once it is ready). This process hosts the API and the
  * Relay/ASP/Iris emulators (anvil, Temporal and Postgres are child processes of it, not counted);
  * `--in-process-worker` runs the worker in this process too, as before, and has no worker row.
@@ -101,7 +101,9 @@ async function phase(awaiting: number): Promise<Phase> {
       peakSinceReady = worker.resetPeak();
       sampledWorkerPeak = m.rss;
       workerSampler = setInterval(workerRss, 1000);
-      progress(`worker process ${worker.pid} ready: RSS ${workerReady.rssMiB} MiB (boot peak ${workerReady.bootPeakMiB} MiB), WORKER_MAX_CACHED_WORKFLOWS=${worker.config.WORKER_MAX_CACHED_WORKFLOWS}`);
+      progress(
+        `worker process ${worker.pid} ready: RSS ${workerReady.rssMiB} MiB (boot peak ${workerReady.bootPeakMiB} MiB), WORKER_MAX_CACHED_WORKFLOWS=${worker.config.WORKER_MAX_CACHED_WORKFLOWS}`,
+      );
     }
     let createSeconds: number | null = null;
     if (awaiting > 0) {
@@ -151,7 +153,11 @@ async function phase(awaiting: number): Promise<Phase> {
     for (let i = 0; i < funded; i++) transfers.push(await createTransfer(stack));
     const fundedAt = new Map<string, number>();
     for (const t of transfers) fundedAt.set(t.routeId, await funder.fund(t));
-    const outcomes = await awaitTerminal(stack, transfers.map((t) => t.routeId), { timeoutSeconds, progress });
+    const outcomes = await awaitTerminal(
+      stack,
+      transfers.map((t) => t.routeId),
+      { timeoutSeconds, progress },
+    );
     const latencies: number[] = [];
     const notCompleted: string[] = [];
     for (const t of transfers) {
@@ -176,7 +182,14 @@ async function phase(awaiting: number): Promise<Phase> {
               afterFunded: workerAfterFunded,
             }
           : null,
-      funded: { transfers: funded, completed: latencies.length, medianSeconds: round(median(latencies), 1), maxSeconds: round(max(latencies), 1), seconds: latencies.map((s) => round(s, 1)), notCompleted },
+      funded: {
+        transfers: funded,
+        completed: latencies.length,
+        medianSeconds: round(median(latencies), 1),
+        maxSeconds: round(max(latencies), 1),
+        seconds: latencies.map((s) => round(s, 1)),
+        notCompleted,
+      },
     };
   } finally {
     clearInterval(workerSampler);
@@ -195,7 +208,9 @@ runMain(async () => {
   }
   console.log(`transfers awaiting deposit (privacy window at its minimum, production poll interval 1 s)\n`);
   const latency = (p: Phase) =>
-    p.funded.completed === 0 ? `none completed within ${timeoutSeconds} s` : `median ${p.funded.medianSeconds} s, max ${p.funded.maxSeconds} s${p.funded.completed < p.funded.transfers ? ` (${p.funded.transfers - p.funded.completed} not completed within ${timeoutSeconds} s)` : ''}`;
+    p.funded.completed === 0
+      ? `none completed within ${timeoutSeconds} s`
+      : `median ${p.funded.medianSeconds} s, max ${p.funded.maxSeconds} s${p.funded.completed < p.funded.transfers ? ` (${p.funded.transfers - p.funded.completed} not completed within ${timeoutSeconds} s)` : ''}`;
   console.log(
     table([
       ['', ...phases.map((p) => `N = ${p.n}`)],
@@ -203,9 +218,18 @@ runMain(async () => {
       [`RPC calls/s while waiting (${windowSeconds} s)`, ...phases.map((p) => p.window.callsPerSecond)],
       ...(workerMode === 'external'
         ? [
-            ['worker RSS (own process): ready / boot peak', ...phases.map((p) => (p.worker ? `${p.worker.ready.rssMiB} / ${p.worker.ready.bootPeakMiB} MiB` : '-'))],
-            ['worker RSS (own process): end of window / peak since ready', ...phases.map((p) => (p.worker ? `${p.worker.endOfWindow.rssMiB} / ${p.worker.endOfWindow.peakMiB} MiB` : '-'))],
-            [`worker RSS (own process): after the ${funded} funded / peak since ready`, ...phases.map((p) => (p.worker ? `${p.worker.afterFunded.rssMiB} / ${p.worker.afterFunded.peakMiB} MiB` : '-'))],
+            [
+              'worker RSS (own process): ready / boot peak',
+              ...phases.map((p) => (p.worker ? `${p.worker.ready.rssMiB} / ${p.worker.ready.bootPeakMiB} MiB` : '-')),
+            ],
+            [
+              'worker RSS (own process): end of window / peak since ready',
+              ...phases.map((p) => (p.worker ? `${p.worker.endOfWindow.rssMiB} / ${p.worker.endOfWindow.peakMiB} MiB` : '-')),
+            ],
+            [
+              `worker RSS (own process): after the ${funded} funded / peak since ready`,
+              ...phases.map((p) => (p.worker ? `${p.worker.afterFunded.rssMiB} / ${p.worker.afterFunded.peakMiB} MiB` : '-')),
+            ],
           ]
         : []),
       [
@@ -229,14 +253,18 @@ runMain(async () => {
   const w = phases.find((p) => p.worker)?.worker;
   if (w) {
     console.log(
-      `\nworker: its own process (src/devnet/worker.ts); WORKER_MAX_CACHED_WORKFLOWS=${w.config.maxCachedWorkflows}, slots steps ${w.config.slots.steps} / waits ${w.config.slots.waits} / proofs ${w.config.slots.proofs}.`,
+      `\nworker: its own process (devnet/worker.ts); WORKER_MAX_CACHED_WORKFLOWS=${w.config.maxCachedWorkflows}, slots steps ${w.config.slots.steps} / waits ${w.config.slots.waits} / proofs ${w.config.slots.proofs}.`,
     );
     console.log(
       `worker RSS from /proc/<pid>/status: VmRSS, and ${w.peakSinceReady ? 'VmHWM restarted once the worker was ready (creates, window and funded transfers included)' : 'the maximum of 1 s VmRSS samples since ready (VmHWM could not be restarted)'}; "boot peak" is VmHWM at ready (loading and bundling the workflows).`,
     );
-    console.log('bench process: the API and the Relay/ASP/Iris emulators; anvil, Temporal and Postgres run as child processes, not counted. RPC calls: the API\'s and the worker\'s.');
+    console.log(
+      "bench process: the API and the Relay/ASP/Iris emulators; anvil, Temporal and Postgres run as child processes, not counted. RPC calls: the API's and the worker's.",
+    );
   } else {
-    console.log('\nRSS: this process hosts the API, the worker (with its prover threads) and the emulators; anvil, Temporal and Postgres run as child processes.');
+    console.log(
+      '\nRSS: this process hosts the API, the worker (with its prover threads) and the emulators; anvil, Temporal and Postgres run as child processes.',
+    );
   }
   // A loaded stack where no funded transfer completes is the finding this bench exists for, not a broken run.
 });

@@ -50,7 +50,11 @@ runMain(async () => {
     const run = async (transfers: CreatedTransfer[]) => {
       const fundedAt = new Map<string, number>();
       for (const t of transfers) fundedAt.set(t.routeId, await funder.fund(t));
-      const outcomes = await awaitTerminal(stack, transfers.map((t) => t.routeId), { timeoutSeconds, progress });
+      const outcomes = await awaitTerminal(
+        stack,
+        transfers.map((t) => t.routeId),
+        { timeoutSeconds, progress },
+      );
       const latencies: number[] = [];
       let lastCompleted = 0;
       for (const t of transfers) {
@@ -80,14 +84,20 @@ runMain(async () => {
       burst = await run(created);
     }
 
-    const throughput = burst.latencies.length / burst.spanSeconds * 60;
+    const throughput = (burst.latencies.length / burst.spanSeconds) * 60;
     const bound = (cores / proofSeconds) * 60;
     const oneStreamBound = 60 / proofSeconds;
     const figures = {
       mode,
       cores,
       proofSeconds: { median: round(proofSeconds), samples: proofTimes.map((t) => round(t)) },
-      sequential: { transfers: sequential, completed: sequentialLatencies.length, medianSeconds: round(median(sequentialLatencies)), maxSeconds: round(max(sequentialLatencies)), seconds: sequentialLatencies.map((s) => round(s, 1)) },
+      sequential: {
+        transfers: sequential,
+        completed: sequentialLatencies.length,
+        medianSeconds: round(median(sequentialLatencies)),
+        maxSeconds: round(max(sequentialLatencies)),
+        seconds: sequentialLatencies.map((s) => round(s, 1)),
+      },
       concurrent: {
         transfers: concurrent,
         completed: burst.latencies.length,
@@ -107,12 +117,20 @@ runMain(async () => {
       const f = figures;
       console.log(`end to end, ${mode} mode, privacy window at its minimum, ${cores} cores`);
       console.log(`  one withdrawal proof (median of ${proofTimes.length})         ${f.proofSeconds.median} s`);
-      console.log(`  sequential, funded → COMPLETED                ${f.sequential.completed}/${sequential}: median ${f.sequential.medianSeconds} s, max ${f.sequential.maxSeconds} s  (${f.sequential.seconds.join(', ')})`);
+      console.log(
+        `  sequential, funded → COMPLETED                ${f.sequential.completed}/${sequential}: median ${f.sequential.medianSeconds} s, max ${f.sequential.maxSeconds} s  (${f.sequential.seconds.join(', ')})`,
+      );
       if (concurrent > 0) {
-        console.log(`  ${concurrent} concurrent, funded → COMPLETED            ${f.concurrent.completed}/${concurrent}: median ${f.concurrent.medianSeconds} s, max ${f.concurrent.maxSeconds} s`);
-        console.log(`  throughput                                    ${f.concurrent.transfersPerMinute} transfers/min  (first funded → last completed ${f.concurrent.firstFundedToLastCompletedSeconds} s)`);
+        console.log(
+          `  ${concurrent} concurrent, funded → COMPLETED            ${f.concurrent.completed}/${concurrent}: median ${f.concurrent.medianSeconds} s, max ${f.concurrent.maxSeconds} s`,
+        );
+        console.log(
+          `  throughput                                    ${f.concurrent.transfersPerMinute} transfers/min  (first funded → last completed ${f.concurrent.firstFundedToLastCompletedSeconds} s)`,
+        );
         console.log(`  bound: cores ÷ seconds per proof              ${f.boundTransfersPerMinute} transfers/min  → throughput/bound ${f.throughputOverBound}`);
-        console.log(`  one proof at a time (a proof uses every core) ${f.oneProofAtATimeBoundPerMinute} transfers/min  → throughput/that ${f.throughputOverOneProofAtATimeBound}`);
+        console.log(
+          `  one proof at a time (a proof uses every core) ${f.oneProofAtATimeBoundPerMinute} transfers/min  → throughput/that ${f.throughputOverOneProofAtATimeBound}`,
+        );
       }
       if (failures.length > 0) console.log(`  not completed: ${failures.length}\n    ${failures.join('\n    ')}`);
     }

@@ -167,7 +167,14 @@ interface TokenTransfer {
 export function tokenTransfers(chain: ChainData, token: string): TokenTransfer[] {
   return chain.logs
     .filter((l) => l.address === token.toLowerCase() && l.topics[0] === TOPIC.transfer && l.topics.length === 3)
-    .map((l) => ({ from: topicAddress(l.topics[1]), to: topicAddress(l.topics[2]), value: BigInt(l.data), order: position(l), timestamp: l.timestamp, txHash: l.txHash }))
+    .map((l) => ({
+      from: topicAddress(l.topics[1]),
+      to: topicAddress(l.topics[2]),
+      value: BigInt(l.data),
+      order: position(l),
+      timestamp: l.timestamp,
+      txHash: l.txHash,
+    }))
     .sort((a, b) => a.order - b.order);
 }
 
@@ -233,7 +240,10 @@ export function identifiersOf(chain: ChainData, txHashes: string[]): Map<string,
  * Links a deposit and a withdrawal when some identifier appears in exactly one deposit and exactly one
  * withdrawal (a value shared more widely, like a contract address, names no pair).
  */
-export function identifierLinks(deposits: Array<{ id: string; chain: ChainData; txHashes: string[] }>, withdrawals: Array<{ id: string; chain: ChainData; txHashes: string[] }>): Link[] {
+export function identifierLinks(
+  deposits: Array<{ id: string; chain: ChainData; txHashes: string[] }>,
+  withdrawals: Array<{ id: string; chain: ChainData; txHashes: string[] }>,
+): Link[] {
   const index = (items: typeof deposits) => {
     const byValue = new Map<string, Array<{ id: string; where: string }>>();
     for (const item of items) {
@@ -317,7 +327,12 @@ function onward(transfers: TokenTransfer[], start: string, after: number, contra
  * deposit and that one withdrawal. Deposit-side accounts: the depositor and the deposit's sender;
  * withdrawal-side: the submitter, the recipient and whoever the recipient moves the funds to.
  */
-export function gasFundingLinks(hub: ChainData, hubToken: string, deposits: PoolDeposit[], withdrawals: PoolWithdrawal[]): { links: Link[]; funders: FunderSummary[] } {
+export function gasFundingLinks(
+  hub: ChainData,
+  hubToken: string,
+  deposits: PoolDeposit[],
+  withdrawals: PoolWithdrawal[],
+): { links: Link[]; funders: FunderSummary[] } {
   const isAccount = (a: string | null | undefined): a is string => !!a && a !== ZERO && !hub.contracts.has(a);
   const transfers = tokenTransfers(hub, hubToken);
   const depositAccounts = new Map(deposits.map((d) => [d.id, new Set([d.depositor, ...d.txHashes.map((h) => hub.txByHash.get(h)?.from)].filter(isAccount))]));
@@ -350,8 +365,16 @@ export function gasFundingLinks(hub: ChainData, hubToken: string, deposits: Pool
     addIfUnique(ds, ws, `common funder ${funder}`);
     // A direct edge: an account of one side funds an account of the other.
     for (const account of accounts) {
-      addIfUnique(new Set(touching(depositAccounts, funder)), new Set(touching(withdrawalAccounts, account)), `deposit-side ${funder} funded withdrawal-side ${account}`);
-      addIfUnique(new Set(touching(depositAccounts, account)), new Set(touching(withdrawalAccounts, funder)), `withdrawal-side ${funder} funded deposit-side ${account}`);
+      addIfUnique(
+        new Set(touching(depositAccounts, funder)),
+        new Set(touching(withdrawalAccounts, account)),
+        `deposit-side ${funder} funded withdrawal-side ${account}`,
+      );
+      addIfUnique(
+        new Set(touching(depositAccounts, account)),
+        new Set(touching(withdrawalAccounts, funder)),
+        `withdrawal-side ${funder} funded deposit-side ${account}`,
+      );
     }
   }
   return { links: [...links.values()], funders };

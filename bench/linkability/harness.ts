@@ -8,7 +8,7 @@ import { inArray } from 'drizzle-orm';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries } from '../../src/db/schema.ts';
-import type { LocalStack } from '../../src/devnet/stack.ts';
+import type { LocalStack } from '../../devnet/stack.ts';
 import { api, chainOf, startBenchStack, type BenchStack } from '../support/stack.ts';
 import type { PublicKnowledge } from './observe.ts';
 import type { RouteTruth } from './score.ts';
@@ -71,7 +71,12 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
 export function publicKnowledge(stack: LocalStack): PublicKnowledge {
   return {
     apiUrl: stack.apiUrl,
-    chains: stack.manifest.chains.map((c) => ({ role: c.role, chainId: c.chainId, rpcUrl: c.rpcUrl, tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase(), decimals: t.decimals })) })),
+    chains: stack.manifest.chains.map((c) => ({
+      role: c.role,
+      chainId: c.chainId,
+      rpcUrl: c.rpcUrl,
+      tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase(), decimals: t.decimals })),
+    })),
     entrypoint: stack.manifest.privacyPools.entrypoint.toLowerCase(),
     pool: stack.manifest.privacyPools.pool.toLowerCase(),
   };
@@ -111,7 +116,13 @@ export async function fundTransfers(stack: LocalStack, created: Created[], opts:
   const client = createPublicClient({ transport: http(source.rpcUrl), pollingInterval: 100 });
   for (const [i, t] of shuffled(created).entries()) {
     if (i > 0) await sleep(Math.random() * opts.gapMaxSeconds * 1000);
-    const hash = await wallet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [t.depositAddress, BigInt(t.amount)] });
+    const hash = await wallet.writeContract({
+      chain: null,
+      address: usdc,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [t.depositAddress, BigInt(t.amount)],
+    });
     await client.waitForTransactionReceipt({ hash, timeout: REQUEST_TIMEOUT_MS });
   }
   opts.progress(`funded ${created.length} deposit addresses`);
@@ -130,7 +141,9 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
   let lastProgress = 0;
   let views = new Map<string, TransferView>();
   for (;;) {
-    views = new Map(await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)));
+    views = new Map(
+      await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)),
+    );
     const done = [...views.values()].filter((v) => TERMINAL.has(v.status)).length;
     if (Date.now() - lastProgress >= PROGRESS_EVERY_MS || done === created.length) {
       const counts = new Map<string, number>();

@@ -105,7 +105,12 @@ async function fetchBlocks(rpcUrl: string, head: number): Promise<RpcBlock[]> {
   const blocks: RpcBlock[] = [];
   for (let start = 0; start <= head; start += BATCH) {
     const numbers = Array.from({ length: Math.min(BATCH, head - start + 1) }, (_, i) => start + i);
-    blocks.push(...(await rpcBatch<RpcBlock>(rpcUrl, numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, true] })))));
+    blocks.push(
+      ...(await rpcBatch<RpcBlock>(
+        rpcUrl,
+        numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, true] })),
+      )),
+    );
   }
   return blocks;
 }
@@ -114,7 +119,10 @@ async function fetchContracts(rpcUrl: string, addresses: string[]): Promise<Set<
   const contracts = new Set<string>();
   for (let i = 0; i < addresses.length; i += BATCH) {
     const chunk = addresses.slice(i, i + BATCH);
-    const codes = await rpcBatch<string>(rpcUrl, chunk.map((a) => ({ method: 'eth_getCode', params: [a, 'latest'] })));
+    const codes = await rpcBatch<string>(
+      rpcUrl,
+      chunk.map((a) => ({ method: 'eth_getCode', params: [a, 'latest'] })),
+    );
     codes.forEach((code, j) => {
       if (code && code !== '0x') contracts.add(chunk[j]!);
     });

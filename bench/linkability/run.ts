@@ -32,7 +32,15 @@ import { observe, type PublicKnowledge, type PublicView, publicQuote } from './o
 import { type GroupScore, type LinkScore, type OrderScore, orderScore, type RouteTruth, rootBoundedSet, scoreGroup, scoreLinks } from './score.ts';
 
 interface Results {
-  settings: { transfers: number; shared: number; sharedAmount: string; delayMaxSeconds: number; gapMaxSeconds: number; minAnonymitySet: number; maxWaitSeconds: number };
+  settings: {
+    transfers: number;
+    shared: number;
+    sharedAmount: string;
+    delayMaxSeconds: number;
+    gapMaxSeconds: number;
+    minAnonymitySet: number;
+    maxWaitSeconds: number;
+  };
   completed: number;
   seconds: { stack: number; transfers: number; attack: number; total: number };
   observed: { poolDeposits: number; poolWithdrawals: number; sourceDeposits: number; payouts: number };
@@ -138,10 +146,12 @@ function score(routes: RouteTruth[], guesses: Awaited<ReturnType<typeof attack>>
   const shared = completed.filter((r) => r.group === 'shared');
   const distinct = completed.filter((r) => r.group === 'distinct');
   const truth = (pair: (r: RouteTruth) => [string | null, string | null]) =>
-    new Map(completed.flatMap((r) => {
-      const [a, b] = pair(r);
-      return a && b ? [[a, b] as const] : [];
-    }));
+    new Map(
+      completed.flatMap((r) => {
+        const [a, b] = pair(r);
+        return a && b ? [[a, b] as const] : [];
+      }),
+    );
   const poolTruth = truth((r) => [r.shieldTx, r.unshieldTx]);
   const byId = <T extends Item>(items: T[]) => new Map(items.map((i) => [i.id, i]));
   const deposits = byId(guesses.deposits);
@@ -152,7 +162,10 @@ function score(routes: RouteTruth[], guesses: Awaited<ReturnType<typeof attack>>
   const payout = (r: RouteTruth) => r.payoutTx;
   return {
     completed: completed.length,
-    control: scoreLinks(guesses.control, truth((r) => [r.fillTx, r.shieldTx])),
+    control: scoreLinks(
+      guesses.control,
+      truth((r) => [r.fillTx, r.shieldTx]),
+    ),
     pool: {
       identifier: scoreLinks(guesses.pool.identifier, poolTruth),
       stateRoot: scoreLinks(guesses.pool.stateRoot, poolTruth),
@@ -164,7 +177,10 @@ function score(routes: RouteTruth[], guesses: Awaited<ReturnType<typeof attack>>
       order: orderScore(shared, deposits, withdrawals),
     },
     endToEnd: {
-      identifier: scoreLinks(guesses.endToEnd.identifier, truth((r) => [r.depositAddress, r.payoutTx])),
+      identifier: scoreLinks(
+        guesses.endToEnd.identifier,
+        truth((r) => [r.depositAddress, r.payoutTx]),
+      ),
       shared: scoreGroup(shared, guesses.endToEnd.matching, srcDep, payout),
       distinct: scoreGroup(distinct, guesses.endToEnd.matching, srcDep, payout),
       quotePredictable: guesses.endToEnd.quotePredictable,
@@ -199,7 +215,8 @@ function groupLine(label: string, g: GroupScore, target: boolean): string {
 
 function linkLines(label: string, s: LinkScore): string[] {
   const lines = [`  ${label}: ${s.links} (correct ${s.correct})`];
-  for (const d of s.details.slice(0, 8)) lines.push(`      ${d.correct ? 'CORRECT' : 'wrong  '} ${d.deposit.slice(0, 12)}… ↔ ${d.withdrawal.slice(0, 12)}…  via ${d.via}`);
+  for (const d of s.details.slice(0, 8))
+    lines.push(`      ${d.correct ? 'CORRECT' : 'wrong  '} ${d.deposit.slice(0, 12)}… ↔ ${d.withdrawal.slice(0, 12)}…  via ${d.via}`);
   if (s.details.length > 8) lines.push(`      … ${s.details.length - 8} more`);
   return lines;
 }
@@ -241,7 +258,7 @@ function report(r: Results): string {
       (x) =>
         `  ${pad(`${x.routeId.slice(0, 11)}…`, 14)} ${pad(x.group, 8)} ${pad(x.amount, 8)} ${pad(x.status, 10)} ${pad(x.anonymitySet ?? '-', 8)} ${pad(x.rootBoundedSet ?? '-', 8)} ${pad(x.waitedSeconds ?? '-', 9)} ${pad(x.poolLinked ? 'LINK' : '-', 5)} ${x.endToEndLinked ? 'LINK' : '-'}`,
     ),
-    '  anonSet = GET privacy.anonymitySet; rootSet = own + later same-value deposits inside the proof\'s state root (what a proof reader sees)',
+    "  anonSet = GET privacy.anonymitySet; rootSet = own + later same-value deposits inside the proof's state root (what a proof reader sees)",
     `  shared group means: anonSet ${sharedMean(r, 'anonymitySet')}, rootSet ${sharedMean(r, 'rootBoundedSet')}, waited ${sharedMean(r, 'waitedSeconds')} s`,
   ];
   return `${lines.join('\n')}\n`;
@@ -269,7 +286,9 @@ async function main(): Promise<number> {
     const incomplete = routes.filter((r) => r.status !== 'COMPLETED');
     if (incomplete.length > 0) {
       failed = true;
-      bench.progress(`WARNING: ${incomplete.length} transfers did not complete (${incomplete.map((r) => `${r.routeId}: ${r.status}`).join(', ')}); scoring the completed ones`);
+      bench.progress(
+        `WARNING: ${incomplete.length} transfers did not complete (${incomplete.map((r) => `${r.routeId}: ${r.status}`).join(', ')}); scoring the completed ones`,
+      );
     }
 
     const t2 = Date.now();
@@ -289,7 +308,12 @@ async function main(): Promise<number> {
       completed: scored.completed,
       control: scored.control,
       seconds: { stack: tStack, transfers: tTransfers, attack: secondsSince(t2), total: secondsSince(t0) },
-      observed: { poolDeposits: guesses.deposits.length, poolWithdrawals: guesses.withdrawals.length, sourceDeposits: guesses.entered.length, payouts: guesses.paid.length },
+      observed: {
+        poolDeposits: guesses.deposits.length,
+        poolWithdrawals: guesses.withdrawals.length,
+        sourceDeposits: guesses.entered.length,
+        payouts: guesses.paid.length,
+      },
       pool: scored.pool,
       endToEnd: scored.endToEnd,
       routes: scored.routes,

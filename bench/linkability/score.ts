@@ -44,7 +44,12 @@ export interface GroupScore {
 }
 
 /** How many of `routes`' deposits the matching sent to their own withdrawal. */
-export function scoreGroup(routes: RouteTruth[], guess: Map<string, string>, depositOf: (r: RouteTruth) => string | null, withdrawalOf: (r: RouteTruth) => string | null): GroupScore {
+export function scoreGroup(
+  routes: RouteTruth[],
+  guess: Map<string, string>,
+  depositOf: (r: RouteTruth) => string | null,
+  withdrawalOf: (r: RouteTruth) => string | null,
+): GroupScore {
   const correct = routes.filter((r) => {
     const d = depositOf(r);
     const w = withdrawalOf(r);

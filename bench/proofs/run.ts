@@ -40,7 +40,9 @@ async function main() {
     }
 
     started = performance.now();
-    await Promise.all(Array.from({ length: routes }, (_, i) => withdrawalInput(100 + i)).map(({ commitment, input }) => prover.proveWithdrawal(commitment, input)));
+    await Promise.all(
+      Array.from({ length: routes }, (_, i) => withdrawalInput(100 + i)).map(({ commitment, input }) => prover.proveWithdrawal(commitment, input)),
+    );
     const burstSeconds = (performance.now() - started) / 1000;
 
     const sorted = [...times].sort((a, b) => a - b);
@@ -60,7 +62,9 @@ async function main() {
     }
     console.log(`withdrawal proofs on ${figures.cores} cores, ${concurrency} prover thread(s)`);
     console.log(`  artifact check (SHA-256 against the SDK)   ${figures.artifactCheckSeconds} s`);
-    console.log(`  one proof (median of ${times.length})              ${figures.proofSeconds.median} s   (min ${figures.proofSeconds.min}, max ${figures.proofSeconds.max})`);
+    console.log(
+      `  one proof (median of ${times.length})              ${figures.proofSeconds.median} s   (min ${figures.proofSeconds.min}, max ${figures.proofSeconds.max})`,
+    );
     console.log(`  ${routes} routes at once                         ${figures.burst.seconds} s  → ${figures.burst.withdrawalsPerMinute} withdrawals/min`);
     console.log(`  bound from one proof's time                 ${figures.boundWithdrawalsPerMinute} withdrawals/min`);
   } finally {

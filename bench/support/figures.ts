@@ -40,5 +40,12 @@ export function runMain(main: () => Promise<void>): void {
 /** Left-aligned table rows for stdout. */
 export function table(rows: Array<Array<string | number>>): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => String(cell).padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => String(cell).padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

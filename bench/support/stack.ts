@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { freePorts } from '../../src/devnet/ports.ts';
-import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
+import { freePorts } from '../../devnet/ports.ts';
+import { startLocalStack, type LocalStack } from '../../devnet/stack.ts';
 import { createLogger, isLogLevel } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { freshAddress } from './address.ts';
@@ -44,17 +44,27 @@ export interface BenchStack {
  * Starts the whole local stack (Temporal dev server, Postgres, anvil chains, emulators, API and, unless
  * `worker: 'external'`, the worker) in this process. Service logs go to stderr at `warn` (BENCH_LOG_LEVEL=info|debug shows more).
  * `pollIntervalMs`: how often the service polls chains and providers; production's default (1 s) unless given.
- * `worker: 'external'`: the worker runs as a process of its own (src/devnet/worker.ts, as in production and
+ * `worker: 'external'`: the worker runs as a process of its own (devnet/worker.ts, as in production and
  * the crash drill), started here and ready before this resolves; it polls at production's interval.
  */
 export async function startBenchStack(
   opts: { env?: Record<string, string | undefined>; pollIntervalMs?: number; worker?: 'in-process' | 'external' } = {},
 ): Promise<BenchStack> {
   const external = opts.worker === 'external';
-  if (external && opts.pollIntervalMs !== undefined) throw new Error('pollIntervalMs applies to an in-process worker only: the worker process polls at production\'s interval');
+  if (external && opts.pollIntervalMs !== undefined)
+    throw new Error("pollIntervalMs applies to an in-process worker only: the worker process polls at production's interval");
   const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-bench-'));
   try {
-    const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await freePorts(8)) as [number, number, number, number, number, number, number, number];
+    const [api, temporal, temporalUi, postgres, relay, source, hub, destination] = (await freePorts(8)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const level = isLogLevel(process.env.BENCH_LOG_LEVEL) ? process.env.BENCH_LOG_LEVEL : 'warn';
     const logger = createLogger({ level, write: (line) => process.stderr.write(`${line}\n`) });
     const stack = await startLocalStack({
@@ -169,7 +179,13 @@ export function faucetFunder(stack: LocalStack): Funder {
   return {
     fund(transfer) {
       const sent = queue.then(async () => {
-        const hash = await wallet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [transfer.depositAddress, BigInt(transfer.amount)] });
+        const hash = await wallet.writeContract({
+          chain: null,
+          address: usdc,
+          abi: erc20Abi,
+          functionName: 'transfer',
+          args: [transfer.depositAddress, BigInt(transfer.amount)],
+        });
         await client.waitForTransactionReceipt({ hash, timeout: REQUEST_TIMEOUT_MS });
         return Date.now();
       });

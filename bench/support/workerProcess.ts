@@ -1,6 +1,6 @@
 /**
  * The production worker as a process of its own against a bench stack started with `worker: 'external'`,
- * as the crash drill runs it: `node --import ./src/loader/register.mjs src/devnet/worker.ts` with the stack's data folder (its
+ * as the crash drill runs it: `node --import ./src/loader/register.mjs devnet/worker.ts` with the stack's data folder (its
  * `worker-env.json` is the configuration), so its memory and its JSON-RPC calls can be read apart from the
  * bench process (API and emulators).
  */
@@ -9,8 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { freePorts } from '../../src/devnet/ports.ts';
-import { WORKER_ENV_FILE } from '../../src/devnet/stackInfo.ts';
+import { freePorts } from '../../devnet/ports.ts';
+import { WORKER_ENV_FILE } from '../../devnet/stackInfo.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const STOP_GRACE_MS = 60_000;
@@ -48,7 +48,7 @@ export async function startWorkerProcess(opts: { dataDir: string; logLevel: stri
   const stackEnv = JSON.parse(readFileSync(path.join(opts.dataDir, WORKER_ENV_FILE), 'utf8')) as Record<string, string>;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    // The stack's values win over this shell's, as in the drill (src/devnet/worker.ts alone lets the shell win).
+    // The stack's values win over this shell's, as in the drill (devnet/worker.ts alone lets the shell win).
     ...stackEnv,
     DATA_DIR: opts.dataDir,
     WORKER_HTTP_PORT: String(httpPort),
@@ -56,8 +56,13 @@ export async function startWorkerProcess(opts: { dataDir: string; logLevel: stri
     LOG_LEVEL: opts.logLevel,
   };
   const config = loadConfig(env);
-  const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'src/devnet/worker.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid === undefined) throw new Error(`the worker process could not be started (${process.execPath} --import ./src/loader/register.mjs src/devnet/worker.ts)`);
+  const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'devnet/worker.ts')], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined)
+    throw new Error(`the worker process could not be started (${process.execPath} --import ./src/loader/register.mjs devnet/worker.ts)`);
   const pid = child.pid;
   let tail = '';
   const keep = (chunk: Buffer) => {
@@ -96,7 +101,10 @@ export async function startWorkerProcess(opts: { dataDir: string; logLevel: stri
         if (alive(child)) {
           child.kill('SIGTERM');
           let timer: NodeJS.Timeout | undefined;
-          const overdue = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_GRACE_MS)))]);
+          const overdue = await Promise.race([
+            exited.then(() => false),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_GRACE_MS))),
+          ]);
           clearTimeout(timer);
           if (overdue) {
             process.stderr.write(`worker ${pid} still running ${STOP_GRACE_MS / 1000} s after SIGTERM: SIGKILL\n`);
@@ -114,7 +122,13 @@ export async function startWorkerProcess(opts: { dataDir: string; logLevel: stri
     const deadline = Date.now() + (opts.readyTimeoutMs ?? 300_000);
     for (;;) {
       if (!alive(child)) throw new Error(`the worker process exited before it was ready:\n${tail.trim()}`);
-      if (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return worker;
+      if (
+        await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return worker;
       if (Date.now() > deadline) throw new Error(`the worker process was not ready within ${(opts.readyTimeoutMs ?? 300_000) / 1000} s:\n${tail.trim()}`);
       await sleep(250);
     }

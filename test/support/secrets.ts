@@ -72,7 +72,13 @@ export async function secretsOfDataDir(dataDir: string): Promise<KnownSecret[]> 
 /** The private keys of the route accounts (deposit, hub, exit: BIP-44 accounts 1..3) at these indexes. */
 export function routePrivateKeys(mnemonic: string, accountIndexes: number[]): KnownSecret[] {
   return accountIndexes.flatMap((addressIndex) =>
-    ([['deposit', 1], ['hub', 2], ['exit', 3]] as const).map(([role, accountIndex]) => {
+    (
+      [
+        ['deposit', 1],
+        ['hub', 2],
+        ['exit', 3],
+      ] as const
+    ).map(([role, accountIndex]) => {
       const key = mnemonicToAccount(mnemonic, { accountIndex, addressIndex }).getHdKey().privateKey;
       if (!key) throw new Error(`no private key for ${role} ${addressIndex}`);
       return { name: `${role} account ${addressIndex} private key`, value: `0x${Buffer.from(key).toString('hex')}` };
@@ -102,7 +108,9 @@ export function findLeaks(secrets: KnownSecret[], texts: Array<{ where: string; 
 
 /** Every row of every table of the service's schema, as Postgres writes a row as text (errors, audit, intents, …). */
 export async function databaseRows(db: Database): Promise<Array<{ where: string; text: string }>> {
-  const tables = await db.execute<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`);
+  const tables = await db.execute<{ table_name: string }>(
+    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+  );
   const rows: Array<{ where: string; text: string }> = [];
   for (const { table_name } of tables) {
     const result = await db.execute<{ row: string }>(sql`select t::text as row from ${sql.identifier(table_name)} t`);

@@ -3,7 +3,7 @@
  * test/support/stackProcess.ts '<json options>'` starts a persistent stack (state in options.dataDir) and
  * prints `READY <apiUrl>` when it serves; SIGINT stops it like Ctrl-C stops `npm start`.
  */
-import { startLocalStack } from '../../src/devnet/stack.ts';
+import { startLocalStack } from '../../devnet/stack.ts';
 import { createLogger } from '../../src/logger.ts';
 import { onShutdown } from '../../src/shutdown.ts';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { freePorts } from '../../src/devnet/ports.ts';
-import { startLocalStack, type LocalStack } from '../../src/devnet/stack.ts';
+import { freePorts } from '../../devnet/ports.ts';
+import { startLocalStack, type LocalStack } from '../../devnet/stack.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 
@@ -29,7 +29,12 @@ export interface TestStack extends LocalStack {
    * Calls the API. A GET of a transfer this helper created sends its statusToken (remembered from the create
    * answer) for the full view; `headers` are added last.
    */
-  api<T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
+  api<T = unknown>(
+    method: 'GET' | 'POST',
+    route: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
   /** statusToken by routeId, of the transfers api() created. */
   statusTokens: Map<string, string>;
   chainClient(role: 'source' | 'hub' | 'destination'): PublicClient;
@@ -46,7 +51,15 @@ export interface TestStack extends LocalStack {
 export async function startTestStack(opts: { env?: Record<string, string>; logger?: Logger } = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-test-'));
   const [api, temporal, temporalUi, postgres, relay, source, hub, destination, temporalMetrics] = (await freePorts(9)) as [
-    number, number, number, number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const stack = await startLocalStack({
     dataDir,
@@ -102,7 +115,8 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     },
     chainClient,
     token,
-    balanceOf: (role, symbol, owner) => chainClient(role).readContract({ address: token(role, symbol), abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+    balanceOf: (role, symbol, owner) =>
+      chainClient(role).readContract({ address: token(role, symbol), abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
     async fund(to, symbol, amount) {
       const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(chain('source').rpcUrl) });
       const hash = await wallet.writeContract({ chain: null, address: token('source', symbol), abi: erc20Abi, functionName: 'transfer', args: [to, amount] });

@@ -1,0 +1,445 @@
+/**
+ * The typed client (src/client, `private-route/client`) against the real API app (createApi) served over HTTP on
+ * a free port, on a real Postgres: the real transfer service (with a fake quote service and a Temporal stand-in
+ * that records workflow starts), so creates write real rows with real statusTokens, and statuses move through
+ * writeStatus (activities/projection.ts) the way the worker's steps move them.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Hono } from 'hono';
+import { createApi } from '../../src/api/app.ts';
+import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
+import { freePorts } from '../../devnet/ports.ts';
+import { startTestPostgres, type TestPostgres } from '../support/database.ts';
+import { createLogger } from '../../src/logger.ts';
+import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
+import { writeStatus } from '../../activities/projection.ts';
+import { signWebhook } from '../../src/webhooks/signature.ts';
+import { AmountError, parseAmount } from '../../src/money/amount.ts';
+import { QuoteError, type Quote, type QuoteService, type TransferRequest } from '../../src/quote/quoteService.ts';
+import { createTransferService, type PrivacySettings } from '../../src/transfers/transferService.ts';
+import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
+import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
+import type { ApiAccountRole, RouteAddressBook } from '../../src/accounts/routeAccounts.ts';
+import type { TransferSettings, TransferStatus } from '../../workflows/types.ts';
+import {
+  createPrivateRouteClient,
+  PrivateRouteApiError,
+  PrivateRouteFailedError,
+  PrivateRouteNetworkError,
+  type PrivateRouteClient,
+  type PublicTransferView,
+  type TransferView,
+} from '../../src/client/index.ts';
+
+let postgres: TestPostgres;
+let database: DatabaseHandle;
+let server: HttpServer;
+let statusFeed: StatusFeed;
+let baseUrl: string;
+const logger = createLogger({ level: 'error' });
+
+const TOKEN = { chainId: 1, address: '0x00000000000000000000000000000000000000aa', symbol: 'USDC', name: 'USD Coin', decimals: 6 } as const;
+const quoteOf = (request: TransferRequest): Quote => {
+  const units = parseAmount(request.amount, TOKEN.decimals);
+  return {
+    symbol: 'USDC',
+    destSymbol: 'USDC',
+    sourceChainId: request.sourceChainId,
+    destChainId: request.destChainId,
+    hubChainId: 3,
+    amount: units.toString(),
+    quotedOutputAmount: ((units * 98n) / 100n).toString(),
+    feeAmount: ((units * 2n) / 100n).toString(),
+    bridgeFeeAmount: '0',
+    privacyFeeAmount: '0',
+    amountInUsd: null,
+    quotedOutputUsd: null,
+    feeUsd: null,
+    bridgeFeeUsd: null,
+    privacyFeeUsd: null,
+    etaSeconds: 60,
+    route: ['USDC on 1', 'USDC on 3', 'privacy pool', 'USDC on 2'],
+  };
+};
+const quotes: QuoteService = {
+  async quote(request) {
+    try {
+      return { quote: quoteOf(request), sourceToken: TOKEN, hubToken: { ...TOKEN, chainId: 3 }, destToken: { ...TOKEN, chainId: 2 } };
+    } catch (error) {
+      // As the real quote service does: a malformed amount is the client's mistake.
+      if (error instanceof AmountError) throw new QuoteError(error.message);
+      throw error;
+    }
+  },
+  chains: async () => [
+    { chainId: 1, name: 'one', displayName: 'One' },
+    { chainId: 2, name: 'two', displayName: 'Two' },
+  ],
+  tokens: async (chainId) => [{ ...TOKEN, chainId }],
+};
+
+const workflowStarts: string[] = [];
+const temporal = {
+  workflow: { start: async (_type: string, options: { workflowId: string }) => void workflowStarts.push(options.workflowId) },
+} as unknown as TemporalClient;
+let nextAddress = 1;
+const addresses: RouteAddressBook<ApiAccountRole> = {
+  routeAddresses: () => {
+    const n = nextAddress++;
+    return { deposit: `0x${n.toString(16).padStart(40, 'd')}`, hub: `0x${n.toString(16).padStart(40, 'e')}` } as never;
+  },
+};
+const PRIVACY: PrivacySettings = {
+  delayMinSeconds: 0,
+  delayMaxSeconds: 0,
+  minAnonymitySet: 1,
+  maxAnonymitySet: 100,
+  maxWaitSeconds: 60,
+  pollSeconds: 1,
+  reviewTimeoutSeconds: 60,
+};
+
+const REQUEST = { sourceChainId: 1, destChainId: 2, amount: '25.5' };
+const CREATE = { ...REQUEST, userDestinationAddress: '0x000000000000000000000000000000000000bEEF' };
+const FORWARD: TransferStatus[] = ['BRIDGING_IN', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'];
+
+/** A fetch that records what the client asked for, and can answer some requests itself. */
+function recordingFetch(answer?: (url: string, init: RequestInit | undefined) => Response | undefined | Promise<Response | undefined>) {
+  const urls: string[] = [];
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    urls.push(`${init?.method ?? 'GET'} ${new URL(url).pathname}`);
+    return (await answer?.(url, init)) ?? globalThis.fetch(input, init);
+  };
+  return { fetch, urls };
+}
+
+const transferCount = async () => Number((await database.db.execute<{ n: string }>(sql`select count(*) as n from transfers`))[0]?.n);
+
+/** Moves a route to `status` the way a step does (seq strictly increasing). */
+let seq = 10;
+const move = (routeId: string, status: TransferStatus, error?: string) =>
+  writeStatus({ db: database.db }, { routeId, seq: ++seq, status, ...(error && { error }) });
+
+/** Resolves when `predicate` holds, polling every 20 ms; fails after `ms`. */
+async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+before(async () => {
+  const [apiPort] = (await freePorts(1)) as [number];
+  postgres = await startTestPostgres('client-test');
+  database = connectDatabase(postgres.url);
+  // A reused TEST_DATABASE_URL may hold earlier runs' transfers: start our account indexes above theirs.
+  await database.db.execute(sql`select setval('route_account_index_seq', greatest((select coalesce(max(account_index), 0) from transfers), 1) + 1000000)`);
+  const transfers = createTransferService({
+    db: database.db,
+    temporal,
+    taskQueue: 'client-test',
+    quotes,
+    addresses,
+    settings: { stepMaxAttempts: 3, stepTimeBudgetSeconds: 60, depositTimeoutSeconds: 600 } satisfies TransferSettings,
+    privacy: PRIVACY,
+  });
+  statusFeed = createStatusFeed(database.db, { pollIntervalMs: 100 });
+  const app = createApi({ quotes, transfers, logger, idempotency: createIdempotencyStore(database.db), statusFeed });
+  server = await serveHttp(app as unknown as Hono, apiPort, '127.0.0.1');
+  baseUrl = server.url;
+});
+
+after(async () => {
+  await statusFeed?.close();
+  await server?.stop();
+  await database?.close();
+  await postgres?.stop();
+});
+
+describe('typed client against the real API', { timeout: 120_000 }, () => {
+  test('quote, chains, tokens: the envelope is unwrapped and typed', { timeout: 20_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const quote = await client.quote(REQUEST);
+    assert.equal(quote.amount, '25500000');
+    assert.equal(quote.quotedOutputAmount, '24990000');
+    assert.deepEqual(
+      (await client.chains()).map((chain) => chain.chainId),
+      [1, 2],
+    );
+    const [token] = await client.tokens(2, 'usd');
+    assert.equal(token?.chainId, 2);
+    assert.equal(token?.decimals, 6);
+  });
+
+  test('create with the same idempotency key twice is one route; a lost answer is retried with the same key', { timeout: 30_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const before = await transferCount();
+    const key = `order-${crypto.randomUUID()}`;
+    const first = await client.create(CREATE, { idempotencyKey: key });
+    const again = await client.create(CREATE, { idempotencyKey: key });
+    assert.match(first.routeId, /^rt_[0-9a-f]{32}$/);
+    assert.equal(again.routeId, first.routeId, 'the same key answers the same route');
+    assert.equal(again.statusToken, first.statusToken);
+    assert.equal(again.depositAddress, first.depositAddress);
+    assert.equal(await transferCount(), before + 1, 'one transfer row for the two calls');
+
+    // The first answer is lost on the way back (the server did create the route): the client's retry, with the
+    // key it generated itself, gets that route rather than a second one.
+    let creates = 0;
+    const sentKeys: string[] = [];
+    const lossy = recordingFetch(async (url, init) => {
+      if (init?.method !== 'POST' || new URL(url).pathname !== '/api/private-route') return undefined;
+      sentKeys.push(new Headers(init.headers).get('idempotency-key') ?? '');
+      if (++creates > 1) return undefined;
+      await (await globalThis.fetch(url, init)).text();
+      throw new TypeError('fetch failed: connection reset');
+    });
+    const retrying = createPrivateRouteClient({ baseUrl, fetch: lossy.fetch });
+    const created = await retrying.create(CREATE);
+    assert.equal(creates, 2, 'one retry');
+    assert.equal(sentKeys[0], sentKeys[1], 'the retry sends the same key');
+    assert.match(sentKeys[0]!, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUIDv4 by default');
+    assert.equal(await transferCount(), before + 2, 'the lost answer and its retry made one route');
+    assert.equal((await retrying.get(created.routeId, created.statusToken)).status, 'AWAITING_DEPOSIT');
+
+    const other = await client.create(CREATE);
+    assert.notEqual(other.routeId, first.routeId, 'another call, another key, another route');
+  });
+
+  test('create retries IDEMPOTENCY_KEY_IN_USE with the same key; a key reused with another body is not retried', { timeout: 30_000 }, async () => {
+    let answered = 0;
+    const busy = recordingFetch((url, init) => {
+      if (init?.method !== 'POST' || new URL(url).pathname !== '/api/private-route' || answered++ > 0) return undefined;
+      return Response.json(
+        { success: false, error: 'the first request with this Idempotency-Key is still running', code: 'IDEMPOTENCY_KEY_IN_USE' },
+        { status: 409, headers: { 'retry-after': '1' } },
+      );
+    });
+    const client = createPrivateRouteClient({ baseUrl, fetch: busy.fetch });
+    const started = Date.now();
+    const created = await client.create(CREATE);
+    assert.equal(busy.urls.filter((url) => url === 'POST /api/private-route').length, 2);
+    assert.ok(Date.now() - started >= 1000, 'waited for Retry-After');
+    assert.match(created.routeId, /^rt_/);
+
+    const key = `order-${crypto.randomUUID()}`;
+    await client.create(CREATE, { idempotencyKey: key });
+    const posts = busy.urls.length;
+    const reused = await client.create({ ...CREATE, amount: '26' }, { idempotencyKey: key }).then(
+      () => assert.fail('resolved'),
+      (error: unknown) => error,
+    );
+    assert.ok(reused instanceof PrivateRouteApiError, String(reused));
+    assert.equal(reused.code, 'IDEMPOTENCY_KEY_REUSED');
+    assert.equal(reused.status, 409);
+    assert.equal(reused.isRetryable, false);
+    assert.equal(busy.urls.length, posts + 1, 'not retried');
+  });
+
+  test('waitForCompletion follows the events stream: every status once, in order, resolved at COMPLETED', { timeout: 30_000 }, async () => {
+    const recorder = recordingFetch();
+    const client = createPrivateRouteClient({ baseUrl, fetch: recorder.fetch });
+    const route = await client.create(CREATE);
+    const seen: string[] = [];
+    // A poll every minute: if the stream were not used, the test would time out.
+    const done = client.waitForCompletion(route.routeId, {
+      statusToken: route.statusToken,
+      pollIntervalMs: 60_000,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: (view) => seen.push(view.status),
+    });
+    await until(() => seen.length === 1, 'the first event');
+    for (const status of FORWARD) {
+      await move(route.routeId, status);
+      await until(() => seen.at(-1) === status, `${status} on the stream`);
+    }
+    const final: TransferView = await done;
+    assert.equal(final.status, 'COMPLETED');
+    assert.equal(final.userDestinationAddress, CREATE.userDestinationAddress, 'the statusToken holder gets the full view');
+    assert.deepEqual(seen, ['AWAITING_DEPOSIT', ...FORWARD]);
+    assert.ok(recorder.urls.includes(`GET /api/private-route/${route.routeId}/events`));
+    assert.ok(!recorder.urls.includes(`GET /api/private-route/${route.routeId}`), 'no polling');
+  });
+
+  test('a stream that drops reconnects with Last-Event-ID and reports nothing twice', { timeout: 30_000 }, async () => {
+    let connections = 0;
+    const lastEventIds: (string | null)[] = [];
+    const dropping = recordingFetch(async (url, init) => {
+      if (!url.endsWith('/events')) return undefined;
+      lastEventIds.push(new Headers(init?.headers).get('last-event-id'));
+      const response = await globalThis.fetch(url, init);
+      // The first connection is cut after its first event, as a proxy's idle timeout or a restart would.
+      if (++connections > 1 || !response.body) return response;
+      const reader = response.body.getReader();
+      const first = await reader.read();
+      await reader.cancel();
+      return new Response(first.value, { status: response.status, headers: response.headers });
+    });
+    const client = createPrivateRouteClient({ baseUrl, fetch: dropping.fetch });
+    const route = await client.create(CREATE);
+    const seen: string[] = [];
+    const done = client.waitForCompletion(route.routeId, {
+      statusToken: route.statusToken,
+      pollIntervalMs: 60_000,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: (view) => seen.push(view.status),
+    });
+    await until(() => connections >= 2, 'the reconnection');
+    for (const status of FORWARD) await move(route.routeId, status);
+    assert.equal((await done).status, 'COMPLETED');
+    assert.equal(lastEventIds[0], null);
+    assert.match(lastEventIds[1] ?? '', /^\d+$/, 'the reconnection names the last event it saw');
+    assert.equal(seen[0], 'AWAITING_DEPOSIT');
+    assert.equal(seen.at(-1), 'COMPLETED');
+    assert.equal(new Set(seen).size, seen.length, 'no status reported twice');
+  });
+
+  test('polling takes over when the events endpoint answers 404', { timeout: 30_000 }, async () => {
+    const noEvents = recordingFetch((url) =>
+      url.endsWith('/events') ? Response.json({ success: false, error: 'no such endpoint', code: 'UNKNOWN_ENDPOINT' }, { status: 404 }) : undefined,
+    );
+    const client = createPrivateRouteClient({ baseUrl, fetch: noEvents.fetch });
+    const route = await client.create(CREATE);
+    const seen: string[] = [];
+    const done = client.waitForCompletion(route.routeId, {
+      pollIntervalMs: 50,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: (view) => seen.push(view.status),
+    });
+    await until(() => seen.length === 1, 'the first poll');
+    for (const status of FORWARD) {
+      await move(route.routeId, status);
+      await until(() => seen.at(-1) === status, `${status} by polling`);
+    }
+    const final: PublicTransferView = await done;
+    assert.equal(final.status, 'COMPLETED');
+    assert.deepEqual(Object.keys(final).sort(), ['error', 'needsAttention', 'routeId', 'status'], 'without the statusToken: the public view');
+    assert.deepEqual(seen, ['AWAITING_DEPOSIT', ...FORWARD]);
+    assert.ok(noEvents.urls.filter((url) => url === `GET /api/private-route/${route.routeId}`).length >= FORWARD.length, 'it polled');
+  });
+
+  test('polling takes over when a proxy buffers the stream (nothing arrives in firstEventTimeoutMs)', { timeout: 30_000 }, async () => {
+    const buffering = recordingFetch((url, init) => {
+      if (!url.endsWith('/events')) return undefined;
+      // Headers, then silence: what a proxy that buffers the whole response until it ends looks like.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          init?.signal?.addEventListener('abort', () => controller.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    });
+    const client = createPrivateRouteClient({ baseUrl, fetch: buffering.fetch });
+    const route = await client.create(CREATE);
+    const seen: string[] = [];
+    const done = client.waitForCompletion(route.routeId, {
+      statusToken: route.statusToken,
+      firstEventTimeoutMs: 300,
+      pollIntervalMs: 50,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: (view) => seen.push(view.status),
+    });
+    await until(() => seen.length === 1, 'the first poll');
+    await move(route.routeId, 'BRIDGING_IN');
+    await move(route.routeId, 'COMPLETED');
+    assert.equal((await done).status, 'COMPLETED');
+    assert.equal(buffering.urls.filter((url) => url.endsWith('/events')).length, 1, 'one stream attempt, then polling');
+    assert.ok(buffering.urls.includes(`GET /api/private-route/${route.routeId}`));
+  });
+
+  test("a FAILED transfer rejects with PrivateRouteFailedError carrying the route's error", { timeout: 30_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    for (const transport of ['auto', 'poll'] as const) {
+      const route = await client.create(CREATE);
+      const done = client.waitForCompletion(route.routeId, {
+        statusToken: route.statusToken,
+        transport,
+        pollIntervalMs: 50,
+        signal: AbortSignal.timeout(20_000),
+      });
+      await move(route.routeId, 'BRIDGING_IN');
+      await move(route.routeId, 'FAILED', 'the bridge refunded the deposit');
+      const failure = await done.then(
+        () => assert.fail('resolved for a FAILED transfer'),
+        (error: unknown) => error,
+      );
+      assert.ok(failure instanceof PrivateRouteFailedError, `${transport}: ${String(failure)}`);
+      assert.equal(failure.routeId, route.routeId);
+      assert.equal(failure.reason, 'the bridge refunded the deposit');
+      assert.equal(failure.transfer.status, 'FAILED');
+    }
+  });
+
+  test("errors carry the API's code, HTTP status and message; no answer is a network error", { timeout: 20_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const rejection = async (promise: Promise<unknown>) =>
+      promise.then(
+        () => assert.fail('resolved'),
+        (error: unknown) => error,
+      );
+
+    const badAmount = await rejection(client.quote({ ...REQUEST, amount: '1.2.3' }));
+    assert.ok(badAmount instanceof PrivateRouteApiError, String(badAmount));
+    assert.equal(badAmount.code, 'INVALID_AMOUNT');
+    assert.equal(badAmount.status, 400);
+    assert.match(badAmount.message, /amount/);
+    assert.equal(badAmount.isRetryable, false);
+
+    const unknown = await rejection(client.get('rt_00000000000000000000000000000000'));
+    assert.ok(unknown instanceof PrivateRouteApiError);
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.code, 'UNKNOWN_ROUTE');
+
+    const route = await client.create(CREATE);
+    const wrongToken = await rejection(client.waitForCompletion(route.routeId, { statusToken: `st_${'A'.repeat(43)}`, signal: AbortSignal.timeout(10_000) }));
+    assert.ok(wrongToken instanceof PrivateRouteApiError, String(wrongToken));
+    assert.equal(wrongToken.status, 401);
+    assert.equal(wrongToken.code, 'STATUS_TOKEN_MISMATCH');
+
+    const [closedPort] = (await freePorts(1)) as [number];
+    const offline = createPrivateRouteClient({ baseUrl: `http://127.0.0.1:${closedPort}`, createAttempts: 2 });
+    const network = await rejection(offline.create(CREATE));
+    assert.ok(network instanceof PrivateRouteNetworkError, String(network));
+    assert.equal(network.isRetryable, true);
+  });
+
+  test('abort: the signal ends waitForCompletion (stream and polling) with its own reason', { timeout: 20_000 }, async () => {
+    const client: PrivateRouteClient = createPrivateRouteClient({ baseUrl });
+    const route = await client.create(CREATE);
+    for (const transport of ['auto', 'poll'] as const) {
+      const controller = new AbortController();
+      const started = Date.now();
+      const done = client.waitForCompletion(route.routeId, { statusToken: route.statusToken, transport, pollIntervalMs: 50, signal: controller.signal });
+      setTimeout(() => controller.abort(), 300);
+      const error = await done.then(
+        () => assert.fail('resolved'),
+        (reason: unknown) => reason,
+      );
+      assert.ok(error instanceof DOMException && error.name === 'AbortError', `${transport}: ${String(error)}`);
+      assert.ok(Date.now() - started < 5_000, 'promptly');
+    }
+    const aborted = await client.quote(REQUEST, { signal: AbortSignal.abort() }).then(
+      () => assert.fail('resolved'),
+      (reason: unknown) => reason,
+    );
+    assert.ok(aborted instanceof DOMException && aborted.name === 'AbortError');
+  });
+
+  test('verifyWebhook is exported by private-route/client/webhooks', { timeout: 10_000 }, async () => {
+    const { verifyWebhook } = await import('private-route/client/webhooks');
+    const body = JSON.stringify({ id: 'rt_x:3', status: 'SHIELDED' });
+    const headers = signWebhook('whsec_test', 'rt_x:3', body);
+    assert.deepEqual(verifyWebhook('whsec_test', headers, body), { ok: true, eventId: 'rt_x:3', timestamp: Number(headers['Webhook-Timestamp']) });
+    assert.equal(verifyWebhook('whsec_other', headers, body).ok, false);
+  });
+
+  test('private-route/client resolves from inside the repository (package.json exports)', { timeout: 10_000 }, async () => {
+    const module = await import('private-route/client');
+    assert.equal(module.createPrivateRouteClient, createPrivateRouteClient);
+  });
+});

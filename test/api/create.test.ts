@@ -1,0 +1,255 @@
+/**
+ * Create over real Postgres: Idempotency-Key (replay, reuse with another body, in progress, abandoned after a
+ * failure, scoped per partner key), webhookUrl's acceptance rules, and the error code of each kind of failure.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { count, eq } from 'drizzle-orm';
+import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
+import { ERROR_CODES } from '../../src/api/errorCodes.ts';
+import { codeOfQuoteError } from '../../src/api/errorMapping.ts';
+import { transfers } from '../../src/db/schema.ts';
+import { createApiKey } from '../../src/partners/apiKeys.ts';
+import { BRIDGE_DOWN_AMOUNT, call, CREATE_BODY, HUB, NO_ROUTE_AMOUNT, QUOTE_BODY, startHarness, type Harness } from './harness.ts';
+
+let h: Harness;
+before(
+  async () => {
+    h = await startHarness('api-create');
+  },
+  { timeout: 120_000 },
+);
+after(async () => h?.close(), { timeout: 60_000 });
+
+const rows = async () => (await h.database.db.select({ n: count() }).from(transfers))[0]!.n;
+const key = () => crypto.randomUUID();
+
+describe('Idempotency-Key on create', { timeout: 60_000 }, () => {
+  test('the same key and body answers the first answer again (Idempotent-Replayed) and creates one transfer', async () => {
+    const app = h.api();
+    const k = key();
+    const before = await rows();
+    const first = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.headers.get('idempotent-replayed'), null);
+    // Field order does not matter: the body is compared as data.
+    const reordered = {
+      userDestinationAddress: CREATE_BODY.userDestinationAddress,
+      amount: CREATE_BODY.amount,
+      destChainId: CREATE_BODY.destChainId,
+      sourceChainId: CREATE_BODY.sourceChainId,
+    };
+    const again = await call(app, 'POST', '/api/private-route', reordered, { 'Idempotency-Key': k });
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.body, first.body, 'the same answer, statusToken included');
+    assert.equal(await rows(), before + 1);
+    // Without the key, or with another one, a create is a new transfer.
+    const other = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': key() });
+    assert.notEqual(other.body.data!.routeId, first.body.data!.routeId);
+    assert.equal(await rows(), before + 2);
+  });
+
+  test('the same key with another body is 409 IDEMPOTENCY_KEY_REUSED; a malformed key is 400 INVALID_IDEMPOTENCY_KEY', async () => {
+    const app = h.api();
+    const k = key();
+    assert.equal((await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k })).status, 200);
+    const before = await rows();
+    const reused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: '11' }, { 'Idempotency-Key': k });
+    assert.equal(reused.status, 409);
+    assert.equal(reused.body.code, 'IDEMPOTENCY_KEY_REUSED');
+    for (const bad of ['short', 'x'.repeat(256), 'has a space in it', 'tab\there1']) {
+      const refused = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': bad });
+      assert.equal(refused.status, 400, bad);
+      assert.equal(refused.body.code, 'INVALID_IDEMPOTENCY_KEY');
+      assert.match(refused.body.error!, /Idempotency-Key must be 8 to 255 printable ASCII characters/);
+    }
+    assert.equal(await rows(), before);
+  });
+
+  test('while the first request runs, the same key is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After: 1', async () => {
+    const app = h.api();
+    const k = key();
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => {
+      h.workflowStart.impl = () => {
+        resolve();
+        return new Promise((done) => (release = () => done({})));
+      };
+    });
+    try {
+      const first = call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+      await started;
+      const second = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+      assert.equal(second.status, 409);
+      assert.equal(second.body.code, 'IDEMPOTENCY_KEY_IN_USE');
+      assert.equal(second.headers.get('retry-after'), '1');
+      release();
+      assert.equal((await first).status, 200);
+    } finally {
+      h.workflowStart.impl = async () => ({});
+    }
+  });
+
+  test('a create that failed releases its key: the retry creates the transfer', async () => {
+    const app = h.api();
+    const k = key();
+    h.workflowStart.impl = async () => {
+      throw new Error('temporal is down');
+    };
+    try {
+      const failed = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+      assert.equal(failed.status, 500);
+      assert.deepEqual(failed.body, { success: false, error: 'internal error', code: 'INTERNAL_ERROR' });
+    } finally {
+      h.workflowStart.impl = async () => ({});
+    }
+    const retried = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+    assert.equal(retried.status, 200, JSON.stringify(retried.body));
+    assert.equal(retried.headers.get('idempotent-replayed'), null, 'a new answer, not a replay of the failure');
+  });
+
+  test('keys are scoped to the partner: the same key from another X-Api-Key is another request', async () => {
+    // Limits off: the partner is still identified (its key must be valid, and scopes the Idempotency-Key).
+    const abuse = await createAbuseLimits({
+      db: h.database.db,
+      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, trustProxyHops: 0 },
+      logger: h.logger,
+    });
+    const app = h.api({ abuse });
+    const [a, b] = [await createApiKey(h.database.db, 'scope-a'), await createApiKey(h.database.db, 'scope-b')];
+    const k = key();
+    const fromA = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k, 'X-Api-Key': a.key });
+    const fromB = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: '12' }, { 'Idempotency-Key': k, 'X-Api-Key': b.key });
+    const anonymous = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k });
+    assert.deepEqual([fromA.status, fromB.status, anonymous.status], [200, 200, 200]);
+    assert.equal(new Set([fromA.body.data!.routeId, fromB.body.data!.routeId, anonymous.body.data!.routeId]).size, 3);
+    const replay = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k, 'X-Api-Key': a.key });
+    assert.equal(replay.body.data!.routeId, fromA.body.data!.routeId);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  });
+
+  test('no Idempotency-Key reaches the logs', () => {
+    assert.ok(!h.logLines.some((line) => /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-/.test(line)), 'a UUID (an Idempotency-Key) was logged');
+  });
+});
+
+describe('webhookUrl on create', { timeout: 60_000 }, () => {
+  const stored = async (routeId: string) =>
+    (await h.database.db.select({ url: transfers.webhookUrl }).from(transfers).where(eq(transfers.routeId, routeId)))[0]!.url;
+
+  test('https URLs (and http to localhost) are stored, never echoed, never logged', async () => {
+    const app = h.api();
+    for (const url of ['https://partner.example/hooks/pr?token=secret-query-value', 'http://localhost:8080/hook', 'http://127.0.0.1:9/x']) {
+      const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url });
+      assert.equal(created.status, 200, `${url}: ${JSON.stringify(created.body)}`);
+      assert.equal(await stored(created.body.data!.routeId as string), url);
+      assert.ok(!JSON.stringify(created.body).includes(url), 'the create answer does not repeat the URL');
+      const statusToken = created.body.data!.statusToken as string;
+      const full = await call(app, 'GET', `/api/private-route/${created.body.data!.routeId}`, undefined, { authorization: `Bearer ${statusToken}` });
+      assert.ok(!JSON.stringify(full.body).includes(url), 'the full view does not repeat the URL');
+    }
+    assert.ok(!h.logLines.some((line) => line.includes('secret-query-value') || line.includes('partner.example')), 'a webhookUrl was logged');
+  });
+
+  test('other URLs are 400 INVALID_WEBHOOK_URL naming the rule', async () => {
+    const app = h.api();
+    const before = await rows();
+    for (const [url, pattern] of [
+      ['http://partner.example/hook', /must use https/],
+      ['ftp://partner.example/hook', /absolute https URL/],
+      ['/relative/hook', /absolute https URL/],
+      ['not a url', /absolute https URL/],
+      ['https://user:pass@partner.example/hook', /must not carry a user name or password/],
+      ['https://token@partner.example/hook', /must not carry a user name or password/],
+      [`https://partner.example/${'a'.repeat(2048)}`, /too long \(at most 2048 characters\)/],
+      [42, /webhookUrl must be a string/],
+    ] as const) {
+      const refused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url });
+      assert.equal(refused.status, 400, String(url));
+      assert.equal(refused.body.code, 'INVALID_WEBHOOK_URL', String(url));
+      assert.match(refused.body.error!, pattern, String(url));
+    }
+    assert.equal(await rows(), before);
+  });
+
+  test('WEBHOOK_ALLOW_HTTP accepts http to any host', async () => {
+    const created = await call(h.api({ webhookAllowHttp: true }), 'POST', '/api/private-route', {
+      ...CREATE_BODY,
+      webhookUrl: 'http://receiver.test:8080/hook',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(await stored(created.body.data!.routeId as string), 'http://receiver.test:8080/hook');
+  });
+});
+
+describe('error codes', { timeout: 60_000 }, () => {
+  test('each kind of failure carries its code, with the status the catalogue gives it', async () => {
+    const app = h.api();
+    const cases: Array<[string, string, unknown, string, RegExp]> = [
+      ['POST', '/api/private-route/quote', '{not json', 'INVALID_JSON', /request body must be valid JSON/],
+      ['POST', '/api/private-route/quote', [], 'INVALID_REQUEST', /request body must be a JSON object/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, sourceChainId: undefined }, 'INVALID_REQUEST', /sourceChainId is required/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, destChainId: '3' }, 'INVALID_REQUEST', /destChainId must be a number/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, amount: 10 }, 'INVALID_AMOUNT', /amount must be a string/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, amount: '1e3' }, 'INVALID_AMOUNT', /amount must be a positive decimal/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, amount: '0' }, 'INVALID_AMOUNT', /amount must be greater than zero/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, sourceChainId: 999 }, 'UNSUPPORTED_CHAIN', /sourceChainId 999 is not a supported chain/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, destChainId: HUB }, 'UNSUPPORTED_CHAIN', /hub chain/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, tokenSymbol: 'DOGE' }, 'UNSUPPORTED_TOKEN', /tokenSymbol "DOGE" is not supported/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, amount: NO_ROUTE_AMOUNT }, 'NO_ROUTE', /no route: insufficient liquidity/],
+      [
+        'POST',
+        '/api/private-route/quote',
+        { ...QUOTE_BODY, amount: BRIDGE_DOWN_AMOUNT },
+        'BRIDGE_UNAVAILABLE',
+        /^the bridge provider is unavailable; try again shortly$/,
+      ],
+      ['POST', '/api/private-route', { ...CREATE_BODY, userDestinationAddress: '0x1234' }, 'INVALID_ADDRESS', /userDestinationAddress must be a 0x-prefixed/],
+      [
+        'POST',
+        '/api/private-route',
+        { ...CREATE_BODY, refundAddress: '0x0000000000000000000000000000000000000000' },
+        'INVALID_ADDRESS',
+        /refundAddress must not be the zero address/,
+      ],
+      ['POST', '/api/private-route', { ...CREATE_BODY, minAnonymitySet: 51 }, 'INVALID_REQUEST', /minAnonymitySet must be at most 50/],
+      ['POST', '/api/private-route/quote', { ...QUOTE_BODY, padding: 'x'.repeat(70_000) }, 'BODY_TOO_LARGE', /request body is too large/],
+      ['GET', `/api/private-route/rt_${'0'.repeat(32)}`, undefined, 'UNKNOWN_ROUTE', /unknown routeId/],
+      ['GET', '/api/private-route/nope', undefined, 'UNKNOWN_ROUTE', /unknown routeId/],
+      ['GET', '/api/bridge/tokens?chainId=abc', undefined, 'INVALID_REQUEST', /chainId must be a positive integer/],
+      ['GET', '/api/bridge/tokens?chainId=999', undefined, 'UNSUPPORTED_CHAIN', /chainId 999 is not a supported chain/],
+      ['DELETE', '/api/private-route', undefined, 'UNKNOWN_ENDPOINT', /no such endpoint: DELETE \/api\/private-route/],
+    ];
+    for (const [method, urlPath, body, code, pattern] of cases) {
+      const answer = await call(app, method, urlPath, body);
+      const where = `${method} ${urlPath} ${JSON.stringify(body)?.slice(0, 100)} → ${answer.status} ${JSON.stringify(answer.body)}`;
+      assert.equal(answer.body.code, code, where);
+      assert.equal(answer.status, ERROR_CODES[code as keyof typeof ERROR_CODES].status, where);
+      assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'error', 'success'], where);
+      assert.match(answer.body.error!, pattern, where);
+    }
+    // The 500's details went to the log (URL redacted), not to the client.
+    assert.ok(
+      h.logLines.some((line) => line.includes('relay answered 503')),
+      'the bridge failure is logged',
+    );
+  });
+
+  test('a statusToken of another transfer is 401 STATUS_TOKEN_MISMATCH with WWW-Authenticate: Bearer', async () => {
+    const app = h.api();
+    const [a, b] = [await call(app, 'POST', '/api/private-route', CREATE_BODY), await call(app, 'POST', '/api/private-route', CREATE_BODY)];
+    const wrong = await call(app, 'GET', `/api/private-route/${a.body.data!.routeId}`, undefined, { authorization: `Bearer ${b.body.data!.statusToken}` });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.code, 'STATUS_TOKEN_MISMATCH');
+    assert.equal(wrong.headers.get('www-authenticate'), 'Bearer');
+  });
+
+  test("the quote services' messages map to codes by the field they start with", () => {
+    assert.equal(codeOfQuoteError('sourceChainId and destChainId must differ'), 'UNSUPPORTED_PAIR');
+    assert.equal(codeOfQuoteError('destTokenSymbol "DOGE" is not supported: burn-and-mint mode moves USDC only'), 'UNSUPPORTED_TOKEN');
+    assert.equal(codeOfQuoteError('destChainId 5 is not a supported chain of the burn-and-mint network (see GET /api/bridge/chains)'), 'UNSUPPORTED_CHAIN');
+    assert.equal(codeOfQuoteError('amount 1 USDC is too small: the fees exceed the output'), 'INVALID_AMOUNT');
+    assert.equal(codeOfQuoteError('no USD price for WETH on chain 3; the minimum fee cannot be computed'), 'NO_ROUTE');
+  });
+});

@@ -1,0 +1,459 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createHash } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isAddress, recoverTransactionAddress } from 'viem';
+import { ACCOUNT_XPUB_VARIABLES, API_FORBIDDEN_SECRETS } from '../../src/config.ts';
+import { transfers } from '../../src/db/schema.ts';
+import { freePorts } from '../../devnet/ports.ts';
+import { API_ENV_FILE } from '../../devnet/stackInfo.ts';
+import { publicError } from '../../src/transfers/transferService.ts';
+import { ERROR_CODES } from '../../src/api/errorCodes.ts';
+import { startTestStack, type TestStack } from '../support/testStack.ts';
+
+let stack: TestStack;
+let source: number;
+let hub: number;
+let destination: number;
+
+before(async () => {
+  stack = await startTestStack();
+  const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+  [source, hub, destination] = [byRole('source'), byRole('hub'), byRole('destination')];
+});
+after(async () => stack?.close());
+
+const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+
+function assertQuoteShape(data: Record<string, unknown>) {
+  for (const key of ['symbol', 'destSymbol', 'amount', 'quotedOutputAmount', 'feeAmount', 'bridgeFeeAmount', 'privacyFeeAmount'])
+    assert.equal(typeof data[key], 'string', key);
+  for (const key of ['sourceChainId', 'destChainId', 'hubChainId', 'etaSeconds']) assert.equal(typeof data[key], 'number', key);
+  for (const key of ['amountInUsd', 'quotedOutputUsd', 'feeUsd', 'bridgeFeeUsd', 'privacyFeeUsd'])
+    assert.ok(data[key] === null || typeof data[key] === 'number', key);
+  for (const key of ['amount', 'quotedOutputAmount', 'feeAmount'])
+    assert.match(data[key] as string, /^[1-9]\d*$/, `${key} is an integer string of smallest units`);
+  assert.ok(Array.isArray(data.route) && data.route.length > 0 && data.route.every((hop) => typeof hop === 'string'));
+}
+
+async function expect400(path: string, body: unknown, pattern: RegExp, code?: string) {
+  const response = await stack.api('POST', path, body);
+  assert.equal(response.status, 400, `${JSON.stringify(body)} → ${JSON.stringify(response.body)}`);
+  assert.equal(response.body.success, false);
+  assert.equal(response.body.data, undefined);
+  assert.match(response.body.error ?? '', pattern);
+  const answered = (response.body as { code?: string }).code;
+  assert.ok(answered !== undefined && Object.hasOwn(ERROR_CODES, answered), `${JSON.stringify(body)}: code ${answered} is in the catalogue`);
+  if (code) assert.equal(answered, code, JSON.stringify(body));
+}
+
+describe('discovery', () => {
+  test('GET /api/bridge/chains lists the bridge provider chains with the spec fields', async () => {
+    const { status, body } = await stack.api<Array<Record<string, unknown>>>('GET', '/api/bridge/chains');
+    assert.equal(status, 200);
+    assert.equal(body.success, true);
+    assert.deepEqual(body.data!.map((c) => c.chainId).sort(), [source, hub, destination].sort());
+    for (const chain of body.data!) {
+      assert.equal(typeof chain.chainId, 'number');
+      assert.equal(typeof chain.name, 'string');
+      assert.equal(typeof chain.displayName, 'string');
+      if ('vmType' in chain) assert.equal(chain.vmType, 'evm');
+    }
+  });
+
+  test('GET /api/bridge/tokens lists a chain tokens with the spec fields', async () => {
+    const { status, body } = await stack.api<Array<Record<string, unknown>>>('GET', `/api/bridge/tokens?chainId=${source}`);
+    assert.equal(status, 200);
+    const bySymbol = Object.fromEntries(body.data!.map((t) => [t.symbol, t]));
+    assert.deepEqual(Object.keys(bySymbol).sort(), ['USDC', 'WETH']);
+    assert.deepEqual(bySymbol.USDC, { chainId: source, address: stack.token('source', 'USDC'), symbol: 'USDC', name: 'USD Coin', decimals: 6 });
+    assert.equal(bySymbol.WETH!.decimals, 18);
+  });
+
+  test('search matches symbol or name, case-insensitively', async () => {
+    const symbols = async (search: string) =>
+      ((await stack.api<Array<{ symbol: string }>>('GET', `/api/bridge/tokens?chainId=${source}&search=${encodeURIComponent(search)}`)).body.data ?? []).map(
+        (t) => t.symbol,
+      );
+    assert.deepEqual(await symbols('usdc'), ['USDC']);
+    assert.deepEqual(await symbols('uSd'), ['USDC']);
+    assert.deepEqual(await symbols('WRAPPED'), ['WETH']);
+    assert.deepEqual(await symbols('nothing-like-this'), []);
+  });
+
+  test('tokens: a missing, malformed or unknown chainId is a 400', async () => {
+    for (const [query, pattern] of [
+      ['', /chainId/],
+      ['?chainId=abc', /chainId must be a positive integer/],
+      ['?chainId=-1', /chainId must be a positive integer/],
+      ['?chainId=999999', /999999 is not a supported chain/],
+    ] as const) {
+      const response = await stack.api('GET', `/api/bridge/tokens${query}`);
+      assert.equal(response.status, 400, query);
+      assert.equal(response.body.success, false);
+      assert.match(response.body.error!, pattern);
+    }
+  });
+});
+
+describe('POST /api/private-route/quote', () => {
+  test('quotes USDC to USDC with every field, fee = max(1.5 %, 1 USD) on the destination side', async () => {
+    const { status, body } = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '100',
+    });
+    assert.equal(status, 200);
+    assert.equal(body.success, true);
+    const q = body.data!;
+    assertQuoteShape(q);
+    assert.equal(q.symbol, 'USDC');
+    assert.equal(q.destSymbol, 'USDC');
+    assert.equal(q.sourceChainId, source);
+    assert.equal(q.destChainId, destination);
+    assert.equal(q.hubChainId, hub);
+    assert.equal(q.amount, '100000000');
+    assert.equal(q.bridgeFeeAmount, '0');
+    assert.equal(q.privacyFeeAmount, '0');
+    const output = BigInt(q.quotedOutputAmount as string);
+    const fee = BigInt(q.feeAmount as string);
+    // 1.5 % of the gross output, rounded up, and at least 1 USD
+    assert.ok(fee * 10_000n >= (output + fee) * 150n);
+    assert.ok((fee - 1n) * 10_000n < (output + fee) * 150n);
+    assert.ok(fee >= 1_000_000n);
+    assert.ok(output < 100_000_000n - fee);
+    assert.equal(q.amountInUsd, 100);
+    assert.ok((q.etaSeconds as number) > 0);
+  });
+
+  test('quotes USDC to the 18-decimal token; destTokenSymbol defaults to tokenSymbol', async () => {
+    const weth = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '250.5',
+      destTokenSymbol: 'WETH',
+    });
+    assert.equal(weth.status, 200);
+    assertQuoteShape(weth.body.data!);
+    assert.equal(weth.body.data!.destSymbol, 'WETH');
+    assert.ok(BigInt(weth.body.data!.quotedOutputAmount as string) > 10n ** 16n, 'about 0.098 WETH in wei');
+    const same = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '0.5',
+      tokenSymbol: 'WETH',
+    });
+    assert.equal(same.status, 200);
+    assert.equal(same.body.data!.symbol, 'WETH');
+    assert.equal(same.body.data!.destSymbol, 'WETH');
+    assert.equal(same.body.data!.amount, '500000000000000000');
+  });
+
+  test('bad requests are 400s that say what is wrong', async () => {
+    const base = { sourceChainId: source, destChainId: destination, amount: '10' };
+    await expect400('/api/private-route/quote', '{not json', /valid JSON/, 'INVALID_JSON');
+    await expect400('/api/private-route/quote', [], /JSON object/);
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: undefined }, /sourceChainId is required/);
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: String(source) }, /sourceChainId must be a number/);
+    await expect400('/api/private-route/quote', { ...base, destChainId: 1.5 }, /destChainId must be an integer/);
+    await expect400('/api/private-route/quote', { ...base, amount: 10 }, /amount must be a string/);
+    await expect400('/api/private-route/quote', { ...base, amount: '0' }, /amount must be greater than zero/);
+    await expect400('/api/private-route/quote', { ...base, amount: '-5' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: 'ten' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1e3' }, /amount must be a positive decimal/);
+    await expect400('/api/private-route/quote', { ...base, amount: '10.1234567' }, /7 decimal places but the token has only 6/);
+    await expect400('/api/private-route/quote', { ...base, amount: '99999999999999999999' }, /amount is too large/);
+    await expect400('/api/private-route/quote', { ...base, amount: '5000000000' }, /no route/, 'NO_ROUTE');
+    await expect400('/api/private-route/quote', { ...base, sourceChainId: 424242 }, /sourceChainId 424242 is not a supported chain/, 'UNSUPPORTED_CHAIN');
+    await expect400('/api/private-route/quote', { ...base, tokenSymbol: 'DOGE' }, /tokenSymbol "DOGE" is not supported/, 'UNSUPPORTED_TOKEN');
+    await expect400('/api/private-route/quote', { ...base, destTokenSymbol: 'DOGE' }, /destTokenSymbol "DOGE" is not supported/);
+    await expect400('/api/private-route/quote', { ...base, destChainId: hub }, /hub chain/);
+    await expect400('/api/private-route/quote', { ...base, amount: '1.002' }, /fees exceed the output/, 'INVALID_AMOUNT');
+    await expect400('/api/private-route/quote', { ...base, amount: '1' }, /the privacy pool takes deposits of at least 1 USDC/);
+    const oversized = await stack.api('POST', '/api/private-route/quote', { ...base, padding: 'x'.repeat(100_000) });
+    assert.equal(oversized.status, 413);
+    assert.match(oversized.body.error ?? '', /request body is too large/);
+    assert.equal((oversized.body as { code?: string }).code, 'BODY_TOO_LARGE');
+  });
+
+  test('a bridge provider outage is a 500 with a safe message', async () => {
+    stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 1 });
+    const response = await stack.api('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '10' });
+    assert.equal(response.status, 500);
+    assert.deepEqual(response.body, { success: false, error: 'the bridge provider is unavailable; try again shortly', code: 'BRIDGE_UNAVAILABLE' });
+  });
+});
+
+describe('POST /api/private-route and GET /api/private-route/:routeId', () => {
+  test('creates a transfer: quote fields plus routeId, depositAddress, hubAccount, hubIsSmartAccount, status', async () => {
+    const { status, body } = await stack.api<Record<string, unknown>>('POST', '/api/private-route', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '42',
+      userDestinationAddress: RECIPIENT,
+    });
+    assert.equal(status, 200);
+    const created = body.data!;
+    assertQuoteShape(created);
+    assert.match(created.routeId as string, /^rt_[0-9a-f]{32}$/);
+    assert.ok(isAddress(created.depositAddress as string));
+    assert.ok(isAddress(created.hubAccount as string));
+    assert.notEqual(created.depositAddress, created.hubAccount);
+    assert.equal(created.hubIsSmartAccount, false);
+    assert.equal(created.status, 'AWAITING_DEPOSIT');
+
+    const fetched = await stack.api<Record<string, unknown>>('GET', `/api/private-route/${created.routeId}`);
+    assert.equal(fetched.status, 200);
+    const transfer = fetched.body.data!;
+    assert.equal(transfer.status, 'AWAITING_DEPOSIT');
+    assert.equal(transfer.error, null);
+    for (const key of [
+      'routeId',
+      'depositAddress',
+      'hubAccount',
+      'hubIsSmartAccount',
+      'amount',
+      'quotedOutputAmount',
+      'feeAmount',
+      'symbol',
+      'destSymbol',
+      'hubChainId',
+      'route',
+    ]) {
+      assert.deepEqual(transfer[key], created[key], key);
+    }
+    assert.equal(transfer.userDestinationAddress, RECIPIENT);
+    assert.ok(!('exitAccount' in transfer) && !('accountIndex' in transfer), 'internal accounts stay private');
+    for (const hop of ['depositTxHash', 'bridgeInTxHash', 'payoutTxHash']) assert.equal(transfer[hop], null, `${hop} is null until known`);
+    assert.ok(!('webhookUrl' in transfer));
+
+    const handle = stack.temporal.client.workflow.getHandle(created.routeId as string);
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+  });
+
+  test('every transfer gets its own route id and accounts', async () => {
+    const create = () =>
+      stack.api<Record<string, string>>('POST', '/api/private-route', {
+        sourceChainId: source,
+        destChainId: destination,
+        amount: '10',
+        userDestinationAddress: RECIPIENT,
+      });
+    const [a, b] = await Promise.all([create(), create()]);
+    assert.notEqual(a.body.data!.routeId, b.body.data!.routeId);
+    assert.notEqual(a.body.data!.depositAddress, b.body.data!.depositAddress);
+    assert.notEqual(a.body.data!.hubAccount, b.body.data!.hubAccount);
+  });
+
+  test('create validates the destination address and the transfer request', async () => {
+    const base = { sourceChainId: source, destChainId: destination, amount: '10' };
+    await expect400('/api/private-route', base, /userDestinationAddress is required/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: 'alice.eth' }, /userDestinationAddress must be a 0x-prefixed 20-byte hex address/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x1234' }, /userDestinationAddress must be a 0x-prefixed/);
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x000000000000000000000000000000000000BeEF' }, /checksum/, 'INVALID_ADDRESS');
+    await expect400('/api/private-route', { ...base, userDestinationAddress: '0x0000000000000000000000000000000000000000' }, /zero address/);
+    await expect400('/api/private-route', { ...base, amount: '0.0000001', userDestinationAddress: RECIPIENT }, /decimal places/);
+    await expect400('/api/private-route', { ...base, destChainId: 31337, userDestinationAddress: RECIPIENT }, /destChainId 31337 is not a supported chain/);
+  });
+
+  test('an unknown or malformed routeId is a 404', async () => {
+    for (const id of ['rt_00000000000000000000000000000000', 'nope', "1' or '1'='1"]) {
+      const response = await stack.api('GET', `/api/private-route/${encodeURIComponent(id)}`);
+      assert.equal(response.status, 404);
+      assert.equal(response.body.success, false);
+      assert.match(response.body.error!, /unknown routeId/);
+    }
+  });
+
+  test('a retried create with the same Idempotency-Key answers the first transfer again', async () => {
+    const body = { sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT };
+    const send = () =>
+      fetch(`${stack.apiUrl}/api/private-route`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `e2e-${crypto.randomUUID()}` },
+        body: JSON.stringify(body),
+      });
+    const key = `e2e-${crypto.randomUUID()}`;
+    const post = () =>
+      fetch(`${stack.apiUrl}/api/private-route`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(body),
+      });
+    const first = await post();
+    const again = await post();
+    assert.equal(first.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    const [a, b] = [(await first.json()) as { data: { routeId: string } }, (await again.json()) as { data: { routeId: string } }];
+    assert.equal(a.data.routeId, b.data.routeId);
+    assert.notEqual(((await (await send()).json()) as { data: { routeId: string } }).data.routeId, a.data.routeId, 'another key is another transfer');
+  });
+
+  test('the API serves its OpenAPI document and reference page', async () => {
+    const document = (await (await fetch(`${stack.apiUrl}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    assert.equal(document.openapi, '3.1.0');
+    assert.ok(document.paths['/api/private-route/{routeId}/events']);
+    const page = await fetch(`${stack.apiUrl}/docs`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+  });
+
+  test('an unknown endpoint answers in the envelope', async () => {
+    const response = await stack.api('GET', '/api/nothing-here');
+    assert.equal(response.status, 404);
+    assert.equal(response.body.success, false);
+    assert.equal(typeof response.body.error, 'string');
+  });
+});
+
+describe('GET /api/private-route/:routeId: who sees what', () => {
+  /** A GET with exactly these headers (stack.api would add the remembered statusToken). */
+  const getWith = async (routeId: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${stack.apiUrl}/api/private-route/${routeId}`, { headers });
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as { success: boolean; data?: Record<string, unknown>; error?: string },
+    };
+  };
+  let routeId: string;
+  let statusToken: string;
+
+  before(async () => {
+    const { status, body } = await stack.api<{ routeId: string; statusToken: string }>('POST', '/api/private-route', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '10',
+      userDestinationAddress: RECIPIENT,
+    });
+    assert.equal(status, 200, JSON.stringify(body));
+    ({ routeId, statusToken } = body.data!);
+  });
+
+  test('create answers a statusToken (256 random bits) and the database keeps only its SHA-256', async () => {
+    assert.match(statusToken, /^st_[A-Za-z0-9_-]{43}$/);
+    const [row] = await stack.service.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
+    assert.equal(row!.hash, createHash('sha256').update(statusToken).digest('hex'));
+  });
+
+  test('without a token: routeId, status, error and needsAttention only; no address, amount, hash or privacy report', async () => {
+    const { status, headers, body } = await getWith(routeId);
+    assert.equal(status, 200);
+    assert.deepEqual(body, { success: true, data: { routeId, status: 'AWAITING_DEPOSIT', error: null, needsAttention: false } });
+    assert.equal(headers.get('cache-control'), 'no-store');
+  });
+
+  test('the right token, as Bearer or X-Status-Token, reads the full view (which never repeats the token)', async () => {
+    for (const headers of [{ authorization: `Bearer ${statusToken}` }, { 'x-status-token': statusToken }] as Record<string, string>[]) {
+      const { status, body } = await getWith(routeId, headers);
+      assert.equal(status, 200, JSON.stringify(headers));
+      assert.equal(body.data!.userDestinationAddress, RECIPIENT);
+      assert.ok(isAddress(body.data!.depositAddress as string));
+      assert.equal(typeof body.data!.amount, 'string');
+      assert.ok(!('statusToken' in body.data!));
+    }
+  });
+
+  test('a wrong token is a 401 in the envelope, not the public view', async () => {
+    const other = await stack.api<{ statusToken: string }>('POST', '/api/private-route', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '10',
+      userDestinationAddress: RECIPIENT,
+    });
+    const wrong: Record<string, string>[] = [
+      { authorization: `Bearer ${other.body.data!.statusToken}` },
+      { authorization: `Bearer ${statusToken.slice(0, -1)}${statusToken.endsWith('A') ? 'B' : 'A'}` },
+      { authorization: `Basic ${Buffer.from(`x:${statusToken}`).toString('base64')}` },
+      { 'x-status-token': 'st_guess' },
+      { 'x-status-token': statusToken.toUpperCase() },
+    ];
+    for (const headers of wrong) {
+      const { status, headers: answered, body } = await getWith(routeId, headers);
+      assert.equal(status, 401, JSON.stringify(headers));
+      assert.equal(body.success, false);
+      assert.equal(body.data, undefined);
+      assert.match(body.error!, /statusToken does not match this route/);
+      assert.equal(answered.get('www-authenticate'), 'Bearer');
+    }
+  });
+
+  test('a transfer created before statusTokens (no hash): the public view without a token, 401 with any', async () => {
+    const old = await stack.api<{ routeId: string; statusToken: string }>('POST', '/api/private-route', {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '10',
+      userDestinationAddress: RECIPIENT,
+    });
+    const { routeId: oldId, statusToken: oldToken } = old.body.data!;
+    await stack.service.db.update(transfers).set({ statusTokenHash: null }).where(eq(transfers.routeId, oldId));
+    assert.deepEqual(Object.keys((await getWith(oldId)).body.data!).sort(), ['error', 'needsAttention', 'routeId', 'status']);
+    assert.equal((await getWith(oldId, { authorization: `Bearer ${oldToken}` })).status, 401);
+  });
+
+  test('the public error keeps its words and hides addresses, hashes, amounts and times', () => {
+    const refunded = `deposit too small; refunded 1000000 to 0x000000000000000000000000000000000000bEEF (tx 0x${'ab'.repeat(32)})`;
+    assert.equal(publicError(refunded), 'deposit too small; refunded … to 0x… (tx 0x…)');
+    assert.equal(publicError('no deposit received by the deadline 2026-11-23T01:02:03.456Z'), 'no deposit received by the deadline …');
+    assert.equal(publicError(null), null);
+  });
+});
+
+describe('the production API entry (src/server.ts) holds no key', { timeout: 60_000 }, () => {
+  test("started with the signer's xpubs and no key, it serves a create whose accounts are the ones the signer signs for", async () => {
+    // What the stack gives an API: its configuration with the xpubs (api-env.json), nothing from this process's environment.
+    const apiEnv = JSON.parse(readFileSync(path.join(stack.dataDir, API_ENV_FILE), 'utf8')) as Record<string, string>;
+    const [port, metricsPort] = (await freePorts(2)) as [number, number];
+    const env: Record<string, string> = {
+      ...apiEnv,
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      API_METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'info',
+    };
+    for (const name of [...API_FORBIDDEN_SECRETS, 'SIGNER_URL']) assert.equal(env[name], undefined, name);
+    for (const name of ACCOUNT_XPUB_VARIABLES) assert.match(env[name] ?? '', /^xpub/, name);
+
+    const child = spawn(process.execPath, ['--import', './src/loader/register.mjs', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('api listening')) {
+        assert.equal(child.exitCode, null, `the API exited: ${output}`);
+        assert.ok(Date.now() < deadline, `the API did not start within 30 s: ${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const response = await fetch(`${url}/api/private-route`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sourceChainId: source, destChainId: destination, amount: '10', userDestinationAddress: RECIPIENT }),
+      });
+      const body = (await response.json()) as { success: boolean; data?: { routeId: string; depositAddress: string; hubAccount: string } };
+      assert.equal(response.status, 200, JSON.stringify(body));
+      const created = body.data!;
+      const [row] = await stack.service.db.select().from(transfers).where(eq(transfers.routeId, created.routeId));
+
+      // The signer process signs for exactly these addresses: a signature it makes for the route's index recovers to them.
+      const own = stack.service.keyring.routeAccounts(row!.accountIndex);
+      const tx = { type: 'eip1559', chainId: source, nonce: 0, to: RECIPIENT, value: 0n, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } as const;
+      const signer = async (account: typeof own.deposit) =>
+        recoverTransactionAddress({ serializedTransaction: (await account.signTransaction(tx)) as `0x02${string}` });
+      assert.equal(created.depositAddress, await signer(own.deposit));
+      assert.equal(created.hubAccount, await signer(own.hub));
+      // The API has no exit xpub: the exit account is not its to write (the worker writes it at the bridge-in).
+      assert.equal(row!.exitAccount, null);
+      // Its log shows the configuration, never the xpubs (they link a route's deposit and hub addresses).
+      for (const name of ACCOUNT_XPUB_VARIABLES) assert.ok(!output.includes(env[name]!), `${name} was logged`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});

@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { type Address, type Hex, getAbiItem, parseEventLogs } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ledgerEntries, poolNotes, transfers, txIntents } from '../../src/db/schema.ts';
+import { entrypointAbi as entrypointArtifactAbi } from '../../devnet/artifacts/Entrypoint.ts';
+import { privacyPoolAbi as privacyPoolArtifactAbi } from '../../devnet/artifacts/PrivacyPool.ts';
+import { entrypointAbi, poolAbi } from '../../src/providers/privacy-pools/abi.ts';
+import { PoolNoteSpentError } from '../../src/providers/privacy-pools/adapter.ts';
+import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
+
+/**
+ * The privacy pool on the real local stack: Privacy Pools contracts verifying real Groth16 proofs of the
+ * production circuits, the ASP emulator, and the production adapter.
+ */
+let stack: TestStack;
+
+before(async () => {
+  stack = await startTestStack({
+    env: {
+      STEP_MAX_ATTEMPTS: '2',
+      STEP_TIME_BUDGET_SECONDS: '60',
+      PRIVACY_DELAY_MIN_SECONDS: '1',
+      PRIVACY_DELAY_MAX_SECONDS: '2',
+      PRIVACY_MAX_WAIT_SECONDS: '12',
+    },
+  });
+});
+after(async () => stack?.close());
+afterEach(() => stack.relay.faults.clear());
+
+type Transfer = TransferView;
+
+const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+const read = async (routeId: string) => (await stack.api<Transfer>('GET', `/api/private-route/${routeId}`)).body.data!;
+const until = (routeId: string, what: string, ok: (t: Transfer) => boolean, timeoutMs = 90_000) =>
+  waitFor(
+    `${routeId}: ${what}`,
+    async () => {
+      const t = await read(routeId);
+      return ok(t) ? t : undefined;
+    },
+    timeoutMs,
+  );
+const finished = (t: Transfer) => t.status === 'COMPLETED' || t.status === 'FAILED';
+
+async function create(amount: string, extra: Record<string, unknown> = {}): Promise<Transfer & { recipient: Address }> {
+  const recipient = freshAddress();
+  const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
+    sourceChainId: chainId('source'),
+    destChainId: chainId('destination'),
+    amount,
+    userDestinationAddress: recipient,
+    ...extra,
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return { ...body.data!, recipient };
+}
+
+async function fundAndWait(t: Transfer, what: string, ok: (t: Transfer) => boolean) {
+  await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+  return until(t.routeId, what, ok);
+}
+
+const withdrawalsOf = async (txHash: Hex) =>
+  parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: txHash })).logs });
+
+describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
+  test('the adapter and the local contracts speak the protocol: the SDK’s bundled ABIs, but for the proxy machinery', async () => {
+    const { IEntrypointABI } = await import('../../node_modules/@0xbow/privacy-pools-core-sdk/src/abi/IEntrypoint.ts');
+    const { IPrivacyPoolABI } = await import('../../node_modules/@0xbow/privacy-pools-core-sdk/src/abi/IPrivacyPool.ts');
+    type Item = { type: string; name?: string; inputs?: readonly Param[] };
+    type Param = { type: string; components?: readonly Param[] };
+    const type = (p: Param): string => (p.type.startsWith('tuple') ? `(${p.components!.map(type).join(',')})${p.type.slice(5)}` : p.type);
+    const signature = (item: Item) => `${item.type} ${item.name}(${(item.inputs ?? []).map(type).join(',')})`;
+    const signatures = (abi: readonly unknown[]) => new Set((abi as Item[]).filter((i) => i.type !== 'constructor').map(signature));
+    const missing = (theirs: Set<string>, ours: Set<string>) => [...theirs].filter((s) => !ours.has(s)).sort();
+
+    const sdkEntrypoint = signatures(IEntrypointABI);
+    const sdkPool = signatures(IPrivacyPoolABI);
+    // The adapter uses only what the protocol has.
+    assert.deepEqual(missing(signatures(entrypointAbi), sdkEntrypoint), []);
+    assert.deepEqual(missing(signatures(poolAbi), sdkPool), []);
+    // The local contracts have all of it but the UUPS proxy machinery (deployed without a proxy), native
+    // assets (ERC-20 pools only) and errors our code paths never raise.
+    assert.deepEqual(missing(sdkEntrypoint, signatures(entrypointArtifactAbi)), [
+      'error AddressEmptyCode(address)',
+      'error ERC1967InvalidImplementation(address)',
+      'error ERC1967NonPayable()',
+      'error FailedCall()',
+      'error InvalidInitialization()',
+      'error NativeAssetTransferFailed()',
+      'error NotInitializing()',
+      'error UUPSUnauthorizedCallContext()',
+      'error UUPSUnsupportedProxiableUUID(bytes32)',
+      'event Initialized(uint64)',
+      'event RoleAdminChanged(bytes32,bytes32,bytes32)',
+      'event Upgraded(address)',
+      'function UPGRADE_INTERFACE_VERSION()',
+      'function initialize(address,address)',
+      'function proxiableUUID()',
+      'function upgradeToAndCall(address,bytes)',
+      'receive undefined()',
+    ]);
+    assert.deepEqual(missing(sdkPool, signatures(privacyPoolArtifactAbi)), ['error NotYetRagequitteable()', 'error ScopeMismatch()']);
+  });
+
+  test('a transfer leaves the pool unlinkably: relayed by the shared relayer, straight to the bridge order, with its privacy report', async () => {
+    const t = await create('40');
+    const done = await fundAndWait(t, 'completed', finished);
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.equal(await stack.balanceOf('destination', 'USDC', t.recipient), BigInt(t.quotedOutputAmount));
+    assert.ok(done.privacy && done.privacy.anonymitySet >= 1 && done.privacy.waitedSeconds >= 1, JSON.stringify(done.privacy));
+
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, t.routeId));
+    const entry = (kind: string) => ledger.find((e) => e.kind === kind)!;
+    const [deposit] = parseEventLogs({
+      abi: poolAbi,
+      eventName: 'Deposited',
+      logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: entry('shielded').txHash as Hex })).logs,
+    });
+    const withdrawalTx = await stack.chainClient('hub').getTransaction({ hash: entry('unshielded').txHash as Hex });
+    const [withdrawal] = await withdrawalsOf(withdrawalTx.hash);
+    assert.ok(deposit && withdrawal);
+    const relayer = stack.service.activityDeps.poolRelayer.address;
+    assert.equal(deposit.args._depositor, t.hubAccount, 'the hub account deposits');
+    assert.equal(withdrawalTx.from.toLowerCase(), relayer.toLowerCase(), 'the shared relayer submits the withdrawal, not an account of the route');
+    assert.notEqual(withdrawal.args._recipient, t.hubAccount);
+    const [order] = await stack.service.db
+      .select()
+      .from(ledgerEntries)
+      .where(eq(ledgerEntries.routeId, t.routeId))
+      .then((rows) => rows.filter((e) => e.kind === 'bridged_out'));
+    assert.equal(order?.txHash, withdrawalTx.hash, 'the withdrawal itself funds the bridge-out order: no exit account in deposit-address mode');
+    const deposited = BigInt(deposit.args._commitment);
+    const withdrawnLogs = parseEventLogs({ abi: poolAbi, logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: withdrawalTx.hash })).logs });
+    assert.ok(
+      withdrawnLogs.every((log) => !('_commitment' in log.args) || (log.args as { _commitment: bigint })._commitment !== deposited),
+      'the withdrawal carries no identifier of the deposit',
+    );
+  });
+
+  test('a withdrawal whose broadcast failed after it was signed and recorded is settled, never sent twice; the nullifier refuses a second one', async () => {
+    const t = await create('35');
+    // The hub node rejects the first relay transaction: as if the worker died between record and broadcast.
+    assert.equal((await stack.routectl('devnet', 'fault', 'set', 'unshield', '--count', '1')).code, 0);
+    const done = await fundAndWait(t, 'completed', finished);
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.equal(await stack.balanceOf('destination', 'USDC', t.recipient), BigInt(t.quotedOutputAmount));
+
+    const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, t.routeId));
+    const withdrawals = intents.filter((i) => i.step.startsWith('unshield'));
+    assert.deepEqual(
+      withdrawals.map((i) => i.step),
+      ['unshield'],
+      'one signed withdrawal, re-broadcast as recorded',
+    );
+    assert.equal((await withdrawalsOf(withdrawals[0]!.txHash as Hex)).length, 1);
+
+    // Another attempt at the same note, with no record of this one: the adapter sees the spent nullifier...
+    const [note] = await stack.service.db.select().from(poolNotes).where(eq(poolNotes.routeId, t.routeId));
+    const [{ accountIndex }] = (await stack.service.db
+      .select({ accountIndex: transfers.accountIndex })
+      .from(transfers)
+      .where(eq(transfers.routeId, t.routeId))) as [{ accountIndex: number }];
+    const ref = {
+      asset: note!.asset as Address,
+      label: note!.label,
+      commitment: note!.commitment,
+      value: BigInt(note!.value),
+      txHash: note!.txHash as Hex,
+      blockNumber: BigInt(note!.blockNumber),
+      timestamp: 0,
+    };
+    await assert.rejects(
+      stack.service.activityDeps.pool.withdraw({
+        routeId: 'rt_replay_probe',
+        note: ref,
+        noteIndex: accountIndex,
+        destination: async () => ({ to: freshAddress(), amount: 1_000_000n }),
+      }),
+      PoolNoteSpentError,
+    );
+    assert.equal(await stack.service.activityDeps.pool.unspent(ref, accountIndex), 0n);
+    // ...and the pool refuses the recorded proof a second time.
+    const recorded = await stack.chainClient('hub').getTransaction({ hash: withdrawals[0]!.txHash as Hex });
+    await assert.rejects(
+      stack.chainClient('hub').call({ to: recorded.to!, data: recorded.input, account: freshAddress() }),
+      /NullifierAlreadySpent|0x0d5bc2f0|revert/i,
+    );
+  });
+
+  test('an ASP rejection parks the transfer SHIELDED; `fail` ragequits the note back to the hub account and lists it', async () => {
+    const t = await create('25');
+    assert.equal((await stack.routectl('devnet', 'fault', 'set', 'asp-review', '--count', '1')).code, 0);
+    const parked = await fundAndWait(t, 'parked', (x) => x.needsAttention || finished(x));
+    assert.equal(parked.status, 'SHIELDED');
+    const shown = await stack.routectl('show', t.routeId);
+    assert.match(shown.stdout, /parked at privacy-wait/);
+    assert.match(shown.stdout, /ASP rejected the deposit/);
+
+    const [note] = await stack.service.db.select().from(poolNotes).where(eq(poolNotes.routeId, t.routeId));
+    assert.equal(await stack.balanceOf('hub', 'USDC', t.hubAccount), 0n, 'the funds are in the pool');
+    const failed = await stack.routectl('fail', t.routeId, '--reason', 'deposit rejected by the ASP');
+    assert.equal(failed.code, 0, failed.stderr);
+    const done = await until(t.routeId, 'failed', finished);
+    assert.equal(done.status, 'FAILED');
+    assert.match(done.error!, /ragequit/);
+    assert.equal(await stack.balanceOf('hub', 'USDC', t.hubAccount), BigInt(note!.value), 'the whole note is back at the hub account');
+    assert.match(failed.stdout, new RegExp(`holds ${note!.value} of .* at hub ${t.hubAccount}`));
+    const [ragequit] = await stack.service.db
+      .select()
+      .from(ledgerEntries)
+      .where(eq(ledgerEntries.routeId, t.routeId))
+      .then((rows) => rows.filter((e) => e.kind === 'ragequit'));
+    const events = parseEventLogs({
+      abi: [getAbiItem({ abi: poolAbi, name: 'Ragequit' })],
+      logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: ragequit!.txHash as Hex })).logs,
+    });
+    assert.equal(events[0]?.args._ragequitter, t.hubAccount);
+    assert.equal(events[0]?.args._label, BigInt(note!.label));
+  });
+
+  test('a route waits in the pool for its minimum anonymity set, and leaves after the longest wait without it', async () => {
+    assert.equal(
+      (
+        await stack.api('POST', '/api/private-route', {
+          sourceChainId: chainId('source'),
+          destChainId: chainId('destination'),
+          amount: '10',
+          userDestinationAddress: freshAddress(),
+          minAnonymitySet: 1000,
+        })
+      ).status,
+      400,
+    );
+
+    const first = await create('55', { minAnonymitySet: 2 });
+    assert.equal(first.minAnonymitySet, 2);
+    await fundAndWait(first, 'shielded', (x) => x.status === 'SHIELDED');
+    // Alone in its bucket, it stays SHIELDED past its 1-2 s delay...
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.equal((await read(first.routeId)).status, 'SHIELDED');
+    // ...until a deposit of the same amount enters the pool.
+    const second = await create('55');
+    await stack.fund(second.depositAddress, 'USDC', BigInt(second.amount));
+    const [a, b] = await Promise.all([until(first.routeId, 'completed', finished), until(second.routeId, 'completed', finished)]);
+    assert.equal(a.status, 'COMPLETED', a.error ?? '');
+    assert.equal(b.status, 'COMPLETED', b.error ?? '');
+    assert.ok(a.privacy!.anonymitySet >= 2, `first left with ${JSON.stringify(a.privacy)}`);
+
+    // Nobody else of its size within the longest wait (12 s here): it leaves with what it has.
+    const lonely = await create('77.7', { minAnonymitySet: 5 });
+    const done = await fundAndWait(lonely, 'completed', finished);
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.equal(done.privacy!.anonymitySet, 1);
+    assert.ok(done.privacy!.waitedSeconds >= 12, `left after ${done.privacy!.waitedSeconds} s`);
+  });
+});

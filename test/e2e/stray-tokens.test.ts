@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { createWalletClient, erc20Abi, getAddress, http, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { ledgerEntries, transfers } from '../../src/db/schema.ts';
+import { testTokenAbi, testTokenBytecode } from '../../devnet/artifacts/TestToken.ts';
+import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
+
+/** Anvil's default account 5: used by nothing else on the devnet; deploys the look-alike token. */
+const STRANGER_KEY: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
+const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+const REFUND_A = '0x00000000000000000000000000000000000a11ce' as Address;
+const REFUND_C = '0x00000000000000000000000000000000000c0ffe' as Address;
+const OPERATOR_REFUND = '0x0000000000000000000000000000000000000b0b' as Address;
+
+let stack: TestStack;
+let source: number;
+let destination: number;
+let lookalike: Address;
+
+before(
+  async () => {
+    // Deposits time out quickly and the scanner runs every second.
+    stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND } });
+    const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+    [source, destination] = [byRole('source'), byRole('destination')];
+
+    // A second ERC-20 on the source chain with the same symbol and decimals as the real USDC.
+    const rpcUrl = stack.manifest.chains.find((c) => c.role === 'source')!.rpcUrl;
+    const wallet = createWalletClient({ account: privateKeyToAccount(STRANGER_KEY), transport: http(rpcUrl) });
+    const client = stack.chainClient('source');
+    const deploy = await wallet.deployContract({ chain: null, abi: testTokenAbi, bytecode: testTokenBytecode, args: ['USD Coin', 'USDC', 6] });
+    lookalike = getAddress((await client.waitForTransactionReceipt({ hash: deploy })).contractAddress!);
+    const mint = await wallet.writeContract({
+      chain: null,
+      address: lookalike,
+      abi: testTokenAbi,
+      functionName: 'mint',
+      args: [wallet.account.address, 1_000_000_000n],
+    });
+    await client.waitForTransactionReceipt({ hash: mint });
+  },
+  { timeout: 240_000 },
+);
+after(async () => stack?.close(), { timeout: 60_000 });
+
+async function sendLookalike(to: Address, amount: bigint) {
+  const rpcUrl = stack.manifest.chains.find((c) => c.role === 'source')!.rpcUrl;
+  const wallet = createWalletClient({ account: privateKeyToAccount(STRANGER_KEY), transport: http(rpcUrl) });
+  const hash = await wallet.writeContract({ chain: null, address: lookalike, abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+  await stack.chainClient('source').waitForTransactionReceipt({ hash });
+}
+
+const balance = (token: Address, owner: Address) =>
+  stack.chainClient('source').readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
+
+async function create(refundAddress?: Address) {
+  const { status, body } = await stack.api<{ routeId: string; depositAddress: Address; depositTokenAddress: Address }>('POST', '/api/private-route', {
+    sourceChainId: source,
+    destChainId: destination,
+    amount: '10',
+    userDestinationAddress: RECIPIENT,
+    ...(refundAddress && { refundAddress }),
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body.data!;
+}
+
+const row = async (routeId: string) => (await stack.service.db.select().from(transfers).where(eq(transfers.routeId, routeId)))[0]!;
+
+describe('deposits of another token contract', { timeout: 180_000 }, () => {
+  test('create and GET name the token contract to deposit; other ERC-20s sent to deposit addresses are found, held or refunded', async () => {
+    const usdc = stack.token('source', 'USDC');
+    const weth = stack.token('source', 'WETH');
+    const [a, b, c] = await Promise.all([create(REFUND_A), create(), create(REFUND_C)]);
+    for (const created of [a, b, c]) {
+      assert.equal(created.depositTokenAddress, usdc);
+      const view = await stack.api<{ depositTokenAddress: string }>('GET', `/api/private-route/${created.routeId}`);
+      assert.equal(view.body.data!.depositTokenAddress, usdc);
+    }
+
+    // A and B get 10 "USDC" of the look-alike contract (same symbol, other address); C gets WETH instead of USDC.
+    await sendLookalike(a.depositAddress, 10_000_000n);
+    await sendLookalike(b.depositAddress, 7_000_000n);
+    await stack.fund(c.depositAddress, 'WETH', 3_000_000_000_000_000n);
+
+    // None of them funds a transfer: each ends FAILED at its deadline with nothing of its own token.
+    for (const created of [a, b, c]) {
+      await waitFor(`${created.routeId} FAILED`, async () => ((await row(created.routeId)).status === 'FAILED' ? true : undefined), 60_000);
+    }
+
+    // C: WETH is a token the bridge lists, and C has a refundAddress: refunded automatically, booked in the ledger.
+    await waitFor('the WETH refund of C', async () => ((await balance(weth, REFUND_C)) === 3_000_000_000_000_000n ? true : undefined), 60_000);
+    assert.equal(await balance(weth, c.depositAddress), 0n);
+    // The ledger entry follows the receipt.
+    const refunded = await waitFor(
+      'the ledger entry of the refund',
+      async () => {
+        const [entry] = await stack.service.db
+          .select()
+          .from(ledgerEntries)
+          .where(and(eq(ledgerEntries.routeId, c.routeId), eq(ledgerEntries.kind, 'refunded')));
+        return entry;
+      },
+      30_000,
+    );
+    assert.equal(refunded.token, weth);
+    assert.equal(refunded.amount, '3000000000000000');
+    await waitFor('C no longer needs attention', async () => ((await row(c.routeId)).needsAttention ? undefined : true), 30_000);
+
+    // A and B: an unknown contract is never refunded automatically (it could make the service pay gas for
+    // nothing); it is held and listed for an operator with its token address.
+    for (const [created, amount] of [
+      [a, '10000000'],
+      [b, '7000000'],
+    ] as const) {
+      const held = await waitFor(
+        `${created.routeId} lists the look-alike`,
+        async () => {
+          const r = await row(created.routeId);
+          return r.heldFunds?.some((h) => h.place === 'deposit') ? r : undefined;
+        },
+        30_000,
+      );
+      assert.equal(held.needsAttention, true);
+      assert.deepEqual(held.heldFunds, [{ place: 'deposit', chainId: source, token: lookalike, address: created.depositAddress, amount }]);
+      assert.match(held.lastError ?? '', new RegExp(`of token ${lookalike} is held at the deposit address: it is not this route's USDC \\(${usdc}\\)`));
+      assert.match(held.lastError ?? '', new RegExp(`routectl refund ${created.routeId} --to <address>`));
+      const view = await stack.api<{ needsAttention: boolean }>('GET', `/api/private-route/${created.routeId}`);
+      assert.equal(view.body.data!.needsAttention, true);
+    }
+    assert.equal(await balance(lookalike, REFUND_A), 0n);
+    assert.equal(await balance(lookalike, a.depositAddress), 10_000_000n);
+
+    // An operator refunds B's look-alike tokens the way strays are refunded.
+    const result = await stack.routectl('refund', b.routeId, '--to', OPERATOR_REFUND, '--reason', 'look-alike tokens back to the sender');
+    assert.equal(result.code, 0, `${result.stdout}${result.stderr}`);
+    assert.equal(await balance(lookalike, OPERATOR_REFUND), 7_000_000n);
+    assert.equal(await balance(lookalike, b.depositAddress), 0n);
+    const cleared = await row(b.routeId);
+    assert.equal(cleared.needsAttention, false);
+    assert.equal(cleared.heldFunds, null);
+    const [operatorRefund] = await stack.service.db
+      .select()
+      .from(ledgerEntries)
+      .where(and(eq(ledgerEntries.routeId, b.routeId), eq(ledgerEntries.kind, 'refunded')));
+    assert.equal(operatorRefund!.token, lookalike);
+    // The scanner does not list it again.
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.equal((await row(b.routeId)).needsAttention, false);
+  });
+});

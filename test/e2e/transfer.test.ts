@@ -1,0 +1,339 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { eq } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, type Address } from 'viem';
+import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
+import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
+import { createLogger } from '../../src/logger.ts';
+import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from '../support/secrets.ts';
+import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
+
+let stack: TestStack;
+
+/** Known secrets the stack runs with; the last test checks that none of them is ever written anywhere. */
+const SIGNER_MNEMONIC = generateMnemonic(english);
+const RELAY_API_KEY = `relay-key-${generatePrivateKey().slice(2, 34)}`;
+/** Every line the stack logged (API, worker, the Temporal SDK's own lines, emulators), at every level. */
+const logLines: string[] = [];
+/** Every answer the API gave this file's requests, and what routectl printed. */
+const answers: string[] = [];
+
+before(async () => {
+  const echo = process.env.TEST_LOG_LEVEL === 'debug' ? /./ : /"level":"(warn|error)"/;
+  stack = await startTestStack({
+    env: { SIGNER_MNEMONIC, RELAY_API_KEY },
+    logger: createLogger({
+      level: 'debug',
+      write: (line) => {
+        logLines.push(line);
+        if (echo.test(line)) process.stdout.write(`${line}\n`);
+      },
+    }),
+  });
+  const { api, routectl } = stack;
+  stack.api = async (...args: Parameters<TestStack['api']>) => {
+    const answer = await api(...args);
+    answers.push(`${args[0]} ${args[1]} → ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer as never;
+  };
+  stack.routectl = async (...args) => {
+    const result = await routectl(...args);
+    answers.push(`routectl ${args.join(' ')} → ${result.code} ${result.stdout} ${result.stderr}`);
+    return result;
+  };
+});
+after(async () => stack?.close());
+
+interface Transfer {
+  routeId: string;
+  status: string;
+  error: string | null;
+  depositAddress: Address;
+  hubAccount: Address;
+  amount: string;
+  quotedOutputAmount: string;
+  feeAmount: string;
+  payoutTxHash: string | null;
+}
+
+/** The USDC → WETH transfer, which failed on its way: the encrypted-history test reads its history. */
+let withFailures: { created: Transfer; recipient: Address; refundAddress: Address } | undefined;
+
+const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
+const freshRecipient = () => privateKeyToAccount(generatePrivateKey()).address;
+
+async function create(amount: string, destTokenSymbol: string, recipient: Address, refundAddress?: Address): Promise<Transfer> {
+  const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
+    sourceChainId: chainId('source'),
+    destChainId: chainId('destination'),
+    amount,
+    destTokenSymbol,
+    userDestinationAddress: recipient,
+    refundAddress,
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body.data!;
+}
+
+/** Polls GET like a client, recording every status it sees, until the transfer is terminal. */
+async function pollUntilDone(routeId: string): Promise<{ transfer: Transfer; seen: string[] }> {
+  const seen: string[] = [];
+  const transfer = await waitFor(
+    `${routeId} to finish`,
+    async () => {
+      const { body } = await stack.api<Transfer>('GET', `/api/private-route/${routeId}`);
+      const t = body.data!;
+      if (seen.at(-1) !== t.status) seen.push(t.status);
+      return t.status === 'COMPLETED' || t.status === 'FAILED' ? t : undefined;
+    },
+    90_000,
+    50,
+  );
+  return { transfer, seen };
+}
+
+const ORDER = ['AWAITING_DEPOSIT', 'BRIDGING_IN', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'];
+
+function assertInOrder(seen: string[]) {
+  const positions = seen.map((s) => ORDER.indexOf(s));
+  assert.ok(
+    positions.every((p) => p >= 0),
+    `unexpected status in ${seen.join(' → ')}`,
+  );
+  assert.deepEqual(
+    [...positions].sort((a, b) => a - b),
+    positions,
+    `statuses out of order: ${seen.join(' → ')}`,
+  );
+}
+
+/** Where a history holds a payload whose encoding is not the codec's (search attributes aside). */
+function plainPayloads(node: unknown, at = ''): string[] {
+  if (node === null || typeof node !== 'object') return [];
+  const record = node as Record<string, unknown>;
+  const metadata = record.metadata as Record<string, unknown> | undefined;
+  if (metadata && typeof metadata === 'object' && 'encoding' in metadata) {
+    const encoding = metadata.encoding;
+    const text =
+      typeof encoding === 'string' ? Buffer.from(encoding, 'base64').toString() : Buffer.from(Object.values(encoding as object) as number[]).toString();
+    return text === 'binary/encrypted' ? [] : [`${at} (${text})`];
+  }
+  return Object.entries(record).flatMap(([key, value]) => (key === 'searchAttributes' ? [] : plainPayloads(value, `${at}.${key}`)));
+}
+
+describe('full transfers on the local stack', () => {
+  test('USDC → USDC: funded with `routectl devnet fund`, the recipient receives exactly quotedOutputAmount', async () => {
+    const recipient = freshRecipient();
+    const created = await create('125.5', 'USDC', recipient);
+
+    const funded = await stack.routectl('devnet', 'fund', created.routeId);
+    assert.equal(funded.code, 0, funded.stderr);
+    const { transfer, seen } = await pollUntilDone(created.routeId);
+
+    assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+    assert.equal(transfer.error, null);
+    assertInOrder(seen);
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
+    assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n, 'the deposit was bridged in full');
+    assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n, 'everything that arrived on the hub was shielded');
+
+    const receipt = await stack.chainClient('destination').getTransactionReceipt({ hash: transfer.payoutTxHash as `0x${string}` });
+    assert.equal(receipt.status, 'success');
+
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));
+    const kinds = Object.fromEntries(ledger.map((e) => [e.kind, BigInt(e.amount)]));
+    assert.equal(kinds.received, 125_500_000n);
+    assert.equal(kinds.paid, BigInt(created.quotedOutputAmount));
+    assert.equal(kinds.unshielded, kinds.bridged_out, 'the pool withdrawal funded the bridge-out order with exactly its input');
+    assert.equal(kinds.shielded! - kinds.bridged_out!, kinds.service_fee, 'the service keeps what the exact-output leg did not need');
+    assert.ok(kinds.service_fee! > 0n);
+
+    const { body } = await stack.api<Transfer & { privacy: { anonymitySet: number; waitedSeconds: number } | null }>(
+      'GET',
+      `/api/private-route/${created.routeId}`,
+    );
+    assert.ok(body.data!.privacy, 'a finished transfer reports its privacy');
+    assert.ok(body.data!.privacy.anonymitySet >= 1);
+    assert.ok(body.data!.privacy.waitedSeconds >= 1, 'it waited at least the local stack’s minimum delay');
+  });
+
+  test('USDC → WETH (18 decimals): exact output on the destination chain, through a failed bridge-in quote and a rejected withdrawal', async () => {
+    const recipient = freshRecipient();
+    const refundAddress = freshRecipient();
+    const created = await create('300', 'WETH', recipient, refundAddress);
+    withFailures = { created, recipient, refundAddress };
+    // Failures on the way, for the secrets test at the end to read their logs: Relay answers the bridge-in
+    // quote with HTTP 500 twice, the hub node rejects the pool withdrawal once. The transfer completes all the same.
+    stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 2 });
+    stack.relay.faults.set({ operation: 'unshield', mode: 'fail', count: 1 });
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const { transfer, seen } = await pollUntilDone(created.routeId);
+    assert.deepEqual(stack.relay.faults.list(), [], 'every injected failure happened');
+
+    assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+    assertInOrder(seen);
+    assert.equal(await stack.balanceOf('destination', 'WETH', recipient), BigInt(created.quotedOutputAmount));
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), 0n);
+  });
+
+  test('concurrent transfers never spend each other funds', async () => {
+    const recipients = [freshRecipient(), freshRecipient(), freshRecipient()];
+    const created = await Promise.all(recipients.map((r, i) => create(String(20 + i * 7), i === 1 ? 'WETH' : 'USDC', r)));
+    for (const t of created) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+    const results = await Promise.all(created.map((t) => pollUntilDone(t.routeId)));
+    for (const [i, { transfer }] of results.entries()) {
+      assert.equal(transfer.status, 'COMPLETED', transfer.error ?? '');
+      assert.equal(await stack.balanceOf('destination', i === 1 ? 'WETH' : 'USDC', recipients[i]!), BigInt(created[i]!.quotedOutputAmount));
+    }
+  });
+
+  test('a transfer that is not funded stays AWAITING_DEPOSIT and moves no money', async () => {
+    const created = await create('10', 'USDC', freshRecipient());
+    await new Promise((r) => setTimeout(r, 1500));
+    const { body } = await stack.api<Transfer>('GET', `/api/private-route/${created.routeId}`);
+    assert.equal(body.data!.status, 'AWAITING_DEPOSIT');
+    const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, created.routeId));
+    assert.equal(intents.length, 0);
+  });
+
+  test('a retried send is the same transaction: the same (route, step) never pays twice', async () => {
+    const { sender } = stack.service.activityDeps;
+    const payer = privateKeyToAccount(stack.manifest.faucetPrivateKey);
+    const to = freshRecipient();
+    const request = {
+      routeId: 'rt_idempotency_probe',
+      step: 'probe',
+      chainId: chainId('source'),
+      account: payer,
+      to: stack.token('source', 'USDC'),
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 5_000_000n] }),
+    };
+    const results = await Promise.all([sender.send(request), sender.send(request), sender.send(request)]);
+    assert.equal(new Set(results.map((r) => r.txHash)).size, 1);
+    assert.equal((await sender.send(request)).txHash, results[0]!.txHash);
+    assert.equal(await stack.balanceOf('source', 'USDC', to), 5_000_000n);
+  });
+
+  // Last: it reads what every test above made the stack log, store and answer, the failed activities included.
+  test('no secret in any log line, stored row, Temporal history or answer of the whole run', async () => {
+    const sdkFailures = logLines.filter((line) => line.includes('"msg":"Activity failed"'));
+    for (const activity of ['bridgeIn', 'unshield']) {
+      assert.ok(
+        sdkFailures.some((line) => line.includes(`"activityType":"${activity}"`)),
+        `the SDK's own failure line for ${activity} was captured`,
+      );
+    }
+
+    // Every secret the stack was configured with, whoever added it: the data folder's env files, the config, this process.
+    const indexes = (await stack.service.db.select({ index: transfers.accountIndex }).from(transfers)).map((r) => r.index);
+    const secrets: KnownSecret[] = [
+      { name: 'SIGNER_MNEMONIC', value: SIGNER_MNEMONIC },
+      { name: 'RELAY_API_KEY', value: RELAY_API_KEY },
+      ...Object.entries(DEVNET_ACCOUNTS).map(([name, value]) => ({ name: `devnet ${name} private key`, value })),
+      ...routePrivateKeys(SIGNER_MNEMONIC, indexes),
+      ...secretsOfEnv(stack.config as unknown as Record<string, unknown>, 'config'),
+      ...secretsOfEnv(process.env, 'process env'),
+      ...(await secretsOfDataDir(stack.dataDir)),
+      ...[...stack.statusTokens.values()].map((value) => ({ name: 'a statusToken', value })),
+    ];
+    assert.ok(
+      secrets.some((s) => s.name.includes('(URL credentials)')),
+      'the database password is searched for',
+    );
+
+    const histories: Array<{ where: string; text: string }> = [];
+    for await (const execution of stack.temporal.client.workflow.list()) {
+      const history = await stack.temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+      histories.push({ where: `Temporal history of ${execution.workflowId}`, text: allText(history) });
+    }
+    assert.ok(histories.length >= 5, "the transfers' histories were read");
+
+    const stored = await databaseRows(stack.service.db);
+    const logged = logLines.map((text, i) => ({ where: `log line ${i}`, text }));
+    const everywhere = [...logged, ...stored, ...histories];
+    const leaks = findLeaks(secrets, everywhere);
+    assert.deepEqual(leaks, [], 'a secret was written where it must not be');
+    // Answers hand out the statusToken at create, by design; every other secret stays out of them.
+    const answerLeaks = findLeaks(
+      secrets.filter((s) => s.name !== 'a statusToken'),
+      answers.map((text, i) => ({ where: `answer ${i}`, text })),
+    );
+    assert.deepEqual(answerLeaks, [], 'a secret was in an API answer or routectl output');
+    process.stdout.write(
+      `# secrets: ${secrets.length} searched in ${logged.length} log lines, ${stored.length} rows, ${histories.length} histories, ${answers.length} answers\n`,
+    );
+  });
+});
+
+describe('encrypted Temporal history', () => {
+  // Reads the histories of the transfers above (no transfer of its own): the USDC → WETH one had a refundAddress
+  // and failed attempts, so its history holds both addresses and failure messages had they been in clear.
+  test('a transfer leaves no plaintext address or failure message in any history; the codec endpoint decodes it for a bearer of its token only', async () => {
+    const { codec } = stack;
+    assert.ok(codec, 'the local stack runs with the payload codec');
+    assert.ok(withFailures, 'runs after the USDC → WETH transfer');
+    const { created, recipient, refundAddress } = withFailures;
+
+    // Every history of the namespace (the transfer's, its child workflows', the watchers'), read WITHOUT the codec.
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    try {
+      const raw = new Client({ connection, namespace: stack.temporal.namespace });
+      const histories: { workflowId: string; text: string }[] = [];
+      for await (const execution of raw.workflow.list()) {
+        const history = await raw.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+        // The stored bytes (protobuf): every payload's metadata and data as they are, plus the event fields as JSON.
+        const bytes = Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
+        histories.push({ workflowId: execution.workflowId, text: `${bytes}\n${JSON.stringify(history)}` });
+      }
+      assert.ok(histories.some((h) => h.workflowId === created.routeId));
+      const addresses = [recipient, refundAddress, created.depositAddress, created.hubAccount];
+      for (const { workflowId, text } of histories) {
+        const lower = text.toLowerCase();
+        for (const address of addresses) assert.ok(!lower.includes(address.slice(2).toLowerCase()), `${workflowId}'s history holds ${address} in clear`);
+      }
+      // Every payload is encrypted, except search attributes (indexed by the server, so never encoded: TransferStatus, NeedsAttention).
+      for (const execution of histories) {
+        const clear = plainPayloads(JSON.parse(execution.text.slice(execution.text.lastIndexOf('\n') + 1)));
+        assert.deepEqual(clear, [], `${execution.workflowId}: payloads in clear at ${clear.join(', ')}`);
+      }
+      const transferHistory = histories.find((h) => h.workflowId === created.routeId)!.text;
+      assert.match(transferHistory, /binary\/encrypted/);
+      const failures = [...transferHistory.matchAll(/"(?:lastFailure|failure)":\{"message":"([^"]*)"/g)].map((m) => m[1] ?? '');
+      // A failed attempt's message and stack trace are inside encrypted payloads (payload-codec.test.ts encodes one).
+      assert.ok(failures.length > 0, 'the transfer had failed attempts');
+      // The SDK's own stand-in for a failure too large to record names nothing of the route either.
+      const fixed = new Set(['Encoded failure', 'Failure exceeds size limit.']);
+      assert.ok(
+        failures.every((message) => fixed.has(message)),
+        `failure messages in clear: ${failures.join(' | ')}`,
+      );
+
+      // Through the codec endpoint (what the Web UI and `temporal workflow show --codec-endpoint` call) it reads again.
+      const history = await raw.workflow.getHandle(created.routeId).fetchHistory();
+      const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+      const wire = {
+        payloads: input.map((p) => ({
+          metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+          data: Buffer.from(p.data ?? []).toString('base64'),
+        })),
+      };
+      const decode = (authorization?: string) =>
+        fetch(`${codec.url}/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(authorization && { authorization }) },
+          body: JSON.stringify(wire),
+        });
+      assert.equal((await decode()).status, 401);
+      assert.equal((await decode(`Bearer ${codec.authToken.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'))}`)).status, 401);
+      const decoded = await decode(`Bearer ${codec.authToken}`);
+      assert.equal(decoded.status, 200);
+      const plain = ((await decoded.json()) as { payloads: { data: string }[] }).payloads.map((p) => Buffer.from(p.data, 'base64').toString()).join('');
+      assert.ok(plain.toLowerCase().includes(recipient.slice(2).toLowerCase()), 'the decoded workflow input shows the recipient');
+    } finally {
+      await connection.close();
+    }
+  });
+});

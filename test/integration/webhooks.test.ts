@@ -1,0 +1,309 @@
+/**
+ * Webhook delivery end to end over real parts: embedded Postgres, a Temporal dev server with the real workflow
+ * bundle (webhookDelivery) and activities (activities/webhooks.ts), and a local HTTP receiver. writeStatus is the
+ * entry point, as in production. Retry intervals are shortened and the random delay is off (0 s).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { eq, sql } from 'drizzle-orm';
+import type { ActivityDeps } from '../../activities/deps.ts';
+import { writeStatus } from '../../activities/projection.ts';
+import { webhookActivities } from '../../activities/webhooks.ts';
+import { startTestPostgres, type TestPostgres, transferRow } from '../support/database.ts';
+import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
+import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
+import { transfers, webhookDeliveries } from '../../src/db/schema.ts';
+import { createLogger } from '../../src/logger.ts';
+import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import type { WebhookSettings } from '../../src/webhooks/settings.ts';
+import { verifyWebhook } from '../../src/webhooks/signature.ts';
+import { taskQueues } from '../../workflows/types.ts';
+import { temporalWebhookStarter } from '../../src/webhooks/starter.ts';
+
+const TASK_QUEUE = 'webhooks-test';
+const SECRET = randomBytes(32).toString('hex');
+/** A path and query a client might put a secret of its own in: it must reach neither history nor the database rows. */
+const URL_SECRET = 'hook-secret-4f1c9e';
+
+let postgres: TestPostgres;
+let database: DatabaseHandle;
+let env: TestWorkflowEnvironment;
+let workers: Worker[] = [];
+let running: Promise<void>[] = [];
+let receiver: http.Server;
+let receiverBase: string;
+
+const settings: WebhookSettings = {
+  signingSecret: SECRET,
+  allowPrivateTargets: true,
+  maxDelaySeconds: 0,
+  requestTimeoutMs: 2_000,
+  retry: { initialIntervalMs: 200, backoffCoefficient: 2, maximumIntervalMs: 1_000, scheduleToCloseMs: 30_000 },
+};
+
+interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+}
+/** Requests per receiver path, and the answers each path gives in turn (the last one repeats). */
+const received = new Map<string, Received[]>();
+const answers = new Map<string, number[]>();
+
+function deps(): Pick<ActivityDeps, 'db' | 'webhookStarter'> {
+  return { db: database.db, webhookStarter: temporalWebhookStarter(env.client, TASK_QUEUE, settings) };
+}
+
+let nextIndex = 1;
+/** The route of the first test, shown by routectl in a later one. */
+let retriedRoute = '';
+async function createRoute(webhookPath: string | null, base = receiverBase): Promise<string> {
+  const row = transferRow(nextIndex++, {
+    routeId: `rt_${randomBytes(16).toString('hex')}`,
+    webhookUrl: webhookPath === null ? null : `${base}${webhookPath}?token=${URL_SECRET}`,
+  });
+  await database.db.insert(transfers).values(row);
+  return row.routeId;
+}
+
+async function deliveryRow(eventId: string) {
+  const [row] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId));
+  return row;
+}
+
+/** Runs `routectl` (bin/routectl.mjs) against this test's Postgres and Temporal; resolves with its output. */
+function routectl(...args: string[]): Promise<string> {
+  const childEnv = {
+    ...process.env,
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    PAYLOAD_CODEC: 'off',
+  };
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['bin/routectl.mjs', ...args], { env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`routectl ${args.join(' ')} failed: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+async function finished(eventId: string): Promise<void> {
+  await env.client.workflow.getHandle(`webhook-${eventId}`).result();
+}
+
+before(
+  async () => {
+    postgres = await startTestPostgres('webhooks-test');
+    database = connectDatabase(postgres.url);
+    const [max] = await database.db.execute<{ max: string | null }>(sql`select max(account_index) as max from transfers`);
+    nextIndex = Number(max?.max ?? 0) + 2_000_000;
+
+    receiver = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const pathname = new URL(request.url ?? '/', 'http://x').pathname;
+        const list = received.get(pathname) ?? [];
+        list.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+        received.set(pathname, list);
+        const queue = answers.get(pathname) ?? [200];
+        const status = queue.length > 1 ? (queue.shift() as number) : (queue[0] ?? 200);
+        response.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    env = await TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: resolveTemporalCli() }, log: { format: 'pretty', level: 'error' } },
+    });
+    const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
+    // The workflow runs on the steps queue, its activities on the waits queue (taskQueues in workflows/types.ts).
+    // Only the webhook activities: the others need chains.
+    const activities = webhookActivities({ db: database.db, webhooks: settings } as ActivityDeps);
+    workers = await Promise.all([
+      Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: TASK_QUEUE, workflowBundle }),
+      Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: taskQueues(TASK_QUEUE).waits, activities }),
+    ]);
+    running = workers.map((worker) => worker.run());
+  },
+  { timeout: 180_000 },
+);
+
+after(
+  async () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.allSettled(running);
+    await env?.teardown();
+    await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+    await database?.close();
+    await postgres?.stop();
+  },
+  { timeout: 60_000 },
+);
+
+describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeout: 180_000 }, () => {
+  test('a status written twice is delivered once; 500, 500, then 200: delivered after 3 attempts, signed, URL kept out of history', async () => {
+    answers.set('/retry', [500, 500, 200]);
+    const routeId = await createRoute('/retry');
+    retriedRoute = routeId;
+    const eventId = `${routeId}:2`;
+    await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+    // A retried projection (the same status again) starts nothing new.
+    await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+    const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.routeId, routeId));
+    assert.equal(rows.length, 1, 'one delivery row for one status change');
+    await finished(eventId);
+
+    const row = await deliveryRow(eventId);
+    assert.ok(row);
+    assert.equal(row.state, 'delivered');
+    assert.equal(row.attempts, 3);
+    assert.equal(row.lastResponseStatus, 200);
+    assert.equal(row.lastError, null);
+    assert.equal(row.status, 'BRIDGING_IN');
+    assert.equal(row.statusSeq, 2);
+    assert.ok(row.deliveredAt && row.lastAttemptAt);
+
+    // Written again after the delivery ended: the row is no longer pending, nothing is sent.
+    await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const requests = received.get('/retry') ?? [];
+    assert.equal(requests.length, 3, 'three attempts reached the receiver, no more');
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = 'webhook-${eventId}'` })) runs.push(run);
+    assert.ok(runs.length <= 1, 'one workflow run for the event');
+
+    const last = requests.at(-1)!;
+    assert.equal(last.path, `/retry?token=${URL_SECRET}`);
+    assert.equal(last.headers['content-type'], 'application/json');
+    assert.equal(last.headers['webhook-id'], eventId);
+    const body = JSON.parse(last.body) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['id', 'occurredAt', 'routeId', 'status', 'type']);
+    assert.deepEqual({ ...body, occurredAt: undefined }, { id: eventId, type: 'transfer.status', routeId, status: 'BRIDGING_IN', occurredAt: undefined });
+    assert.equal(new Date(body.occurredAt as string).toISOString(), body.occurredAt);
+    // Every attempt carries the same event (same body), signed afresh.
+    for (const request of requests) assert.equal(request.body, last.body);
+
+    const verified = verifyWebhook(SECRET, last.headers, last.body);
+    assert.deepEqual(verified, { ok: true, eventId, timestamp: Number(last.headers['webhook-timestamp']) });
+    assert.equal(verifyWebhook(SECRET, last.headers, last.body.replace('BRIDGING_IN', 'COMPLETED')).ok, false, 'a tampered body fails');
+    assert.equal(verifyWebhook(SECRET, last.headers, last.body, { now: Number(last.headers['webhook-timestamp']) + 301 }).ok, false, 'an old timestamp fails');
+
+    const history = JSON.stringify(await env.client.workflow.getHandle(`webhook-${eventId}`).fetchHistory());
+    assert.ok(history.includes('the receiver answered 500'), 'the history holds the attempts (the check below is not vacuous)');
+    assert.ok(!history.includes(URL_SECRET), 'the URL is not in the workflow history');
+    assert.ok(!history.includes(receiverBase.replace('http://', '')), 'not even the host and port');
+    assert.ok(!history.includes(SECRET), 'the signing secret is not in the history');
+    const dbText = JSON.stringify(await database.db.select().from(webhookDeliveries));
+    assert.ok(!dbText.includes(URL_SECRET));
+  });
+
+  test("routectl show lists the route's deliveries (status, state, attempts, last answer, times) and the URL's origin only", async () => {
+    assert.ok(retriedRoute, 'runs after the first test');
+    const output = await routectl('show', retriedRoute);
+    assert.match(output, new RegExp(`webhook deliveries \\(to ${receiverBase.replace(/[.]/g, '\\.')}/…\\):`));
+    assert.match(output, /#2 BRIDGING_IN +delivered +attempts 3 +last answer 200 +created \S+, last attempt \S+, delivered \S+/);
+    assert.ok(!output.includes(URL_SECRET), "the URL's path and query are not shown");
+    const json = await routectl('show', retriedRoute, '--json');
+    assert.ok(!json.includes(URL_SECRET));
+    const parsed = JSON.parse(json) as { webhookDeliveries: { eventId: string; state: string }[] };
+    assert.deepEqual(
+      parsed.webhookDeliveries.map((d) => [d.eventId, d.state]),
+      [[`${retriedRoute}:2`, 'delivered']],
+    );
+  });
+
+  test('a 400 answer stops the retries: failed after one attempt', async () => {
+    answers.set('/reject', [400]);
+    const routeId = await createRoute('/reject');
+    const eventId = `${routeId}:3`;
+    await writeStatus(deps(), { routeId, seq: 3, status: 'SHIELDED' });
+    await finished(eventId);
+    const row = await deliveryRow(eventId);
+    assert.equal(row?.state, 'failed');
+    assert.equal(row?.attempts, 1);
+    assert.equal(row?.lastResponseStatus, 400);
+    assert.equal(row?.lastError, 'the receiver answered 400');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(received.get('/reject')?.length, 1, 'no retry after a 400');
+  });
+
+  test('429 is retried like a 5xx; retries that run out mark the delivery failed', async () => {
+    answers.set('/busy', [429, 503]);
+    const saved = settings.retry;
+    settings.retry = { ...saved, scheduleToCloseMs: 2_500 };
+    try {
+      const routeId = await createRoute('/busy');
+      const eventId = `${routeId}:4`;
+      await writeStatus(deps(), { routeId, seq: 4, status: 'BRIDGING_OUT' });
+      await finished(eventId);
+      const row = await deliveryRow(eventId);
+      assert.equal(row?.state, 'failed');
+      assert.ok((row?.attempts ?? 0) >= 2, `retried after 429 (attempts: ${row?.attempts})`);
+      assert.equal(row?.lastResponseStatus, 503);
+    } finally {
+      settings.retry = saved;
+    }
+  });
+
+  test('the random delay: a timer of at most WEBHOOK_MAX_DELAY_SECONDS before the first attempt', async () => {
+    const saved = settings.maxDelaySeconds;
+    settings.maxDelaySeconds = 2;
+    try {
+      const routeId = await createRoute('/delayed');
+      const eventId = `${routeId}:5`;
+      await writeStatus(deps(), { routeId, seq: 5, status: 'UNSHIELD_SENT' });
+      await finished(eventId);
+      assert.equal((await deliveryRow(eventId))?.state, 'delivered');
+      const history = await env.client.workflow.getHandle(`webhook-${eventId}`).fetchHistory();
+      const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => e.timerStartedEventAttributes!.startToFireTimeout!);
+      // One timer unless the draw was 0 ms (1 in 2001).
+      assert.ok(timers.length <= 1);
+      for (const timer of timers) assert.ok(Number(timer.seconds ?? 0) + (timer.nanos ?? 0) / 1e9 <= 2, 'at most 2 s');
+      const started = new Date((await env.client.workflow.getHandle(`webhook-${eventId}`).describe()).startTime).getTime();
+      const request = received.get('/delayed')?.[0];
+      assert.ok(request && request.receivedAt - started < 2_000 + 1_500, 'delivered within the delay and a little');
+    } finally {
+      settings.maxDelaySeconds = saved;
+    }
+  });
+
+  test('a route without a webhook URL enqueues nothing', async () => {
+    const routeId = await createRoute(null);
+    await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+    assert.equal((await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.routeId, routeId))).length, 0);
+  });
+
+  test('the SSRF guard: a loopback target is refused (no request, failed, no retry) unless private targets are allowed', async () => {
+    settings.allowPrivateTargets = false;
+    try {
+      // A literal address (connected to without a lookup) and a name that resolves to loopback (checked in the lookup).
+      const bases = [receiverBase, receiverBase.replace('127.0.0.1', 'localhost')];
+      for (const base of bases) {
+        const routeId = await createRoute('/private', base);
+        const eventId = `${routeId}:2`;
+        await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+        await finished(eventId);
+        const row = await deliveryRow(eventId);
+        assert.equal(row?.state, 'failed', base);
+        assert.equal(row?.attempts, 1, base);
+        assert.equal(row?.lastResponseStatus, null);
+        assert.match(row?.lastError ?? '', /private, loopback or link-local/);
+        assert.ok(!(row?.lastError ?? '').includes('127.0.0.1') && !(row?.lastError ?? '').includes('localhost'), 'the stored error names no host');
+      }
+      assert.equal(received.get('/private'), undefined, 'nothing reached the receiver');
+    } finally {
+      settings.allowPrivateTargets = true;
+    }
+  });
+});

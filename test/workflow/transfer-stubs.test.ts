@@ -1,0 +1,330 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApplicationFailure, defineSearchAttributeKey } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { TransferActivities } from '../../activities/index.ts';
+import type { StatusProjection } from '../../activities/projection.ts';
+import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
+import { createLogger } from '../../src/logger.ts';
+import { BridgeRouteError } from '../../src/providers/bridge.ts';
+import { activityErrors } from '../../src/temporal/activityErrors.ts';
+import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import { depositObservedSignal, failUpdate, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
+import {
+  SEARCH_ATTRIBUTES,
+  taskQueues,
+  type BridgeOrderRef,
+  type ParkedStep,
+  type RoutePlan,
+  type TransferStatus,
+  WORKFLOW_TYPE,
+} from '../../workflows/types.ts';
+
+/**
+ * The real transferWorkflowV2 on a real Temporal dev server, against stub activities (plain functions that record
+ * their calls): the orchestration alone (deposit wait, parking, operator updates, cancellation, underpayment), each
+ * case in seconds. The activities themselves are tested against real chains in test/integration/legs.test.ts.
+ */
+
+const TASK_QUEUE = 'transfer-stubs';
+const queues = taskQueues(TASK_QUEUE);
+const AMOUNT = 1_000_000n;
+const ADDRESS = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as const;
+
+/** A minimal plan: one leg each way, no privacy wait (the review timeout of 0 asks the pool at once). */
+function routePlan(routeId: string, overrides: Partial<RoutePlan> = {}): RoutePlan {
+  return {
+    routeId,
+    accountIndex: 1,
+    sourceChainId: 1,
+    hubChainId: 2,
+    destChainId: 3,
+    sourceToken: ADDRESS(0x51),
+    hubToken: ADDRESS(0x52),
+    destToken: ADDRESS(0x53),
+    amount: AMOUNT.toString(),
+    quotedOutputAmount: '990000',
+    depositAddress: ADDRESS(0xd1),
+    hubAccount: ADDRESS(0xd2),
+    recipient: ADDRESS(0xd3),
+    depositDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+    refundAddress: null,
+    settings: { stepMaxAttempts: 2, stepTimeBudgetSeconds: 20, depositTimeoutSeconds: 60 },
+    privacy: { delaySeconds: 0, minAnonymitySet: 1, maxWaitSeconds: 60, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+    ...overrides,
+  };
+}
+
+const order = (requestId: string): BridgeOrderRef => ({ kind: 'relay', requestId, amountIn: AMOUNT.toString(), amountOut: '999000' });
+
+/** What one route's stub activities were asked, in order, and how a test makes a step fail. */
+interface RouteScript {
+  calls: string[];
+  projections: StatusProjection[];
+  attention: (ParkedStep | null)[];
+  /** Steps that throw (a plain, retryable Error) while listed. */
+  failing: Set<string>;
+  /** Steps that throw a BridgeRouteError (the provider found no route) while listed. */
+  noRoute: Set<string>;
+  /** depositBalance's answer at the deadline. */
+  depositBalance: bigint;
+}
+
+const scripts = new Map<string, RouteScript>();
+function script(routeId: string, init: Partial<RouteScript> = {}): RouteScript {
+  const created: RouteScript = { calls: [], projections: [], attention: [], failing: new Set(), noRoute: new Set(), depositBalance: 0n, ...init };
+  scripts.set(routeId, created);
+  return created;
+}
+
+/** The activities transferWorkflowV2 calls, as stubs: each records its call, projects what it is handed, and fails while told to. */
+function stubActivities(): Partial<TransferActivities> {
+  const of = (routeId: string) => {
+    const found = scripts.get(routeId);
+    if (!found) throw ApplicationFailure.nonRetryable(`no script for ${routeId}`);
+    return found;
+  };
+  const step = (routeId: string, name: string, ...projections: (StatusProjection | undefined)[]) => {
+    const route = of(routeId);
+    route.calls.push(name);
+    if (route.failing.has(name)) throw new Error(`${name} failed (stub)`);
+    if (route.noRoute.has(name)) throw new BridgeRouteError(`no route: ${name} pair not supported (stub)`);
+    for (const projection of projections) if (projection) route.projections.push(projection);
+    return route;
+  };
+  return {
+    async projectStatus(input) {
+      step(input.routeId, 'projectStatus', input);
+    },
+    async projectAttention({ routeId, parked }) {
+      of(routeId).attention.push(parked);
+    },
+    async depositBalance(plan) {
+      return { balance: step((plan as RoutePlan).routeId, 'depositBalance').depositBalance.toString() };
+    },
+    async bridgeIn({ plan, generation, projection }) {
+      step(plan.routeId, 'bridgeIn', projection);
+      return order(`in-${generation}`);
+    },
+    async awaitDelivery({ plan, leg, projection, completion }) {
+      step(
+        plan.routeId,
+        `awaitDelivery:${leg}`,
+        projection,
+        completion && { routeId: plan.routeId, seq: completion.seq, status: 'COMPLETED', payoutTxHash: '0xpay' },
+      );
+      return { txHash: `0x${leg}`, amount: '999000' };
+    },
+    async shield({ plan, projection, shielded }) {
+      step(plan.routeId, 'shield', projection, shielded);
+      return { noteValue: '999000' };
+    },
+    async privacyStatus({ routeId }) {
+      step(routeId, 'privacyStatus');
+      return { review: 'approved', anonymitySet: 5 };
+    },
+    async unshield({ plan, sent }) {
+      step(plan.routeId, 'unshield', sent);
+      return { funded: order('out-1') };
+    },
+    async bridgeOut({ plan, generation, projection }) {
+      step(plan.routeId, 'bridgeOut', projection);
+      return order(`out-${generation}`);
+    },
+    async refundDeposit({ routeId, to }) {
+      step(routeId, 'refundDeposit');
+      return { amount: '400000', txHash: '0xrefund', to };
+    },
+    async voidUnsentIntents({ routeId }) {
+      step(routeId, 'voidUnsentIntents');
+      return 0;
+    },
+    async ragequit(plan) {
+      step(plan.routeId, 'ragequit');
+      return { amount: '999000' };
+    },
+    async locateFunds(plan) {
+      step(plan.routeId, 'locateFunds');
+      return [];
+    },
+  } as Partial<TransferActivities>;
+}
+
+let env: TestWorkflowEnvironment;
+let workers: Worker[] = [];
+let running: Promise<void>[] = [];
+
+before(
+  async () => {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: resolveTemporalCli() },
+        searchAttributes: [defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD'), defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL')],
+        log: { format: 'pretty', level: 'error' },
+      },
+    });
+    const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
+    const activities = stubActivities();
+    workers = await Promise.all(
+      (['steps', 'waits', 'proofs'] as const).map((queue) =>
+        Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue: queues[queue],
+          activities,
+          // The worker's error translation (src/temporal/activityErrors.ts), as in production.
+          interceptors: { activity: [activityErrors] },
+          ...(queue === 'steps' && { workflowBundle }),
+        }),
+      ),
+    );
+    running = workers.map((worker) => worker.run());
+  },
+  { timeout: 120_000 },
+);
+
+after(
+  async () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.allSettled(running);
+    await env?.teardown();
+  },
+  { timeout: 60_000 },
+);
+
+function start(plan: RoutePlan) {
+  return env.client.workflow.start(WORKFLOW_TYPE, { workflowId: plan.routeId, taskQueue: TASK_QUEUE, args: [plan] });
+}
+
+/** Polls the workflow's `state` query until `ready` holds (or fails after `ms`). */
+async function until(handle: Awaited<ReturnType<typeof start>>, ready: (state: { status: TransferStatus; parked: ParkedStep | null }) => boolean, ms = 15_000) {
+  const stop = Date.now() + ms;
+  for (;;) {
+    const state = await handle.query(stateQuery);
+    if (ready(state)) return state;
+    if (Date.now() > stop) assert.fail(`state never became ready: ${JSON.stringify(state)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** An update the workflow's validator refused, with its reason. */
+async function refused(update: Promise<unknown>, reason: RegExp) {
+  await assert.rejects(update, (error: unknown) => error instanceof WorkflowUpdateFailedError && reason.test(String(error.cause?.message)));
+}
+
+const HAPPY_STEPS = ['bridgeIn', 'awaitDelivery:in', 'shield', 'privacyStatus', 'unshield', 'awaitDelivery:out'];
+const statuses = (route: RouteScript) => route.projections.map((p) => `${p.seq}:${p.status}`);
+let routes = 0;
+const nextRouteId = (name: string) => `stub-${name}-${Date.now()}-${++routes}`;
+
+describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () => {
+  test('happy path: the deposit signal starts the route, every step runs once in order, COMPLETED', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('happy'));
+    const route = script(plan.routeId);
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.deepEqual(route.calls, HAPPY_STEPS);
+    assert.deepEqual(statuses(route), ['1:BRIDGING_IN', '2:RECEIVED_ON_HUB', '3:SHIELDED', '4:UNSHIELD_SENT', '5:BRIDGING_OUT', '6:COMPLETED']);
+    const described = await handle.describe();
+    assert.deepEqual(described.searchAttributes[SEARCH_ATTRIBUTES.status], ['COMPLETED']);
+  });
+
+  test('a step that keeps failing parks the route (NeedsAttention), and the retry update resumes it', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('park'));
+    const route = script(plan.routeId, { failing: new Set(['shield']) });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    const parked = await until(handle, (state) => state.parked !== null);
+    assert.equal(parked.parked?.step, 'shield');
+    assert.match(parked.parked?.error ?? '', /shield failed \(stub\)/);
+    assert.equal(parked.status, 'RECEIVED_ON_HUB');
+    assert.equal(route.calls.filter((c) => c === 'shield').length, plan.settings.stepMaxAttempts, 'the step used its whole retry budget before parking');
+    assert.equal(route.attention.at(-1)?.step, 'shield');
+    assert.deepEqual((await handle.describe()).searchAttributes[SEARCH_ATTRIBUTES.needsAttention], [true]);
+
+    route.failing.delete('shield');
+    assert.equal(await handle.executeUpdate(retryUpdate), 'retrying shield');
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.equal(route.attention.at(-1), null, 'the parked mark was cleared');
+    assert.deepEqual((await handle.describe()).searchAttributes[SEARCH_ATTRIBUTES.needsAttention], [false]);
+    assert.deepEqual(
+      route.calls.filter((c) => c !== 'shield'),
+      HAPPY_STEPS.filter((c) => c !== 'shield'),
+    );
+  });
+
+  test('a provider error the worker translates as final (no route) parks at once, without spending the retry budget', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('noroute'), { settings: { stepMaxAttempts: 5, stepTimeBudgetSeconds: 60, depositTimeoutSeconds: 60 } });
+    const route = script(plan.routeId, { noRoute: new Set(['bridgeIn']) });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    const parked = await until(handle, (state) => state.parked !== null);
+    assert.equal(parked.parked?.step, 'bridge-in');
+    assert.match(parked.parked?.error ?? '', /^no route: bridgeIn pair not supported \(stub\)$/);
+    assert.deepEqual(route.calls, ['bridgeIn'], 'BridgeRouteRejected is never retried');
+    await handle.executeUpdate(failUpdate, { args: [{ reason: 'no bridge for this pair' }] });
+    assert.equal(await handle.result(), 'FAILED');
+    assert.deepEqual(route.calls.slice(1), ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'nothing in the pool: no ragequit');
+  });
+
+  test('the fail update ends a parked route FAILED, ragequitting its pool note', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('fail'));
+    const route = script(plan.routeId, { failing: new Set(['unshield']) });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    await until(handle, (state) => state.parked?.step === 'unshield');
+    await refused(handle.executeUpdate(failUpdate, { args: [{ reason: '   ' }] }), /non-empty reason/);
+    assert.equal(await handle.executeUpdate(failUpdate, { args: [{ reason: 'the pool is down for a week' }] }), 'failing');
+    assert.equal(await handle.result(), 'FAILED');
+    assert.deepEqual(route.calls.slice(-4), ['voidUnsentIntents', 'ragequit', 'locateFunds', 'projectStatus']);
+    const failed = route.projections.at(-1);
+    assert.equal(failed?.status, 'FAILED');
+    assert.match(failed?.error ?? '', /^failed by operator: the pool is down for a week; the pool note \(999000\) went back to the hub account/);
+  });
+
+  test('a route cancelled in Temporal while awaiting its deposit ends FAILED with where its funds are', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('cancel'));
+    const route = script(plan.routeId);
+    const handle = await start(plan);
+    await until(handle, (state) => state.status === 'AWAITING_DEPOSIT');
+    await refused(handle.executeUpdate(retryUpdate), /route is not parked \(status AWAITING_DEPOSIT\)/);
+    await handle.cancel();
+    assert.equal(await handle.result(), 'FAILED');
+    assert.deepEqual(route.calls, ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'no ragequit: nothing was in the pool');
+    assert.equal(route.projections.at(-1)?.status, 'FAILED');
+    assert.match(route.projections.at(-1)?.error ?? '', /^cancelled in Temporal/);
+  });
+
+  test('underpaid at the deposit deadline: the deposit is refunded to refundAddress and the route FAILED', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('underpaid'), { depositDeadline: new Date(Date.now() + 2_000).toISOString(), refundAddress: ADDRESS(0xee) });
+    const route = script(plan.routeId, { depositBalance: 400_000n });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: '400000', blockNumber: 3 });
+    assert.equal(await handle.result(), 'FAILED');
+    assert.deepEqual(route.calls, ['depositBalance', 'refundDeposit', 'projectStatus'], 'at the deadline the chain is asked once');
+    assert.match(
+      route.projections.at(-1)?.error ?? '',
+      /^underpaid: received 400000 of 1000000 by the deadline .*; refunded 400000 to 0x0+ee \(tx 0xrefund\)$/,
+    );
+  });
+
+  test('underpaid without a refundAddress parks at the deadline; the retry update waits again and a top-up completes the route', {
+    timeout: 30_000,
+  }, async () => {
+    const plan = routePlan(nextRouteId('topup'), { depositDeadline: new Date(Date.now() + 1_000).toISOString() });
+    const route = script(plan.routeId, { depositBalance: 400_000n });
+    const handle = await start(plan);
+    const parked = await until(handle, (state) => state.parked !== null);
+    assert.equal(parked.parked?.step, 'await-deposit');
+    assert.match(parked.parked?.error ?? '', /^underpaid: received 400000 of 1000000/);
+    assert.deepEqual(route.calls, ['depositBalance'], 'at the deadline the chain is asked once');
+    await handle.executeUpdate(retryUpdate);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 9 });
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.deepEqual(route.calls, ['depositBalance', ...HAPPY_STEPS]);
+  });
+});
