@@ -36,6 +36,10 @@ export function createChainClients(rpcUrls: Record<string, string>, opts: { poll
           chain: chain(chainId),
           transport: http(undefined, { retryCount: 2, timeout: 15_000, fetchFn: countingFetch(chainId) }),
           pollingInterval: opts.pollingIntervalMs ?? 1000,
+          // viem would otherwise answer getBlockNumber from a cache up to a polling interval old, shared by every
+          // caller: a deposit watcher or pool scan reading "the head" right after a transaction was mined could
+          // stop one block short of it.
+          cacheTime: 0,
         }) as PublicClient;
         clients.set(chainId, client);
       }

@@ -43,4 +43,12 @@ describe('private_route_rpc_requests_total', () => {
     assert.equal(await clients.publicClient(90001).getBlockNumber({ cacheTime: 0 }), 16n);
     assert.equal(await counted('90001', 'eth_blockNumber'), before + 2);
   });
+
+  test('every read of the head asks the node (a head cached by another caller could be a block short)', { timeout: 10_000 }, async () => {
+    const clients = createChainClients({ '90002': url }, { pollingIntervalMs: 60_000 });
+    const before = await counted('90002', 'eth_blockNumber');
+    await clients.publicClient(90002).getBlockNumber();
+    await clients.publicClient(90002).getBlockNumber();
+    assert.equal(await counted('90002', 'eth_blockNumber'), before + 2);
+  });
 });
