@@ -1,9 +1,10 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import { transfers, webhookDeliveries } from '../src/db/schema.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
-import type { WebhookSettings } from '../src/webhooks/settings.ts';
+import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
 import type { ActivityDeps } from './deps.ts';
 import type { StatusProjection } from './projection.ts';
 
@@ -48,7 +49,47 @@ export async function enqueueWebhook(
     union all
     select state from ${webhookDeliveries} where event_id = ${eventId}`);
   if (rows[0]?.state !== 'pending') return;
-  await deps.webhookStarter.start(eventId);
+  try {
+    await deps.webhookStarter.start(eventId);
+  } catch (error) {
+    // Not the calling money step's failure: the delivery is recorded as pending, and the worker's sweep
+    // (startStalledWebhooks) starts it once Temporal answers again. Failing here would spend the step's attempts.
+    warnInActivity('webhook delivery not started yet; the sweep will start it', { eventId, error: String(error) });
+  }
+}
+
+/**
+ * Starts the delivery workflows of deliveries still pending with no attempt `stalledAfterSeconds` after they were
+ * recorded: those whose start failed in enqueueWebhook (Temporal unreachable). One whose workflow exists is
+ * refused by its workflow id and left alone. Returns how many starts were asked.
+ */
+export async function startStalledWebhooks(
+  deps: Pick<ActivityDeps, 'db'> & { webhookStarter: WebhookStarter },
+  opts: { stalledAfterSeconds: number; limit?: number },
+): Promise<number> {
+  const stalled = await deps.db
+    .select({ eventId: webhookDeliveries.eventId })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.state, 'pending'),
+        eq(webhookDeliveries.attempts, 0),
+        lt(webhookDeliveries.createdAt, sql`now() - make_interval(secs => ${opts.stalledAfterSeconds})`),
+      ),
+    )
+    .orderBy(webhookDeliveries.createdAt)
+    .limit(opts.limit ?? 100);
+  for (const { eventId } of stalled) await deps.webhookStarter.start(eventId);
+  return stalled.length;
+}
+
+/** A warning in the activity's log; silent outside an activity (a test calling writeStatus itself). */
+function warnInActivity(message: string, fields: Record<string, unknown>): void {
+  try {
+    Context.current().log.warn(message, fields);
+  } catch {
+    // no activity context
+  }
 }
 
 /** The webhook activities (workflows/webhooks.ts). */

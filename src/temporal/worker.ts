@@ -7,12 +7,14 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { LogLevel as TemporalLogLevel, LogMetadata, SignalDefinition, Logger as TemporalLogger } from '@temporalio/common';
 import { createActivities, type ActivityDeps, type WorkflowNotifier } from '../../activities/index.ts';
+import { startStalledWebhooks } from '../../activities/webhooks.ts';
 import { depositObservedSignal, privacyObservedSignal } from '../../workflows/definitions.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import type { Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
+import type { WebhookSettings, WebhookStarter } from '../webhooks/settings.ts';
 import { temporalWebhookStarter } from '../webhooks/starter.ts';
 import { activityErrors } from './activityErrors.ts';
 import { activityKeepalive } from './activityKeepalive.ts';
@@ -176,8 +178,13 @@ export async function startTransferWorker(opts: {
       ),
     );
     const running = workers.map((worker) => worker.run());
+    const stopSweep =
+      webhookStarter && opts.deps.webhooks && queues.includes('steps')
+        ? sweepStalledWebhooks(opts.deps.db, webhookStarter, opts.deps.webhooks, logger)
+        : undefined;
     return {
       async stop() {
+        stopSweep?.();
         for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
         const stopped = await Promise.allSettled(running);
         await clientConnection.close();
@@ -192,6 +199,29 @@ export async function startTransferWorker(opts: {
     await connection.close();
     throw error;
   }
+}
+
+const WEBHOOK_SWEEP_INTERVAL_MS = 60_000;
+
+/** Every minute, starts the webhook deliveries whose start failed when their status was written (activities/webhooks.ts). */
+function sweepStalledWebhooks(db: ActivityDeps['db'], starter: WebhookStarter, settings: WebhookSettings, logger: Logger): () => void {
+  // Past the random delay and a minute more, a delivery with no attempt has no workflow (or one the start refuses).
+  const stalledAfterSeconds = settings.maxDelaySeconds + 60;
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    startStalledWebhooks({ db, webhookStarter: starter }, { stalledAfterSeconds })
+      .then((count) => {
+        if (count > 0) logger.info('webhook sweep: started stalled deliveries (a running one is left alone)', { count });
+      })
+      .catch((error: unknown) => logger.warn('webhook sweep failed; it runs again in a minute', { error: String(error) }))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, WEBHOOK_SWEEP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Signals transfer workflows; one that is no longer running has nothing to be told. */

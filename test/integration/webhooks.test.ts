@@ -14,7 +14,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { eq, sql } from 'drizzle-orm';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { writeStatus } from '../../activities/projection.ts';
-import { webhookActivities } from '../../activities/webhooks.ts';
+import { startStalledWebhooks, webhookActivities } from '../../activities/webhooks.ts';
 import { startTestPostgres, type TestPostgres, transferRow } from '../support/database.ts';
 import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
@@ -276,6 +276,29 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     } finally {
       settings.maxDelaySeconds = saved;
     }
+  });
+
+  test('Temporal refusing the start fails no money step: the delivery waits as pending and the sweep starts it', async () => {
+    const routeId = await createRoute('/swept');
+    const eventId = `${routeId}:3`;
+    const unreachable = { start: async () => Promise.reject(new Error('14 UNAVAILABLE: Temporal is unreachable')) };
+    // writeStatus runs inside the money steps: it must not fail because the delivery could not be started.
+    await writeStatus({ db: database.db, webhookStarter: unreachable }, { routeId, seq: 3, status: 'RECEIVED_ON_HUB' });
+    assert.equal((await database.db.select().from(transfers).where(eq(transfers.routeId, routeId)))[0]?.status, 'RECEIVED_ON_HUB');
+    const row = await deliveryRow(eventId);
+    assert.equal(row?.state, 'pending');
+    assert.equal(row?.attempts, 0);
+    await assert.rejects(env.client.workflow.getHandle(`webhook-${eventId}`).describe(), 'no workflow was started');
+
+    const swept = { db: database.db, webhookStarter: temporalWebhookStarter(env.client, TASK_QUEUE, settings) };
+    // Too fresh to be called stalled (its workflow could still be in its random delay): left alone.
+    assert.equal(await startStalledWebhooks(swept, { stalledAfterSeconds: 3600 }), 0);
+    assert.ok((await startStalledWebhooks(swept, { stalledAfterSeconds: 0 })) >= 1);
+    await finished(eventId);
+    assert.equal((await deliveryRow(eventId))?.state, 'delivered');
+    assert.equal(received.get('/swept')?.length, 1);
+    // A sweep after the delivery ended asks nothing of it.
+    assert.equal(await startStalledWebhooks(swept, { stalledAfterSeconds: 0 }), 0);
   });
 
   test('a route without a webhook URL enqueues nothing', async () => {
