@@ -72,8 +72,8 @@ export async function startStalledWebhooks(
     .from(webhookDeliveries)
     .where(
       and(
-        eq(webhookDeliveries.state, 'pending'),
-        eq(webhookDeliveries.attempts, 0),
+        // Literals, not parameters: the condition of the partial index webhook_deliveries_unstarted_idx.
+        sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attempts} = 0`,
         lt(webhookDeliveries.createdAt, sql`now() - make_interval(secs => ${opts.stalledAfterSeconds})`),
       ),
     )

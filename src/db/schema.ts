@@ -379,5 +379,9 @@ export const webhookDeliveries = pgTable(
     lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
   },
-  (t) => [index('webhook_deliveries_route_idx').on(t.routeId)],
+  (t) => [
+    index('webhook_deliveries_route_idx').on(t.routeId),
+    // The worker's minute sweep for deliveries never started (activities/webhooks.ts): only those rows, not the table.
+    index('webhook_deliveries_unstarted_idx').on(t.createdAt).where(sql`${t.state} = 'pending' and ${t.attempts} = 0`),
+  ],
 );

@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_deliveries_unstarted_idx" ON "webhook_deliveries" USING btree ("created_at") WHERE "webhook_deliveries"."state" = 'pending' and "webhook_deliveries"."attempts" = 0;
