@@ -237,7 +237,12 @@ export function createPrivateRouteClient(options: PrivateRouteClientOptions): Pr
               },
             },
             connection.signal,
-          );
+          ).catch((error: unknown) => {
+            // The connection broke mid-stream (the API restarted, a proxy cut it): fetch rejects the read with a
+            // bare TypeError; it is a network failure like any other, and the loop reconnects.
+            if (connection.signal.aborted) throw error;
+            throw new PrivateRouteNetworkError(url, error);
+          });
           if (final) {
             connection.abort();
             return final;
@@ -293,7 +298,8 @@ export function createPrivateRouteClient(options: PrivateRouteClientOptions): Pr
 
 /** The envelope's `data`, or the envelope's error as a PrivateRouteApiError. */
 async function unwrap<T>(response: Answer): Promise<T> {
-  const text = await response.text();
+  // A connection that breaks while the body arrives is a network failure (retryable), not an API error.
+  const text = await response.text().catch((error: unknown) => Promise.reject(new PrivateRouteNetworkError(response.url, error)));
   let body: unknown;
   try {
     body = JSON.parse(text);

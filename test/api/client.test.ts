@@ -299,6 +299,41 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     assert.equal(new Set(seen).size, seen.length, 'no status reported twice');
   });
 
+  test('a stream whose connection breaks mid-read (the API restarted) reconnects instead of rejecting', { timeout: 30_000 }, async () => {
+    let connections = 0;
+    const breaking = recordingFetch(async (url, init) => {
+      if (!url.endsWith('/events')) return undefined;
+      const response = await globalThis.fetch(url, init);
+      if (++connections > 1 || !response.body) return response;
+      // The first connection delivers its first bytes, then fails as undici does when the server's socket closes.
+      const reader = response.body.getReader();
+      const first = await reader.read();
+      await reader.cancel();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (first.value) controller.enqueue(first.value);
+        },
+        pull(controller) {
+          controller.error(new TypeError('terminated', { cause: new Error('other side closed') }));
+        },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    });
+    const client = createPrivateRouteClient({ baseUrl, fetch: breaking.fetch });
+    const route = await client.create(CREATE);
+    const seen: string[] = [];
+    const done = client.waitForCompletion(route.routeId, {
+      statusToken: route.statusToken,
+      pollIntervalMs: 60_000,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: (view) => seen.push(view.status),
+    });
+    await until(() => connections >= 2, 'the reconnection');
+    for (const status of FORWARD) await move(route.routeId, status);
+    assert.equal((await done).status, 'COMPLETED');
+    assert.deepEqual(seen, ['AWAITING_DEPOSIT', ...FORWARD]);
+  });
+
   test('polling takes over when the events endpoint answers 404', { timeout: 30_000 }, async () => {
     const noEvents = recordingFetch((url) =>
       url.endsWith('/events') ? Response.json({ success: false, error: 'no such endpoint', code: 'UNKNOWN_ENDPOINT' }, { status: 404 }) : undefined,
