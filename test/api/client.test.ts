@@ -266,21 +266,25 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     assert.ok(!recorder.urls.includes(`GET /api/private-route/${route.routeId}`), 'no polling');
   });
 
-  test('a stream that drops reconnects with Last-Event-ID and reports nothing twice', { timeout: 30_000 }, async () => {
-    let connections = 0;
-    const lastEventIds: (string | null)[] = [];
-    const dropping = recordingFetch(async (url, init) => {
+  /** A fetch whose first events connection is replaced by `cut(its first chunk, the answer)`; later ones pass through. */
+  function cuttingFirstStream(cut: (first: Uint8Array<ArrayBuffer> | undefined, response: Response) => Response) {
+    const state = { connections: 0, lastEventIds: [] as (string | null)[] };
+    const { fetch } = recordingFetch(async (url, init) => {
       if (!url.endsWith('/events')) return undefined;
-      lastEventIds.push(new Headers(init?.headers).get('last-event-id'));
+      state.lastEventIds.push(new Headers(init?.headers).get('last-event-id'));
       const response = await globalThis.fetch(url, init);
-      // The first connection is cut after its first event, as a proxy's idle timeout or a restart would.
-      if (++connections > 1 || !response.body) return response;
+      if (++state.connections > 1 || !response.body) return response;
       const reader = response.body.getReader();
       const first = await reader.read();
       await reader.cancel();
-      return new Response(first.value, { status: response.status, headers: response.headers });
+      return cut(first.value, response);
     });
-    const client = createPrivateRouteClient({ baseUrl, fetch: dropping.fetch });
+    return { fetch, state };
+  }
+
+  /** Creates a route and waits for it through `cutting`; once the stream has reconnected, moves the route to COMPLETED. */
+  async function completeAfterReconnection(cutting: ReturnType<typeof cuttingFirstStream>) {
+    const client = createPrivateRouteClient({ baseUrl, fetch: cutting.fetch });
     const route = await client.create(CREATE);
     const seen: string[] = [];
     const done = client.waitForCompletion(route.routeId, {
@@ -289,9 +293,17 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
       signal: AbortSignal.timeout(20_000),
       onStatus: (view) => seen.push(view.status),
     });
-    await until(() => connections >= 2, 'the reconnection');
+    await until(() => cutting.state.connections >= 2, 'the reconnection');
     for (const status of FORWARD) await move(route.routeId, status);
-    assert.equal((await done).status, 'COMPLETED');
+    return { final: await done, seen };
+  }
+
+  test('a stream that drops reconnects with Last-Event-ID and reports nothing twice', { timeout: 30_000 }, async () => {
+    // The first connection ends after its first event, as a proxy's idle timeout or a restart would end it.
+    const dropping = cuttingFirstStream((first, response) => new Response(first, { status: response.status, headers: response.headers }));
+    const { final, seen } = await completeAfterReconnection(dropping);
+    assert.equal(final.status, 'COMPLETED');
+    const { lastEventIds } = dropping.state;
     assert.equal(lastEventIds[0], null);
     assert.match(lastEventIds[1] ?? '', /^\d+$/, 'the reconnection names the last event it saw');
     assert.equal(seen[0], 'AWAITING_DEPOSIT');
@@ -300,18 +312,11 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
   });
 
   test('a stream whose connection breaks mid-read (the API restarted) reconnects instead of rejecting', { timeout: 30_000 }, async () => {
-    let connections = 0;
-    const breaking = recordingFetch(async (url, init) => {
-      if (!url.endsWith('/events')) return undefined;
-      const response = await globalThis.fetch(url, init);
-      if (++connections > 1 || !response.body) return response;
-      // The first connection delivers its first bytes, then fails as undici does when the server's socket closes.
-      const reader = response.body.getReader();
-      const first = await reader.read();
-      await reader.cancel();
+    // The first connection delivers its first bytes, then fails as undici does when the server's socket closes.
+    const breaking = cuttingFirstStream((first, response) => {
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          if (first.value) controller.enqueue(first.value);
+          if (first) controller.enqueue(first);
         },
         pull(controller) {
           controller.error(new TypeError('terminated', { cause: new Error('other side closed') }));
@@ -319,18 +324,8 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
       });
       return new Response(body, { status: response.status, headers: response.headers });
     });
-    const client = createPrivateRouteClient({ baseUrl, fetch: breaking.fetch });
-    const route = await client.create(CREATE);
-    const seen: string[] = [];
-    const done = client.waitForCompletion(route.routeId, {
-      statusToken: route.statusToken,
-      pollIntervalMs: 60_000,
-      signal: AbortSignal.timeout(20_000),
-      onStatus: (view) => seen.push(view.status),
-    });
-    await until(() => connections >= 2, 'the reconnection');
-    for (const status of FORWARD) await move(route.routeId, status);
-    assert.equal((await done).status, 'COMPLETED');
+    const { final, seen } = await completeAfterReconnection(breaking);
+    assert.equal(final.status, 'COMPLETED');
     assert.deepEqual(seen, ['AWAITING_DEPOSIT', ...FORWARD]);
   });
 
