@@ -33,8 +33,21 @@ import { claimDataDir } from './processes.ts';
 import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
 import { API_ENV_FILE, PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
 
-/** Fixed local prices of the emulated bridge (cross-asset legs use them). */
+/** Starting local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
+
+/**
+ * The emulated bridge's prices drift from DEVNET_USD_PRICES in a seeded random walk (USDC stays at 1):
+ * DEVNET_PRICE_VOLATILITY_BPS per step at most (default 10; 0 = fixed prices), one step every
+ * DEVNET_PRICE_STEP_SECONDS (default 5), DEVNET_PRICE_SEED choosing the walk.
+ */
+function devnetPriceWalk(env: { volatilityBps?: string; stepSeconds?: string; seed?: string }) {
+  return {
+    seed: env.seed ?? 'private-route-devnet',
+    stepMs: Number(env.stepSeconds ?? 5) * 1000,
+    volatilityBps: Number(env.volatilityBps ?? 10),
+  };
+}
 
 /**
  * The local stack's privacy rules: the same mechanisms as production (the ASP's approval, a minimum anonymity
@@ -175,6 +188,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       port: opts.ports.relay,
       solverPrivateKey: DEVNET_ACCOUNTS.relaySolver,
       usdPrices: DEVNET_USD_PRICES,
+      priceWalk: devnetPriceWalk({
+        volatilityBps: opts.env?.DEVNET_PRICE_VOLATILITY_BPS,
+        stepSeconds: opts.env?.DEVNET_PRICE_STEP_SECONDS,
+        seed: opts.env?.DEVNET_PRICE_SEED,
+      }),
       statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'relay-emulator.json'),
       log: (entry) => logger.debug('relay emulator', entry as Record<string, unknown>),
     });

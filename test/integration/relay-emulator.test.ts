@@ -8,7 +8,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../../devnet/chains.ts';
 import { freeChainPorts } from '../../devnet/ports.ts';
 import type { ChainRole, DevnetChain, DevnetManifest } from '../../devnet/manifest.ts';
-import { startRelayEmulator, type RelayEmulator } from '../../devnet/emulators/relay/index.ts';
+import { startRelayEmulator, type PriceWalkOptions, type RelayEmulator } from '../../devnet/emulators/relay/index.ts';
+import { parseUsdPrice, quoteExactInput } from '../../devnet/emulators/relay/pricing.ts';
 import {
   BridgeRouteError,
   BridgeUnavailableError,
@@ -426,6 +427,200 @@ describe('relay emulator fault injection', () => {
     assert.ok(Date.now() - seenAt >= 1000, 'filled only after the delay');
     assert.equal(await balanceOf('hub', 'USDC', order.recipient), quote.amountOut);
     assert.equal(done.outTxHashes.length, 1);
+  });
+});
+
+/** GET /requests/v2, Relay's public request history, as an analyst would read it. */
+interface RelayRequest {
+  id: string;
+  status: string;
+  user: string;
+  recipient: string;
+  data: { inTxs: Array<{ hash: string; chainId: number }>; outTxs: Array<{ hash: string; chainId: number }> };
+  createdAt: string;
+  updatedAt: string;
+}
+
+async function getRequests(query: Record<string, string | number>): Promise<{ requests: RelayRequest[]; continuation?: string }> {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  const res = await fetch(`${emulator!.url}/requests/v2?${params}`);
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()) as { requests: RelayRequest[]; continuation?: string };
+}
+
+describe('relay emulator public request history', () => {
+  test('lists a filled deposit-address order with its deposit and payout transactions', { timeout: 60_000 }, async () => {
+    const user = freshAddress();
+    const recipient = freshAddress();
+    const quote = await bridge.quote(
+      request({
+        originChainId: chain('source').chainId,
+        destinationChainId: chain('hub').chainId,
+        originCurrency: token('source', 'USDC'),
+        destinationCurrency: token('hub', 'USDC'),
+        amount: USDC(7n),
+        user,
+        recipient,
+        useDepositAddress: true,
+      }),
+    );
+    const depositTx = await faucetTransfer('source', 'USDC', quote.depositAddress!, quote.amountIn);
+    const done = await waitForState(quote.requestId!, ['success', 'failed', 'refunded']);
+    assert.equal(done.state, 'success');
+
+    const { requests, continuation } = await getRequests({ user });
+    assert.equal(continuation, undefined);
+    assert.equal(requests.length, 1);
+    const [listed] = requests as [RelayRequest];
+    assert.equal(listed.id, quote.requestId);
+    assert.equal(listed.status, 'success');
+    assert.equal(listed.user, user.toLowerCase());
+    assert.equal(listed.recipient, recipient.toLowerCase());
+    // The public record links the deposit on the origin chain to the payout on the destination.
+    assert.deepEqual(
+      listed.data.inTxs.map((tx) => [tx.hash, tx.chainId]),
+      [[depositTx, chain('source').chainId]],
+    );
+    assert.deepEqual(
+      listed.data.outTxs.map((tx) => [tx.hash, tx.chainId]),
+      [[done.outTxHashes[0], chain('hub').chainId]],
+    );
+    assert.ok(Date.parse(listed.createdAt) <= Date.parse(listed.updatedAt));
+
+    // `user` matches the sender or the recipient, in any letter case.
+    assert.deepEqual(
+      (await getRequests({ user: recipient.toLowerCase() })).requests.map((r) => r.id),
+      [quote.requestId],
+    );
+    assert.deepEqual((await getRequests({ user: freshAddress() })).requests, []);
+    assert.equal((await getRequests({ user, originChainId: chain('source').chainId })).requests.length, 1);
+    assert.equal((await getRequests({ user, originChainId: chain('hub').chainId })).requests.length, 0);
+    assert.equal((await getRequests({ user, destinationChainId: chain('hub').chainId })).requests.length, 1);
+    assert.equal((await getRequests({ user, destinationChainId: chain('destination').chainId })).requests.length, 0);
+  });
+
+  test('pages newest first with limit and an opaque continuation', { timeout: 60_000 }, async () => {
+    const orders = ((await (await fetch(`${emulator!.url}/_emulator/orders`)).json()) as { orders: unknown[] }).orders;
+    const all = (await getRequests({ limit: 50 })).requests;
+    assert.ok(all.length >= 3, `${all.length} requests`);
+    assert.equal(all.length, Math.min(orders.length, 50));
+    const times = all.map((r) => Date.parse(r.createdAt));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => b - a),
+    );
+
+    const paged: string[] = [];
+    let continuation: string | undefined;
+    do {
+      const page = await getRequests({ limit: 2, ...(continuation ? { continuation } : {}) });
+      assert.ok(page.requests.length <= 2);
+      paged.push(...page.requests.map((r) => r.id));
+      continuation = page.continuation;
+    } while (continuation);
+    assert.deepEqual(
+      paged,
+      all.map((r) => r.id),
+    );
+
+    for (const query of ['limit=51', 'limit=0', 'originChainId=abc', 'continuation=not-a-cursor']) {
+      const res = await fetch(`${emulator!.url}/requests/v2?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(((await res.json()) as { errorCode: string }).errorCode, 'INVALID_INPUT');
+    }
+  });
+});
+
+describe('relay emulator price walk', () => {
+  const STEP_MS = 5_000;
+  const WALK: PriceWalkOptions = { seed: 'relay-emulator-test', stepMs: STEP_MS, volatilityBps: 10 };
+  /** The walking emulators' shared clock, moved by hand. */
+  let clock = Date.parse('2030-01-01T00:00:00Z');
+  const started: RelayEmulator[] = [];
+
+  async function walkingEmulator(walk: PriceWalkOptions): Promise<RelayEmulator> {
+    const walking = await startRelayEmulator({
+      manifest: manifest(),
+      port: 0,
+      solverPrivateKey: DEVNET_ACCOUNTS.relaySolver,
+      usdPrices: USD_PRICES,
+      feeBps: FEE_BPS,
+      priceWalk: walk,
+      now: () => clock,
+    });
+    started.push(walking);
+    return walking;
+  }
+
+  async function pricesOf(walking: RelayEmulator): Promise<Record<string, string>> {
+    return ((await (await fetch(`${walking.url}/_emulator/prices`)).json()) as { prices: Record<string, string> }).prices;
+  }
+
+  after(async () => {
+    await Promise.all(started.map((e) => e.stop()));
+  });
+
+  test('the same seed and start give the same prices; another seed others; USDC never moves', { timeout: 60_000 }, async () => {
+    const [first, twin, other] = await Promise.all([walkingEmulator(WALK), walkingEmulator({ ...WALK }), walkingEmulator({ ...WALK, seed: 'other' })]);
+    assert.deepEqual(await pricesOf(first), USD_PRICES);
+
+    clock += 40 * STEP_MS;
+    const prices = await pricesOf(first);
+    assert.deepEqual(await pricesOf(twin), prices);
+    assert.notEqual(prices.WETH, USD_PRICES.WETH);
+    assert.notEqual((await pricesOf(other)).WETH, prices.WETH);
+    for (const walking of [first, twin, other]) assert.equal((await pricesOf(walking)).USDC, '1');
+
+    // Relay's price endpoint reports the walked price too.
+    const tokenPrice = await createRelayBridge({ baseUrl: first.url }).tokenUsdPrice(chain('hub').chainId, token('hub', 'WETH'));
+    assert.equal(Number(tokenPrice), Number(prices.WETH));
+  });
+
+  test('volatility 0 keeps the fixed prices', { timeout: 60_000 }, async () => {
+    const fixed = await walkingEmulator({ ...WALK, volatilityBps: 0 });
+    clock += 1_000 * STEP_MS;
+    assert.deepEqual(await pricesOf(fixed), USD_PRICES);
+    const quote = await createRelayBridge({ baseUrl: fixed.url }).quote(
+      request({
+        originChainId: chain('hub').chainId,
+        destinationChainId: chain('destination').chainId,
+        originCurrency: token('hub', 'USDC'),
+        destinationCurrency: token('destination', 'WETH'),
+        amount: USDC(1000n) + 1n,
+      }),
+    );
+    // The same figure as the fixed-price emulator above.
+    assert.equal(quote.amountOut, 399_600_000_399_600_000n);
+  });
+
+  test('WETH quotes some steps apart differ, each at the price of its moment', { timeout: 60_000 }, async () => {
+    const walking = await walkingEmulator(WALK);
+    const walkingBridge = createRelayBridge({ baseUrl: walking.url });
+    const wethToUsdc = request({
+      originChainId: chain('hub').chainId,
+      destinationChainId: chain('destination').chainId,
+      originCurrency: token('hub', 'WETH'),
+      destinationCurrency: token('destination', 'USDC'),
+      amount: WETH(1n),
+    });
+    const quoteNow = async () => {
+      const [quote, prices] = await Promise.all([walkingBridge.quote(wethToUsdc), pricesOf(walking)]);
+      const expected = quoteExactInput(
+        WETH(1n),
+        { decimals: 18, price: parseUsdPrice(prices.WETH!) },
+        { decimals: 6, price: parseUsdPrice(prices.USDC!) },
+        BigInt(FEE_BPS),
+      );
+      assert.equal(quote.amountOut, expected);
+      return quote;
+    };
+
+    clock += 3 * STEP_MS;
+    const before = await quoteNow();
+    clock += 10 * STEP_MS;
+    const later = await quoteNow();
+    assert.notEqual(later.amountOut, before.amountOut);
+    assert.notEqual(later.amountInUsd, before.amountInUsd);
   });
 });
 

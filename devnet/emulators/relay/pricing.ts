@@ -80,7 +80,12 @@ export function formatUnits(amount: bigint, decimals: number): string {
   return `${negative ? '-' : ''}${abs / scale}${fraction ? `.${fraction}` : ''}`;
 }
 
+/** The price as a decimal string, rounded down to 18 decimals ("2501.25"). */
+export function formatUsdPrice(price: UsdPrice): string {
+  return formatUnits((price.numerator * 10n ** 18n) / price.denominator, 18);
+}
+
 /** The price as a JSON number, the way Relay's /currencies/token/price reports it. */
 export function priceAsNumber(price: UsdPrice): number {
-  return Number(formatUnits((price.numerator * 10n ** 18n) / price.denominator, 18));
+  return Number(formatUsdPrice(price));
 }

@@ -5,6 +5,7 @@ import type { DevnetChain, DevnetManifest, DevnetToken } from '../../manifest.ts
 import type { FaultOperation, FaultRegistry } from '../faults.ts';
 import type { Onchain } from './onchain.ts';
 import type { OrderStore } from './orders.ts';
+import type { PriceFeed } from './priceWalk.ts';
 import { BPS, formatUnits, quoteExactInput, quoteExactOutput, usdMicros, type PricedToken, type UsdPrice } from './pricing.ts';
 import { relayAmount } from './shapes.ts';
 
@@ -26,7 +27,7 @@ export interface QuoteContext {
   onchain: Onchain;
   store: OrderStore;
   faults: FaultRegistry;
-  prices: Map<string, UsdPrice>;
+  prices: PriceFeed;
   feeBps: bigint;
   log: (obj: object) => void;
 }
@@ -48,7 +49,7 @@ const quoteBodySchema = z.looseObject({
 
 const bad = (message: string, errorCode: string) => new RelayApiError(400, message, errorCode);
 
-/** POST /quote/v2: validates like Relay, prices with the fixed USD prices, and records deposit-address orders. */
+/** POST /quote/v2: validates like Relay, prices at the current USD prices, and records deposit-address orders. */
 export async function createQuote(ctx: QuoteContext, rawBody: unknown) {
   const parsed = quoteBodySchema.safeParse(rawBody);
   if (!parsed.success) {
@@ -82,8 +83,10 @@ export async function createQuote(ctx: QuoteContext, rawBody: unknown) {
     throw bad('refundTo is required for strict deposit addresses', 'INVALID_INPUT');
   }
 
-  const pricedIn = priced(ctx, tokenIn);
-  const pricedOut = priced(ctx, tokenOut);
+  // One snapshot for both sides, so a step boundary cannot fall between them.
+  const prices = ctx.prices.pricesAt();
+  const pricedIn = priced(prices, tokenIn);
+  const pricedOut = priced(prices, tokenOut);
 
   const operation = operationOf(ctx.manifest, origin.chainId, destination.chainId);
   if (ctx.faults.take(operation, 'fail')) throw new RelayApiError(500, 'injected fault', 'INTERNAL_ERROR');
@@ -214,8 +217,8 @@ function findToken(chain: DevnetChain, address: string, errorCode: string): Devn
   return token;
 }
 
-function priced(ctx: QuoteContext, token: DevnetToken): PricedToken {
-  const price = ctx.prices.get(token.symbol);
+function priced(prices: Map<string, UsdPrice>, token: DevnetToken): PricedToken {
+  const price = prices.get(token.symbol);
   if (!price) throw bad(`No price available for ${token.symbol}`, 'NO_QUOTES');
   return { decimals: token.decimals, price };
 }

@@ -2,8 +2,9 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { faultRoutes, type FaultRegistry } from '../faults.ts';
 import type { Order, OrderStore } from './orders.ts';
-import { priceAsNumber } from './pricing.ts';
+import { formatUsdPrice, priceAsNumber } from './pricing.ts';
 import { createQuote, RelayApiError, type QuoteContext } from './quote.ts';
+import { listRequests } from './requests.ts';
 import { relayChain, relayCurrency, relayError } from './shapes.ts';
 
 /** Relay's /currencies/v2 default and maximum `limit`. */
@@ -54,7 +55,7 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
     const address = c.req.query('address')?.toLowerCase();
     const chainId = Number(c.req.query('chainId'));
     const token = ctx.manifest.chains.find((chain) => chain.chainId === chainId)?.tokens.find((t) => t.address.toLowerCase() === address);
-    const price = token && ctx.prices.get(token.symbol);
+    const price = token && ctx.prices.pricesAt().get(token.symbol);
     if (!price) return c.json({ error: 'Token price not found' }, 400);
     return c.json({ price: priceAsNumber(price) });
   });
@@ -68,9 +69,14 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
     return c.json(statusOf(order));
   });
 
+  app.get('/requests/v2', (c) => c.json(listRequests(ctx.store.list(), c.req.query())));
+
   // ---- emulator-only ----
 
   app.route('/_emulator/faults', faultRoutes(ctx.faults));
+  app.get('/_emulator/prices', (c) =>
+    c.json({ prices: Object.fromEntries([...ctx.prices.pricesAt()].map(([symbol, price]) => [symbol, formatUsdPrice(price)])) }),
+  );
   app.get('/_emulator/orders', (c) =>
     c.json({ orders: ctx.store.list().map((o) => JSON.parse(JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? `${v}` : v)))) }),
   );
