@@ -1,10 +1,10 @@
-import { and, count, eq, isNull, ne, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
-import { amountBucket } from '../src/privacy/anonymitySet.ts';
-import type { NoteReview, PoolNote } from '../src/providers/privacyPool.ts';
+import type { NoteReview, PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
+import { amountClassOfRoute, noteOfRoute, notesOfClasses, recountAfterRagequit, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
 import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -17,8 +17,15 @@ import { failure } from '../src/failures.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
-  /** The route's own deposit plus the service's same-bucket deposits that entered the pool after it (src/privacy/anonymitySet.ts). */
+  /** The set the route would leave with now (src/privacy/anonymitySet.ts): its own note plus its class's approved peers in the pool, once per client. */
   anonymitySet: number;
+}
+
+/** The withdrawal was not proved: its anonymity set fell below what the route waits for (peers left or the ASP's root lacks them). */
+class AnonymitySetBelowMinimum extends Error {
+  constructor(readonly anonymitySet: number) {
+    super(`the anonymity set is ${anonymitySet}, below the route's minimum`);
+  }
 }
 
 /** A route's note as recorded in pool_notes. */
@@ -50,31 +57,6 @@ export function poolActivities(deps: ActivityDeps) {
   }
 
   /**
-   * The route's own deposit plus the service's deposits of the same bucket that entered the pool after it,
-   * up to `untilBlock`, and were not ragequit. Only the service's own deposits count: the one gas account
-   * that funds every hub account, and the one relayer that sends every withdrawal, tell an observer which
-   * deposits and withdrawals are the service's.
-   */
-  async function anonymitySetOf(routeId: string, untilBlock?: bigint): Promise<number> {
-    const [own] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, routeId));
-    if (!own) return 0;
-    const [row] = await deps.db
-      .select({ later: count() })
-      .from(poolNotes)
-      .where(
-        and(
-          eq(poolNotes.bucket, own.bucket),
-          eq(poolNotes.asset, own.asset),
-          ne(poolNotes.routeId, routeId),
-          isNull(poolNotes.ragequitAt),
-          sql`${poolNotes.blockNumber}::numeric > ${own.blockNumber}::numeric`,
-          ...(untilBlock === undefined ? [] : [sql`${poolNotes.blockNumber}::numeric <= ${untilBlock.toString()}::numeric`]),
-        ),
-      );
-    return 1 + (row?.later ?? 0);
-  }
-
-  /**
    * The route's note: as recorded, or recovered from its deposit transaction when that was mined but the
    * activity stopped before recording it. A deposit recorded but never mined stays unsent: a route that is
    * ending must not pay the pool's fee for nothing.
@@ -97,7 +79,7 @@ export function poolActivities(deps: ActivityDeps) {
         label: note.label,
         commitment: note.commitment,
         value: note.value.toString(),
-        bucket: amountBucket(note.value),
+        amountClass: await amountClassOfRoute(deps.db, routeId),
         txHash: note.txHash,
         blockNumber: note.blockNumber.toString(),
         depositedAt: new Date(note.timestamp * 1000),
@@ -137,9 +119,10 @@ export function poolActivities(deps: ActivityDeps) {
 
     /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
     async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
-      const note = await requireNote(routeId);
-      const [review, set] = await Promise.all([deps.pool.review(note), anonymitySetOf(routeId)]);
-      return { review, anonymitySet: set };
+      const own = await noteOfRoute(deps.db, routeId);
+      if (!own) throw failure('PoolNoteMissing', `route ${routeId} has no note in the pool`);
+      const { reviews, sizes } = await setsNow(deps.db, deps.pool, [own]);
+      return { review: reviews.get(routeId) ?? 'pending', anonymitySet: sizes.get(routeId) ?? 1 };
     },
 
     /**
@@ -149,8 +132,20 @@ export function poolActivities(deps: ActivityDeps) {
      * the account shared by all routes; the rest of the note stays in the pool as the service's change.
      * Returns the order the withdrawal funded, or null when the exit account still has to send it.
      * `sent`: the status to project once the withdrawal is mined (UNSHIELD_SENT).
+     *
+     * `requireAnonymitySet`: before anything is proved, the route's anonymity set is counted against the very trees
+     * the proof will use; below this, nothing is proved or sent and the route is told to wait again (`deferred`).
+     * The peers counted are recorded before the proof, and the set GET reports is counted from them.
      */
-    async unshield({ plan, sent }: { plan: RoutePlan; sent?: StatusProjection }): Promise<{ funded: BridgeOrderRef | null }> {
+    async unshield({
+      plan,
+      sent,
+      requireAnonymitySet = 1,
+    }: {
+      plan: RoutePlan;
+      sent?: StatusProjection;
+      requireAnonymitySet?: number;
+    }): Promise<{ funded: BridgeOrderRef | null; deferred?: { anonymitySet: number } }> {
       await assertPlanIsRecorded(deps, plan);
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
@@ -167,20 +162,45 @@ export function poolActivities(deps: ActivityDeps) {
         }
         return { to: payTo, amount: gross };
       };
-      const withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, destination }));
+      const admit = async (state: ProvingState) => {
+        const own = await noteOfRoute(deps.db, plan.routeId);
+        const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
+        const { members, size } = own
+          ? setIfWithdrawnNow(own, notes, {
+              inState: (commitment) => state.commitments.has(commitment),
+              approved: (label) => state.approvedLabels.has(label),
+            })
+          : { members: [], size: 1 };
+        if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
+        await deps.db.update(poolNotes).set({ anonymityMembers: members }).where(eq(poolNotes.routeId, plan.routeId));
+      };
+      let withdrawal: Awaited<ReturnType<typeof deps.pool.withdraw>>;
+      try {
+        withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, destination, admit }));
+      } catch (error) {
+        if (error instanceof AnonymitySetBelowMinimum) return { funded: null, deferred: { anonymitySet: error.anonymitySet } };
+        throw error;
+      }
       // The withdrawal is signed (its first attempt is `unshield`), so the leg's recorded order is the one it
       // funded: the last one quoted, for the attempt that mined.
       const request = { ...leg, fundedBy: 'unshield' };
       const { order } = await mover.prepare(request);
-      const set = await anonymitySetOf(plan.routeId, withdrawal.provenAtBlock);
+      await deps.db
+        .update(poolNotes)
+        .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) })
+        .where(eq(poolNotes.routeId, plan.routeId));
+      const set = await reportedSize(deps.db, plan.routeId);
       await deps.db.transaction(async (tx) => {
         await tx
-          .update(poolNotes)
-          .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) })
-          .where(eq(poolNotes.routeId, plan.routeId));
-        await tx
           .update(transfers)
-          .set({ anonymitySet: set, privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp), updatedAt: sql`now()` })
+          .set({
+            anonymitySet: set,
+            privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
+            privacyLeftAtMaxWait: set < plan.privacy.minAnonymitySet,
+            // The route no longer counts in anyone's set: its client is forgotten.
+            privacyClient: null,
+            updatedAt: sql`now()`,
+          })
           .where(eq(transfers.routeId, plan.routeId));
       });
       await recordLedger(deps, {
@@ -219,6 +239,8 @@ export function poolActivities(deps: ActivityDeps) {
       // A ragequit that reverted because a withdrawal spent the note first: nothing came back.
       if (!result) return null;
       await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
+      await deps.db.update(transfers).set({ privacyClient: null }).where(eq(transfers.routeId, plan.routeId));
+      await recountAfterRagequit(deps.db, plan.routeId);
       await recordLedger(deps, {
         routeId: plan.routeId,
         kind: 'ragequit',

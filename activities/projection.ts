@@ -78,7 +78,8 @@ export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarte
       ...(input.error !== undefined && { error: input.error }),
       ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
       ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
-      ...(terminal && { completedAt: sql`now()` }),
+      // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
+      ...(terminal && { completedAt: sql`now()`, privacyClient: null }),
       // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
       ...(input.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
     })

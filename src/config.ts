@@ -144,7 +144,7 @@ export const configSchema = z.object({
   /** Each withdrawal waits a uniformly random delay in [min, max] after its note is approved. */
   PRIVACY_DELAY_MIN_SECONDS: z.coerce.number().int().nonnegative().default(300),
   PRIVACY_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(1800),
-  /** A route leaves the pool once this many same-bucket deposits (its own included) entered since its own... */
+  /** A route leaves the pool once its anonymity set (src/privacy/anonymitySet.ts: its own note included) is this large... */
   PRIVACY_MIN_ANONYMITY_SET: positiveInt.default(5),
   /** ...but waits at most this long after its deposit for them. */
   PRIVACY_MAX_WAIT_SECONDS: positiveInt.default(21_600),
@@ -155,6 +155,10 @@ export const configSchema = z.object({
   /** A deposit the ASP has not approved after this long parks the route (0xbow: most within an hour, some take days). */
   PRIVACY_REVIEW_TIMEOUT_SECONDS: positiveInt.default(7 * 24 * 3600),
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
+  /** Cross-asset quotes convert at a USD price held for an epoch of this many seconds on the clock (docs/privacy.md, "Price epochs"). */
+  PRICE_EPOCH_SECONDS: positiveInt.default(3600),
+  /** ...less this margin; a new epoch starts early when the live price moves more than half of it away from the held one. */
+  PRICE_EPOCH_MARGIN_BPS: z.coerce.number().int().min(0).max(2_000).default(50),
   /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
   QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   FEE_MIN_USD: z

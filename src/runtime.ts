@@ -16,6 +16,8 @@ import { createIrisClient } from './providers/cctp/iris.ts';
 import { createAttestationPoller, type AttestationPoller } from './providers/cctp/attestationPoller.ts';
 import { withCatalogCache } from './providers/cachedBridge.ts';
 import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
+import { createPoolOccupancy, withAmountAdvice } from './quote/amountAdvice.ts';
+import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
@@ -147,6 +149,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
+  const priceEpochs = createPriceEpochs(database.db, { epochSeconds: config.PRICE_EPOCH_SECONDS, marginBps: config.PRICE_EPOCH_MARGIN_BPS });
 
   let bridge: ActivityDeps['bridge'];
   let quotes: QuoteService;
@@ -186,12 +189,14 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       hubChainId: config.HUB_CHAIN_ID,
       hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
       feePolicy,
+      priceEpochs,
+      priceMarginBps: config.PRICE_EPOCH_MARGIN_BPS,
       poolEtaSeconds: expectedPoolSeconds(config),
       // Account index 0 is never allocated to a route (the sequence starts at 1).
       previewAccount,
     });
   }
-  quotes = withQuoteCache(quotes, { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
+  quotes = withQuoteCache(withAmountAdvice(quotes, createPoolOccupancy(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
   const close = async () => {
     attestations?.close();
     await database.close();

@@ -5,6 +5,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -52,8 +53,7 @@ export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatu
     if (received === null) return 'FAILED';
     const inbound = await route.bridgeIn(received);
     const shielded = await route.shield(inbound.delivery.amount);
-    await route.awaitPrivacy(Date.now());
-    const exit = await route.unshield();
+    const exit = await route.leavePool(Date.now());
     await route.bridgeOut(exit.funded, shielded.noteValue);
     return route.complete();
   } catch (error) {
@@ -69,6 +69,12 @@ const HEARTBEAT_TIMEOUT = '10 seconds';
 
 /** A shielded route that heard nothing from the privacy watcher for this long asks the pool itself. */
 const PRIVACY_RECHECK_MS = 10 * 60 * 1000;
+
+/**
+ * Patch: the withdrawal counts the route's anonymity set against the very trees it proves against and refuses below
+ * the minimum the route waited for, which sends the route back to wait (histories before it have no such round).
+ */
+const ANONYMITY_SET_AT_PROOF = 'anonymity-set-at-proof';
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -262,14 +268,33 @@ class TransferRoute {
   }
 
   /**
+   * Waits for the privacy gate, then withdraws; when the withdrawal finds the set below the minimum at the very roots
+   * it would prove against (peers left, or the ASP's root lacks them), nothing is sent and the route waits again.
+   * A route that waited its longest leaves with what it has (and GET says so).
+   */
+  async leavePool(shieldedAt: number) {
+    const { plan } = this;
+    for (;;) {
+      const gate = await this.awaitPrivacy(shieldedAt);
+      const requireAnonymitySet = patched(ANONYMITY_SET_AT_PROOF) ? (gate === 'set-reached' ? plan.privacy.minAnonymitySet : 1) : undefined;
+      const exit = await this.unshield(requireAnonymitySet);
+      if (!exit.deferred) return exit;
+      log.info('withdrawal deferred: the anonymity set fell below the minimum', { routeId: plan.routeId, anonymitySet: exit.deferred.anonymitySet });
+      // Heard from the withdrawal itself: the gate waits for the set again (the watcher, or the route's own check, says when).
+      await sleep(plan.privacy.pollSeconds * 1000);
+      this.privacy = await this.activities.bookkeeping.privacyStatus({ routeId: plan.routeId });
+    }
+  }
+
+  /**
    * Still SHIELDED: waits until the pool approves the note and its anonymity set is reached (or it has waited
    * its longest), then the route's own random delay, so that its withdrawal follows neither its deposit nor the
    * deposit that completed its set at a predictable time (docs/privacy.md). The privacy watcher signals what
    * changes (activities/privacyWatcher.ts); when it has said nothing for PRIVACY_RECHECK_MS, or before the route
    * gives up on the review, the route asks the pool itself, so a watcher that is down delays a route but never
-   * strands it.
+   * strands it. Says why the gate opened: the set was reached, or the route waited its longest.
    */
-  awaitPrivacy(shieldedAt: number): Promise<void> {
+  awaitPrivacy(shieldedAt: number): Promise<'set-reached' | 'max-wait'> {
     const { plan } = this;
     return this.runStep('privacy-wait', async () => {
       const { delaySeconds, minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds } = plan.privacy;
@@ -279,7 +304,14 @@ class TransferRoute {
         if (review === 'rejected')
           throw failure('AspRejected', 'the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)');
         const waited = Date.now() - shieldedAt;
-        if (review === 'approved' && (anonymitySet >= minAnonymitySet || waited >= maxWaitSeconds * 1000)) break;
+        if (review === 'approved' && anonymitySet >= minAnonymitySet) {
+          await sleep(delaySeconds * 1000);
+          return 'set-reached';
+        }
+        if (review === 'approved' && waited >= maxWaitSeconds * 1000) {
+          await sleep(delaySeconds * 1000);
+          return 'max-wait';
+        }
         if (review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
           if (!askedNow) {
             this.privacy = await this.activities.steps.privacyStatus({ routeId: plan.routeId });
@@ -296,15 +328,20 @@ class TransferRoute {
         const reported = await condition(() => this.privacyReports !== reports, Math.max(1, Math.min(PRIVACY_RECHECK_MS, untilGiveUp)));
         if (!reported && untilGiveUp > PRIVACY_RECHECK_MS) this.privacy = await this.activities.steps.privacyStatus({ routeId: plan.routeId });
       }
-      await sleep(delaySeconds * 1000);
     });
   }
 
-  /** The withdrawal: it funds the bridge-out order itself (or pays the recipient, or the exit account that burns). */
-  async unshield() {
+  /**
+   * The withdrawal: it funds the bridge-out order itself (or pays the recipient, or the exit account that burns).
+   * `deferred`: the set at proof time was below `requireAnonymitySet`; nothing was sent.
+   */
+  async unshield(requireAnonymitySet?: number) {
     const { plan } = this;
     const sent = this.next('UNSHIELD_SENT');
-    const exit = await this.runStep('unshield', () => this.activities.proving.unshield({ plan, sent }));
+    const exit = await this.runStep('unshield', () =>
+      this.activities.proving.unshield({ plan, sent, ...(requireAnonymitySet !== undefined && { requireAnonymitySet }) }),
+    );
+    if (exit.deferred) return exit;
     this.inPool = false;
     this.reach(sent, { searchable: false });
     return exit;

@@ -69,7 +69,7 @@ export interface AbuseLimits {
   create: MiddlewareHandler;
 }
 
-/** The client hash of this request, once the abuse limits identified it (undefined while they are off). */
+/** The client hash of this request (computed whether or not the limits are on). */
 export const clientHashOf = (c: Context): string | undefined => c.get('abuseClient')?.hash;
 
 const WINDOW_MS = 60_000;
@@ -197,8 +197,10 @@ export interface AbuseLimitDeps {
 export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimits> {
   const { db, settings } = deps;
   const enabled = settings.requestsPerMinute > 0;
-  const key = enabled ? await clientHashKey(db, deps.hashKey) : null;
-  const hmac = (text: string) => createHmac('sha256', key!).update(text).digest('base64url').slice(0, 32);
+  // The client hash is also what keeps one client from filling another's anonymity set (src/privacy/anonymitySet.ts),
+  // so it is computed with the limits off too.
+  const key = await clientHashKey(db, deps.hashKey);
+  const hmac = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 32);
 
   // A key that is sent must be valid even with the limits off: a partner learns of a revoked key at once.
   const identify: MiddlewareHandler = async (c, next) => {
@@ -218,10 +220,8 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
       }
       c.set('partner', partner);
     }
-    if (enabled) {
-      const address = clientAddress(c, settings.trustProxyHops);
-      c.set('abuseClient', { partner, hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`) });
-    }
+    const address = clientAddress(c, settings.trustProxyHops);
+    c.set('abuseClient', { partner, hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`) });
     await next();
   };
   if (!enabled) return { quote: identify, create: identify };

@@ -185,6 +185,30 @@ const statusSchema = z.enum(TRANSFER_STATUSES).openapi('TransferStatus', {
 const hexAddress = (description: string) => z.string().openapi({ description, example: '0x4B0897b0513fdC7C541B6d9D7E929C4e5364D2dB' });
 const txHash = (description: string) => z.string().nullable().openapi({ description, example: null });
 
+const amountSuggestionSchema = z
+  .object({
+    amount: z.string().openapi({ description: 'Input to send instead, decimal in whole source tokens like the request’s amount.', example: '101.37' }),
+    quotedOutputAmount: smallestUnits('The class it pays (the smallest input that reaches it, so almost nothing is lost to rounding)'),
+    waitingInPool: z.number().int().openapi({ description: 'Transfers of that class waiting in the pool now.' }),
+  })
+  .openapi('AmountSuggestion');
+
+const amountClassSchema = z
+  .object({
+    value: smallestUnits('The payout’s amount class, a value of the public grid (docs/privacy.md): equal to quotedOutputAmount'),
+    roundingBps: z.number().int().openapi({ description: 'roundingAmount in basis points of the output before rounding (below 100).' }),
+    priceHeldUntil: z
+      .string()
+      .nullable()
+      .openapi({ format: 'date-time', description: 'When the held prices of the cross-asset conversions are due to change; null when nothing is converted.' }),
+    waitingInPool: z.number().int().optional().openapi({ description: 'Quotes only: transfers of this class waiting in the pool now.' }),
+    suggestions: z
+      .array(amountSuggestionSchema)
+      .optional()
+      .openapi({ description: 'Quotes only: up to three inputs without rounding cost, or whose class has more transfers waiting.' }),
+  })
+  .openapi('AmountClass', { description: 'Addition to the spec (docs/api.md, "Amount classes").' });
+
 export const quoteSchema = z
   .object({
     symbol: z.string().openapi({ description: 'Source token symbol.', example: 'USDC' }),
@@ -202,8 +226,11 @@ export const quoteSchema = z
     feeUsd: usd('feeAmount'),
     bridgeFeeUsd: usd('bridgeFeeAmount'),
     privacyFeeUsd: usd('privacyFeeAmount'),
+    roundingAmount: smallestUnits('Addition to the spec. What rounding the output down to its amount class cost (destination token)'),
+    roundingUsd: usd('roundingAmount'),
     etaSeconds: z.number().openapi({ description: 'Rough end-to-end estimate.' }),
     route: z.array(z.string()).openapi({ description: 'Display hops.', example: ['USDC on Base', 'USDC on hub', 'privacy pool', 'USDC on Arbitrum'] }),
+    amountClass: amountClassSchema,
   })
   .openapi('Quote');
 
@@ -229,13 +256,22 @@ export const newTransferSchema = quoteSchema
 
 export const privacyReportSchema = z
   .object({
-    anonymitySet: z.number().int().openapi({ description: 'Its own deposit plus the same-bucket deposits that entered the pool before its withdrawal.' }),
+    anonymitySet: z.number().int().openapi({
+      description:
+        'Its own note plus the peers of its amount class an observer cannot tell its withdrawal apart from, one per client (docs/privacy.md); lower later if a counted peer ragequits.',
+    }),
     waitedSeconds: z.number().int().openapi({ description: 'Seconds between its deposit into the pool and its withdrawal.' }),
+    leftAtMaxWait: z.boolean().openapi({ description: 'It left after PRIVACY_MAX_WAIT_SECONDS with fewer than minAnonymitySet.' }),
   })
   .openapi('PrivacyReport');
 
 export const transferViewSchema = quoteSchema
   .extend({
+    roundingAmount: smallestUnits('What rounding the output to its amount class cost; null for transfers created before amount classes').nullable(),
+    amountClass: z
+      .object({ value: smallestUnits('The payout’s amount class'), roundingBps: z.number().int() })
+      .nullable()
+      .openapi({ description: 'null for transfers created before amount classes.' }),
     ...createdFields,
     error: z.string().nullable().openapi({ description: "The recorded cause once FAILED (or a refund's note); null otherwise." }),
     needsAttention: z.boolean().openapi({ description: 'True while the transfer waits for an operator.' }),

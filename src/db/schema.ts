@@ -57,6 +57,9 @@ export const transfers = pgTable(
     feeAmount: text('fee_amount').notNull(),
     bridgeFeeAmount: text('bridge_fee_amount').notNull(),
     privacyFeeAmount: text('privacy_fee_amount').notNull(),
+    /** What rounding the output down to its amount class cost (destination units); null for transfers created before classes. */
+    roundingAmount: text('rounding_amount'),
+    roundingUsd: doublePrecision('rounding_usd'),
     amountInUsd: doublePrecision('amount_in_usd'),
     quotedOutputUsd: doublePrecision('quoted_output_usd'),
     feeUsd: doublePrecision('fee_usd'),
@@ -75,9 +78,16 @@ export const transfers = pgTable(
     refundAddress: text('refund_address'),
     /** The anonymity set the route waits for before leaving the pool (config default, or raised at create). */
     minAnonymitySet: integer('min_anonymity_set'),
-    /** What the route got, once it left the pool: same-bucket deposits from its own to its withdrawal, and the time between. */
+    /** What the route got, once it left the pool (src/privacy/anonymitySet.ts; counted again when a peer ragequits), and the time between. */
     anonymitySet: integer('anonymity_set'),
     privacyWaitedSeconds: integer('privacy_waited_seconds'),
+    /** True when the route left the pool at PRIVACY_MAX_WAIT_SECONDS with a set below its minimum. */
+    privacyLeftAtMaxWait: boolean('privacy_left_at_max_wait'),
+    /**
+     * Keyed hash of the client that created the transfer (as clientHash), kept while the route may count in another's
+     * anonymity set (until its note leaves the pool), so that one client's routes count once (src/privacy/anonymitySet.ts).
+     */
+    privacyClient: text('privacy_client'),
 
     /** Parked: a step exhausted its retry budget after funds were received; an operator decides. */
     needsAttention: boolean('needs_attention').notNull().default(false),
@@ -141,24 +151,49 @@ export interface HeldFunds {
  * A route's note in the privacy pool: the public facts of its deposit (the note's secrets derive from the
  * signer's keys and the route's account index, and are never stored). Written by the shield activity.
  */
-export const poolNotes = pgTable('pool_notes', {
-  routeId: text('route_id').primaryKey(),
-  /** The pool's asset (the hub token). */
-  asset: text('asset').notNull(),
-  label: text('label').notNull(),
-  commitment: text('commitment').notNull(),
-  /** Value of the note after the pool's deposit fee. */
-  value: text('value').notNull(),
-  /** The amount bucket of `value` (src/privacy/buckets.ts), for the anonymity set. */
-  bucket: text('bucket').notNull(),
-  txHash: text('tx_hash').notNull(),
-  blockNumber: text('block_number').notNull(),
-  depositedAt: timestamp('deposited_at', { withTimezone: true }).notNull(),
-  withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
-  /** Set when the note went back to its depositor: it no longer hides anyone. */
-  ragequitAt: timestamp('ragequit_at', { withTimezone: true }),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+export const poolNotes = pgTable(
+  'pool_notes',
+  {
+    routeId: text('route_id').primaryKey(),
+    /** The pool's asset (the hub token). */
+    asset: text('asset').notNull(),
+    label: text('label').notNull(),
+    commitment: text('commitment').notNull(),
+    /** Value of the note after the pool's deposit fee. */
+    value: text('value').notNull(),
+    /** The route's amount class (src/privacy/amountClass.ts amountClassKey); null for routes created before classes. */
+    amountClass: text('amount_class'),
+    txHash: text('tx_hash').notNull(),
+    blockNumber: text('block_number').notNull(),
+    depositedAt: timestamp('deposited_at', { withTimezone: true }).notNull(),
+    withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
+    /** Set when the note went back to its depositor: it no longer hides anyone. */
+    ragequitAt: timestamp('ragequit_at', { withTimezone: true }),
+    /**
+     * The peers counted in the route's anonymity set when its withdrawal was proved (src/privacy/anonymitySet.ts), written
+     * before the proof: the report is counted from them, again whenever one of them ragequits.
+     */
+    anonymityMembers: jsonb('anonymity_members').$type<Array<{ routeId: string; client: number }>>(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('pool_notes_amount_class_idx').on(t.amountClass)],
+);
+
+/**
+ * Price epochs (src/quote/priceEpochs.ts): the USD price of a token held for cross-asset quotes from `startedAt` until
+ * `endsAt` (the end of its clock epoch, or earlier when the market moved and a new epoch started).
+ */
+export const priceEpochs = pgTable(
+  'price_epochs',
+  {
+    /** `<chainId>:<token address, lowercase>`. */
+    token: text('token').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    endsAt: timestamp('ends_at', { withTimezone: true }).notNull(),
+    usdPrice: text('usd_price').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.token, t.startedAt] })],
+);
 
 /**
  * Write-ahead record of every on-chain send, keyed by (route, step) while it is live. The signed transaction is

@@ -30,6 +30,20 @@ export function serviceFee(grossOutput: bigint, policy: FeePolicy, destTokenUsdP
   return percentage > minimum ? percentage : minimum;
 }
 
+/**
+ * The smallest gross destination output that leaves at least `net` after the service fee: the inverse of
+ * `gross - serviceFee(gross)`, which never decreases as the gross grows (the fee grows by at most one unit per unit).
+ */
+export function grossForServiceFee(net: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number): bigint {
+  if (policy.feeBps >= 10_000n) throw new RangeError('a fee of 100 % or more leaves nothing');
+  const minimum = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals);
+  const percentageFee = (gross: bigint) => ceilDiv(gross * policy.feeBps, 10_000n);
+  let gross = ceilDiv(net * 10_000n, 10_000n - policy.feeBps);
+  while (gross - percentageFee(gross) < net) gross += 1n;
+  while (gross > 0n && gross - 1n - percentageFee(gross - 1n) >= net) gross -= 1n;
+  return gross > net + minimum ? gross : net + minimum;
+}
+
 /** Fee the privacy pool takes on a deposit or a withdrawal (floor, as the pool contract computes it). */
 export function poolFee(amount: bigint, feeBps: number): bigint {
   return (amount * BigInt(feeBps)) / 10_000n;

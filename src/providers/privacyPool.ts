@@ -21,14 +21,20 @@ export interface PrivacyPool {
   /** Whether the pool lets the note out privately yet (Privacy Pools: the ASP's review). */
   review(note: PoolNote): Promise<NoteReview>;
   /** The same for many notes at once, in their order: one read of the ASP for all of them. */
-  reviewMany(notes: PoolNote[]): Promise<NoteReview[]>;
+  reviewMany(notes: Array<Pick<PoolNote, 'asset' | 'label'>>): Promise<NoteReview[]>;
   /**
    * Withdraws the destination's `amount` (gross, before the withdrawal fee) of the note to its `to`, proved in
    * zero knowledge and submitted by the account shared by all routes; the rest of the note stays in the pool as
    * change. The destination is asked for when a new attempt is about to be proved (after any wait for a prover),
    * and again for an attempt after one that reverted; never for an attempt already recorded.
    */
-  withdraw(input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination }): Promise<PoolWithdrawal>;
+  withdraw(input: {
+    routeId: string;
+    note: PoolNote;
+    noteIndex: number;
+    destination: WithdrawalDestination;
+    admit?: WithdrawalAdmission;
+  }): Promise<PoolWithdrawal>;
   /** The route's withdrawal if one of its recorded attempts is mined; null otherwise. Read-only: it broadcasts nothing. */
   minedWithdrawal(input: { routeId: string; asset: Address }): Promise<PoolWithdrawal | null>;
   /**
@@ -41,6 +47,20 @@ export interface PrivacyPool {
 }
 
 export type NoteReview = 'pending' | 'approved' | 'rejected';
+
+/**
+ * Asked before each proof of a new withdrawal attempt, before its destination, with the pool as the proof will see it;
+ * throwing refuses the withdrawal: nothing is proved, recorded or sent, and `withdraw` rejects with that error.
+ */
+export type WithdrawalAdmission = (state: ProvingState) => Promise<void>;
+
+/** The trees a withdrawal proof is about to prove against: Privacy Pools' state tree and the ASP's approved set. */
+export interface ProvingState {
+  /** Every commitment in the state tree at the root the proof uses (decimal strings). */
+  commitments: ReadonlySet<string>;
+  /** Every label in the ASP's approved set at the root the proof uses (decimal strings). */
+  approvedLabels: ReadonlySet<string>;
+}
 
 /** Where a withdrawal goes and how much of the note it takes (gross). */
 export type WithdrawalDestination = () => Promise<{ to: Address; amount: bigint }>;

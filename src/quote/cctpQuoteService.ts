@@ -1,10 +1,12 @@
 import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
 import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
-import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
+import { BridgeRouteError, type BridgeChain, type BridgeToken } from '../providers/bridge.ts';
 import type { CctpChainConfig } from '../providers/cctp/chains.ts';
 import type { BurnAndMintBridge } from '../providers/cctp/types.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
-import { QuoteError, type QuoteService } from './quoteService.ts';
+
+type PoolFees = Awaited<ReturnType<PrivacyPool['fees']>>;
+import { classOutput, QuoteError, type QuoteService } from './quoteService.ts';
 
 const USDC_DECIMALS = 6;
 /** USDC is priced at 1 USD in this mode; the minimum fee and the USD figures use that. */
@@ -38,8 +40,10 @@ const usdcToken = (chain: CctpChainConfig): BridgeToken => ({
  *   privacyFeeAmount = the pool's real cost: vetting fee + relay fee on the withdrawal
  *   burned on the way out = withdrawn - relay fee
  *   bridgeFeeAmount = Circle's fee on that burn (ceil(burn * minimumFee bps / 10000)); 0 when the hub is the destination
- *   quotedOutputAmount = amount - feeAmount - privacyFeeAmount - bridgeFeeAmount
- * The service's fees round up; the pool's round down, as its contracts compute them.
+ *   quotedOutputAmount = amount - feeAmount - privacyFeeAmount - bridgeFeeAmount - roundingAmount, where the rounding
+ *   brings the output down to its amount class (src/privacy/amountClass.ts) and stays with the service
+ * The service's fees round up; the pool's round down, as its contracts compute them. USDC is priced at 1 USD: no
+ * price epoch is involved.
  */
 export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService {
   const chains = () => deps.bridge.chains().filter((c) => deps.enabledChainIds.includes(c.chainId));
@@ -54,6 +58,36 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     }
   };
 
+  /** The request's chains and amount. */
+  const resolve = (request: Parameters<QuoteService['quote']>[0]) => {
+    requireUsdc(request.tokenSymbol, 'tokenSymbol');
+    requireUsdc(request.destTokenSymbol, 'destTokenSymbol');
+    const source = chainById(request.sourceChainId, 'sourceChainId');
+    const destination = chainById(request.destChainId, 'destChainId');
+    const hub = chainById(deps.hubChainId, 'hub chain');
+    if (source.chainId === destination.chainId) throw new QuoteError('sourceChainId and destChainId must differ');
+    try {
+      return { source, destination, hub, amount: parseAmount(request.amount, USDC_DECIMALS) };
+    } catch (error) {
+      if (error instanceof AmountError) throw new QuoteError(error.message);
+      throw error;
+    }
+  };
+
+  /** Every amount along the path of `amount`, before the output is rounded to its class (the formulas above). */
+  async function pathOf(route: { source: CctpChainConfig; hub: CctpChainConfig; destination: CctpChainConfig }, amount: bigint, fees: PoolFees) {
+    const { source, hub, destination } = route;
+    const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
+    const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
+    const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS);
+    const fee = ruleFee > bridgeInFee ? ruleFee : bridgeInFee;
+    const withdrawn = amount - fee - vettingFee;
+    const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
+    const burned = withdrawn - relayFee;
+    const bridgeFee = destination.chainId === hub.chainId || burned <= 0n ? 0n : (await deps.bridge.estimateFee(hub.chainId, destination.chainId, burned)).fee;
+    return { minimumDeposit: fees.minimumDeposit, bridgeInFee, fee, privacyFee: vettingFee + relayFee, burned, bridgeFee, output: burned - bridgeFee };
+  }
+
   return {
     async chains(): Promise<BridgeChain[]> {
       return chains().map((c) => ({ chainId: c.chainId, name: c.name, displayName: c.displayName, vmType: 'evm' }));
@@ -66,41 +100,19 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     },
 
     async quote(request) {
-      requireUsdc(request.tokenSymbol, 'tokenSymbol');
-      requireUsdc(request.destTokenSymbol, 'destTokenSymbol');
-      const source = chainById(request.sourceChainId, 'sourceChainId');
-      const destination = chainById(request.destChainId, 'destChainId');
-      const hub = chainById(deps.hubChainId, 'hub chain');
-      if (source.chainId === destination.chainId) throw new QuoteError('sourceChainId and destChainId must differ');
-
-      let amount: bigint;
-      try {
-        amount = parseAmount(request.amount, USDC_DECIMALS);
-      } catch (error) {
-        if (error instanceof AmountError) throw new QuoteError(error.message);
-        throw error;
-      }
-
-      const fees = await deps.pool.fees(hub.usdc);
-      const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
-      if (amount - bridgeInFee < fees.minimumDeposit) {
+      const route = resolve(request);
+      const { source, destination, hub, amount } = route;
+      const path = await pathOf(route, amount, await deps.pool.fees(hub.usdc));
+      if (amount - path.bridgeInFee < path.minimumDeposit) {
         throw new QuoteError(
-          `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, USDC_DECIMALS)} USDC`,
+          `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(path.minimumDeposit, USDC_DECIMALS)} USDC`,
         );
       }
-      const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
-
-      const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS);
-      const fee = ruleFee > bridgeInFee ? ruleFee : bridgeInFee;
-      const withdrawn = amount - fee - vettingFee;
-      const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
-      const privacyFee = vettingFee + relayFee;
-      const burned = withdrawn - relayFee;
-      if (burned <= 0n)
+      if (path.burned <= 0n)
         throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
-      const bridgeFee = destination.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(hub.chainId, destination.chainId, burned)).fee;
-      const output = burned - bridgeFee;
-      if (output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`);
+      if (path.output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`);
+      const { fee, privacyFee, bridgeFee } = path;
+      const { output, rounding, roundingBps } = classOutput(path.output);
 
       const legs = (source.chainId === hub.chainId ? 0 : 1) + (destination.chainId === hub.chainId ? 0 : 1);
       const usd = (units: bigint) => unitsToUsd(units, USDC_DECIMALS, USDC_USD);
@@ -124,10 +136,39 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
           feeUsd: usd(fee),
           bridgeFeeUsd: usd(bridgeFee),
           privacyFeeUsd: usd(privacyFee),
+          roundingAmount: rounding.toString(),
+          roundingUsd: usd(rounding),
           etaSeconds: legs * LEG_ETA_SECONDS[deps.finality] + deps.poolEtaSeconds,
           route: [`USDC on ${source.displayName}`, `USDC on ${hub.displayName}`, `Privacy pool on ${hub.displayName}`, `USDC on ${destination.displayName}`],
+          amountClass: { value: output.toString(), roundingBps, priceHeldUntil: null },
         },
       };
+    },
+
+    async inputFor(request, output) {
+      const route = resolve({ ...request, amount: '1' });
+      const fees = await deps.pool.fees(route.hub.usdc);
+      // The path's output never falls by more than a unit or two as the amount grows: a binary search for the first
+      // amount that reaches `output`, then a step back over any such dip. Iris's fees are cached: no request per step.
+      const reaches = async (amount: bigint) => {
+        try {
+          const path = await pathOf(route, amount, fees);
+          return amount - path.bridgeInFee >= path.minimumDeposit && path.burned > 0n && path.output >= output;
+        } catch (error) {
+          if (error instanceof BridgeRouteError) return false;
+          throw error;
+        }
+      };
+      let low = 0n;
+      let high = output > 0n ? output * 2n + 10n ** BigInt(USDC_DECIMALS + 1) : 1n;
+      if (!(await reaches(high))) throw new QuoteError(`no amount pays ${output} USDC units`);
+      while (high - low > 1n) {
+        const middle = (low + high) / 2n;
+        if (await reaches(middle)) high = middle;
+        else low = middle;
+      }
+      while (high > 1n && (await reaches(high - 1n))) high -= 1n;
+      return high;
     },
   };
 }

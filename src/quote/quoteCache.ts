@@ -13,13 +13,14 @@ export interface QuoteCacheOptions {
  * The quote service with identical requests answered from one computation for `ttlMs` (QUOTE_CACHE_SECONDS),
  * so a client polling for a quote, or many clients asking the same, cost the providers nothing more.
  * A quote holds no id, expiry or per-request field, so the same one can serve several callers; each gets
- * its own copy. Failures are not kept. `{ fresh: true }` (a create) always prices afresh.
+ * its own copy (with its amount advice, when the service gives some). Failures are not kept. `{ fresh: true }` (a create) always prices afresh.
  */
 export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): QuoteService {
   const cache = createTtlCache<ResolvedQuote>({ ttlMs: opts.ttlMs, maxEntries: opts.maxEntries, now: opts.now });
   return {
     chains: () => service.chains(),
     tokens: (chainId, search) => service.tokens(chainId, search),
+    inputFor: (request, output) => service.inputFor(request, output),
     async quote(request, options) {
       if (options?.fresh) return service.quote(request, options);
       return structuredClone(await cache.get(quoteKey(request), () => service.quote(request)));

@@ -1,8 +1,10 @@
 import type { Address } from 'viem';
-import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
-import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
+import { AmountError, ceilDiv, formatAmount, parseAmount, parseDecimal } from '../money/amount.ts';
+import { grossForNet, grossForServiceFee, poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
 import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
+import { amountClassOf, roundingBps } from '../privacy/amountClass.ts';
+import type { HeldPrice, PriceEpochs } from './priceEpochs.ts';
 
 export interface TransferRequest {
   sourceChainId: number;
@@ -33,8 +35,34 @@ export interface Quote {
   feeUsd: number | null;
   bridgeFeeUsd: number | null;
   privacyFeeUsd: number | null;
+  /** Addition to the spec: what rounding the output down to its amount class cost (destination units). */
+  roundingAmount: string;
+  roundingUsd: number | null;
   etaSeconds: number;
   route: string[];
+  /** Addition to the spec: the payout's amount class and the price epoch behind it (docs/api.md, "Amount classes"). */
+  amountClass: AmountClassInfo;
+}
+
+export interface AmountClassInfo {
+  /** The payout's amount class: a value of the public grid (src/privacy/amountClass.ts), equal to quotedOutputAmount. */
+  value: string;
+  /** roundingAmount in basis points of the output before rounding. */
+  roundingBps: number;
+  /** When the held prices of this quote's cross-asset conversions are due to be replaced; null when nothing is converted. */
+  priceHeldUntil: string | null;
+  /** Transfers of this class now waiting in the pool (quotes only; see withAmountAdvice). */
+  waitingInPool?: number;
+  /** Input amounts with no rounding cost or with fuller classes nearby (quotes only; see withAmountAdvice). */
+  suggestions?: AmountSuggestion[];
+}
+
+export interface AmountSuggestion {
+  /** Input, human decimal in source-token units, like the request's amount. */
+  amount: string;
+  /** The class it pays out, destination smallest units: the smallest input that reaches it, so it loses almost nothing to rounding. */
+  quotedOutputAmount: string;
+  waitingInPool: number;
 }
 
 /** A quote plus what the service needs to execute it (resolved tokens), kept off the wire. */
@@ -51,6 +79,10 @@ export interface QuoteServiceDeps {
   hubChainId: number;
   hubTokenSymbol: string;
   feePolicy: FeePolicy;
+  /** Prices held per epoch for conversions between different assets (src/quote/priceEpochs.ts). */
+  priceEpochs: PriceEpochs;
+  /** Cross-asset conversions give up this much of the held price (PRICE_EPOCH_MARGIN_BPS). */
+  priceMarginBps: number;
   /** Expected time in the privacy pool (review, privacy delay, proof), part of etaSeconds. */
   poolEtaSeconds: number;
   /** Placeholder account for preview quotes (no deposit address is allocated for those). */
@@ -64,19 +96,56 @@ export interface QuoteOptions {
 
 export interface QuoteService {
   quote(request: TransferRequest, options?: QuoteOptions): Promise<ResolvedQuote>;
+  /**
+   * The smallest input (source smallest units) whose quote pays at least `output` before rounding, at the prices a
+   * quote would use now (the request's own amount is ignored). Throws like `quote` when no route serves it.
+   */
+  inputFor(request: TransferRequest, output: bigint): Promise<bigint>;
   chains(): Promise<BridgeChain[]>;
   tokens(chainId: number, search?: string): Promise<BridgeToken[]>;
+}
+
+/** The payout rounded down to its amount class, and what the rounding cost. */
+export function classOutput(raw: bigint): { output: bigint; rounding: bigint; roundingBps: number } {
+  const output = amountClassOf(raw);
+  return { output, rounding: raw - output, roundingBps: roundingBps(raw) };
+}
+
+/** Two tokens that are the same asset (a bridge moves them one for one, less fees): no price epoch is involved. */
+export const sameAsset = (a: BridgeToken, b: BridgeToken) => a.symbol.toUpperCase() === b.symbol.toUpperCase();
+
+/** A conversion at held USD prices: `from` units → `to` units, less `marginBps`, rounded down. */
+export function convertAtHeldPrices(amount: bigint, from: { decimals: number; usd: string }, to: { decimals: number; usd: string }, marginBps: number): bigint {
+  const pFrom = parseDecimal(from.usd);
+  const pTo = parseDecimal(to.usd);
+  if (pTo.units === 0n) throw new QuoteError('a held price of zero cannot convert');
+  const numerator = amount * pFrom.units * pTo.scale * 10n ** BigInt(to.decimals) * BigInt(10_000 - marginBps);
+  const denominator = pFrom.scale * pTo.units * 10n ** BigInt(from.decimals) * 10_000n;
+  return numerator / denominator;
+}
+
+/** The smallest `amount` whose convertAtHeldPrices is at least `out`. */
+export function inputForHeldConversion(out: bigint, from: { decimals: number; usd: string }, to: { decimals: number; usd: string }, marginBps: number): bigint {
+  const pFrom = parseDecimal(from.usd);
+  const pTo = parseDecimal(to.usd);
+  const numerator = pFrom.units * pTo.scale * 10n ** BigInt(to.decimals) * BigInt(10_000 - marginBps);
+  const denominator = pFrom.scale * pTo.units * 10n ** BigInt(from.decimals) * 10_000n;
+  if (numerator === 0n) throw new QuoteError('a held price of zero cannot convert');
+  return ceilDiv(out * denominator, numerator);
 }
 
 /**
  * Prices a transfer along its real path, with exact bigint math at every hop:
  *   amount (source) -bridge in-> hub asset -pool deposit fee-> note -relay fee-> withdrawable -bridge out-> gross output
  *   service fee = max(FEE_BPS of gross output, FEE_MIN_USD in destination units)
- *   quotedOutputAmount = gross output - service fee
- * The bridge-out leg is later executed as EXACT_OUTPUT for quotedOutputAmount, so the service fee is also
- * the headroom that absorbs price movement between quote and payout.
+ *   quotedOutputAmount = gross output - service fee, rounded down to its amount class (the rest is roundingAmount)
+ * A leg between two different assets converts at USD prices held for the price epoch, less PRICE_EPOCH_MARGIN_BPS
+ * (src/quote/priceEpochs.ts), not at the live price, so that a payout does not encode the moment it was quoted; the
+ * live bridge quote of that leg still checks that the route exists. A leg between two units of one asset is priced
+ * by the live bridge quote. The bridge-out leg is later executed as EXACT_OUTPUT for quotedOutputAmount, so the service
+ * fee and the rounding are the headroom that absorbs price movement between quote and payout (docs/money.md).
  *
- * Each quote reads the chain and token lists and two prices: pass a bridge whose catalogue is cached
+ * Each quote reads the chain and token lists and the token prices: pass a bridge whose catalogue is cached
  * (withCatalogCache, as the runtime does) so that only the two bridge quotes reach the provider.
  */
 export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
@@ -95,6 +164,79 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     return token;
   }
 
+  /** The request's chains and tokens, and its amount in source smallest units. */
+  async function resolve(request: TransferRequest) {
+    const symbol = request.tokenSymbol ?? 'USDC';
+    const destSymbol = request.destTokenSymbol ?? symbol;
+    const [sourceChain, destChain, hubChain] = await Promise.all([
+      chainById(request.sourceChainId, 'sourceChainId'),
+      chainById(request.destChainId, 'destChainId'),
+      chainById(deps.hubChainId, 'hub chain'),
+    ]);
+    const [sourceToken, destToken, hubToken] = await Promise.all([
+      tokenBySymbol(sourceChain, symbol, 'tokenSymbol'),
+      tokenBySymbol(destChain, destSymbol, 'destTokenSymbol'),
+      tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
+    ]);
+    if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
+      throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`);
+    }
+    let amount: bigint;
+    try {
+      amount = parseAmount(request.amount, sourceToken.decimals);
+    } catch (error) {
+      if (error instanceof AmountError) throw new QuoteError(error.message);
+      throw error;
+    }
+    return { symbol, destSymbol, sourceChain, destChain, hubChain, sourceToken, destToken, hubToken, amount };
+  }
+  type Resolved = Awaited<ReturnType<typeof resolve>>;
+
+  const held = (token: BridgeToken) => deps.priceEpochs.held(token, () => deps.bridge.tokenUsdPrice(token.chainId, token.address));
+
+  /** The held prices of the route's tokens: the destination's always, the hub's when a leg converts assets. */
+  async function heldPrices(route: Resolved) {
+    const convertsIn = !sameAsset(route.sourceToken, route.hubToken);
+    const convertsOut = !sameAsset(route.hubToken, route.destToken);
+    const [source, hub, dest] = await Promise.all([held(route.sourceToken), convertsIn || convertsOut ? held(route.hubToken) : null, held(route.destToken)]);
+    const required = (price: HeldPrice | null, token: BridgeToken, why: string): HeldPrice => {
+      if (price === null) throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; ${why}`);
+      return price;
+    };
+    const destPrice = required(dest, route.destToken, 'the minimum fee cannot be computed');
+    if (convertsIn || convertsOut) required(hub, route.hubToken, 'the cross-asset conversion cannot be priced');
+    if (convertsIn) required(source, route.sourceToken, 'the cross-asset conversion cannot be priced');
+    const conversions = [...(convertsIn ? [source!, hub!] : []), ...(convertsOut ? [hub!, destPrice] : [])];
+    const heldUntil = conversions.length ? new Date(Math.min(...conversions.map((p) => p.endsAt.getTime()))).toISOString() : null;
+    const priced = (token: BridgeToken, price: HeldPrice | null) => ({ decimals: token.decimals, usd: price?.usdPrice ?? '0' });
+    return {
+      convertsIn,
+      convertsOut,
+      heldUntil,
+      source: priced(route.sourceToken, source),
+      hub: priced(route.hubToken, hub),
+      dest: priced(route.destToken, destPrice),
+      sourceUsd: source?.usdPrice ?? null,
+      destUsd: destPrice.usdPrice,
+    };
+  }
+
+  const preview = { user: deps.previewAccount, recipient: deps.previewAccount, refundTo: deps.previewAccount, useDepositAddress: false };
+  const legIn = (route: Resolved) => ({
+    ...preview,
+    originChainId: route.sourceChain.chainId,
+    destinationChainId: route.hubChain.chainId,
+    originCurrency: route.sourceToken.address,
+    destinationCurrency: route.hubToken.address,
+  });
+  const legOut = (route: Resolved) => ({
+    ...preview,
+    originChainId: route.hubChain.chainId,
+    destinationChainId: route.destChain.chainId,
+    originCurrency: route.hubToken.address,
+    destinationCurrency: route.destToken.address,
+  });
+
   return {
     chains: chainList,
 
@@ -106,73 +248,31 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     },
 
     async quote(request) {
-      const symbol = request.tokenSymbol ?? 'USDC';
-      const destSymbol = request.destTokenSymbol ?? symbol;
-      const [sourceChain, destChain, hubChain] = await Promise.all([
-        chainById(request.sourceChainId, 'sourceChainId'),
-        chainById(request.destChainId, 'destChainId'),
-        chainById(deps.hubChainId, 'hub chain'),
-      ]);
-      const [sourceToken, destToken, hubToken] = await Promise.all([
-        tokenBySymbol(sourceChain, symbol, 'tokenSymbol'),
-        tokenBySymbol(destChain, destSymbol, 'destTokenSymbol'),
-        tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
-      ]);
-      if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
-        throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`);
-      }
-
-      let amount: bigint;
-      try {
-        amount = parseAmount(request.amount, sourceToken.decimals);
-      } catch (error) {
-        if (error instanceof AmountError) throw new QuoteError(error.message);
-        throw error;
-      }
-
-      const preview = { user: deps.previewAccount, recipient: deps.previewAccount, refundTo: deps.previewAccount, useDepositAddress: false };
-      const [bridgeIn, fees] = await Promise.all([
-        deps.bridge.quote({
-          ...preview,
-          originChainId: sourceChain.chainId,
-          destinationChainId: hubChain.chainId,
-          originCurrency: sourceToken.address,
-          destinationCurrency: hubToken.address,
-          amount,
-          tradeType: 'EXACT_INPUT',
-        }),
+      const route = await resolve(request);
+      const { amount, sourceToken, destToken, hubToken, sourceChain, destChain, hubChain, symbol } = route;
+      const [bridgeIn, fees, prices] = await Promise.all([
+        deps.bridge.quote({ ...legIn(route), amount, tradeType: 'EXACT_INPUT' }),
         deps.pool.fees(hubToken.address),
+        heldPrices(route),
       ]);
-      if (bridgeIn.amountOut < fees.minimumDeposit) {
+      const deposited = prices.convertsIn ? convertAtHeldPrices(amount, prices.source, prices.hub, deps.priceMarginBps) : bridgeIn.amountOut;
+      if (deposited < fees.minimumDeposit) {
         throw new QuoteError(
           `amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`,
         );
       }
-      const noteValue = bridgeIn.amountOut - poolFee(bridgeIn.amountOut, fees.depositFeeBps);
+      const noteValue = deposited - poolFee(deposited, fees.depositFeeBps);
       const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);
       if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`);
 
-      const bridgeOut = await deps.bridge.quote({
-        ...preview,
-        originChainId: hubChain.chainId,
-        destinationChainId: destChain.chainId,
-        originCurrency: hubToken.address,
-        destinationCurrency: destToken.address,
-        amount: exitBalance,
-        tradeType: 'EXACT_INPUT',
-      });
-
-      const [sourcePrice, destPrice] = await Promise.all([
-        deps.bridge.tokenUsdPrice(sourceChain.chainId, sourceToken.address),
-        deps.bridge.tokenUsdPrice(destChain.chainId, destToken.address),
-      ]);
-      if (destPrice === null) throw new QuoteError(`no USD price for ${destSymbol} on chain ${destChain.chainId}; the minimum fee cannot be computed`);
-
-      const fee = serviceFee(bridgeOut.amountOut, deps.feePolicy, destPrice, destToken.decimals);
-      const output = bridgeOut.amountOut - fee;
-      if (output <= 0n) {
+      const bridgeOut = await deps.bridge.quote({ ...legOut(route), amount: exitBalance, tradeType: 'EXACT_INPUT' });
+      const gross = prices.convertsOut ? convertAtHeldPrices(exitBalance, prices.hub, prices.dest, deps.priceMarginBps) : bridgeOut.amountOut;
+      const fee = serviceFee(gross, deps.feePolicy, prices.destUsd, destToken.decimals);
+      if (gross - fee <= 0n) {
         throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
       }
+      const { output, rounding, roundingBps } = classOutput(gross - fee);
+      const usd = (units: bigint) => unitsToUsd(units, destToken.decimals, prices.destUsd);
 
       return {
         sourceToken,
@@ -189,11 +289,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
           feeAmount: fee.toString(),
           bridgeFeeAmount: '0',
           privacyFeeAmount: '0',
-          amountInUsd: unitsToUsd(amount, sourceToken.decimals, sourcePrice),
-          quotedOutputUsd: unitsToUsd(output, destToken.decimals, destPrice),
-          feeUsd: unitsToUsd(fee, destToken.decimals, destPrice),
+          amountInUsd: unitsToUsd(amount, sourceToken.decimals, prices.sourceUsd),
+          quotedOutputUsd: usd(output),
+          feeUsd: usd(fee),
           bridgeFeeUsd: 0,
           privacyFeeUsd: 0,
+          roundingAmount: rounding.toString(),
+          roundingUsd: usd(rounding),
           etaSeconds: bridgeIn.timeEstimateSeconds + deps.poolEtaSeconds + bridgeOut.timeEstimateSeconds,
           route: [
             `${sourceToken.symbol} on ${sourceChain.displayName}`,
@@ -201,8 +303,24 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
             `Privacy pool on ${hubChain.displayName}`,
             `${destToken.symbol} on ${destChain.displayName}`,
           ],
+          amountClass: { value: output.toString(), roundingBps, priceHeldUntil: prices.heldUntil },
         },
       };
+    },
+
+    async inputFor(request, output) {
+      const route = await resolve(request);
+      const [fees, prices] = await Promise.all([deps.pool.fees(route.hubToken.address), heldPrices(route)]);
+      const gross = grossForServiceFee(output, deps.feePolicy, prices.destUsd, route.destToken.decimals);
+      const exitBalance = prices.convertsOut
+        ? inputForHeldConversion(gross, prices.hub, prices.dest, deps.priceMarginBps)
+        : (await deps.bridge.quote({ ...legOut(route), amount: gross, tradeType: 'EXACT_OUTPUT' })).amountIn;
+      const noteValue = grossForNet(exitBalance, fees.withdrawalFeeBps);
+      let deposited = grossForNet(noteValue, fees.depositFeeBps);
+      if (deposited < fees.minimumDeposit) deposited = fees.minimumDeposit;
+      return prices.convertsIn
+        ? inputForHeldConversion(deposited, prices.source, prices.hub, deps.priceMarginBps)
+        : (await deps.bridge.quote({ ...legIn(route), amount: deposited, tradeType: 'EXACT_OUTPUT' })).amountIn;
     },
   };
 }

@@ -38,10 +38,15 @@ export interface NewTransfer extends CreatedTransfer {
 
 /** What a transfer got in the privacy pool, once it left it. */
 export interface PrivacyReport {
-  /** Its own deposit plus the same-bucket deposits that entered the pool before its withdrawal (docs/privacy.md). */
+  /**
+   * Its own note plus the peers an observer cannot tell its withdrawal apart from (docs/privacy.md, "The anonymity
+   * set"), counted once per client; counted again (lower) when a counted peer ragequits later.
+   */
   anonymitySet: number;
   /** Seconds between its deposit into the pool and its withdrawal. */
   waitedSeconds: number;
+  /** It left at PRIVACY_MAX_WAIT_SECONDS with fewer than minAnonymitySet. */
+  leftAtMaxWait: boolean;
 }
 
 /** The service's privacy rules, from configuration. */
@@ -60,7 +65,11 @@ export interface PrivacySettings {
  * The webhook URL is never echoed, not even to the statusToken's holder: it may carry a secret (a token in its
  * path or query), and views end up in logs and support tickets. Its owner knows it already.
  */
-export interface TransferView extends CreatedTransfer {
+export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | 'roundingUsd' | 'amountClass'> {
+  /** null for a transfer quoted before amount classes. */
+  roundingAmount: string | null;
+  roundingUsd: number | null;
+  amountClass: { value: string; roundingBps: number } | null;
   error: string | null;
   /** True while the transfer waits for an operator (a step is parked, or funds are held for a decision). */
   needsAttention: boolean;
@@ -154,7 +163,10 @@ export function createTransferService(deps: TransferServiceDeps) {
      * (id = routeId). If the workflow cannot be started the transfer is marked FAILED before answering,
      * so no client is ever handed a deposit address that nothing watches.
      */
-    /** `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap. */
+    /**
+     * `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap,
+     * and (as privacyClient) while its note may count in other routes' anonymity sets.
+     */
     async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<NewTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now.
@@ -167,11 +179,12 @@ export function createTransferService(deps: TransferServiceDeps) {
       const depositDeadline = new Date(Date.now() + deps.settings.depositTimeoutSeconds * 1000);
       const statusToken = newStatusToken();
 
+      const { amountClass: _, ...quoteColumns } = quote;
       await deps.db.insert(transfers).values({
         routeId,
         accountIndex: index,
         status: 'AWAITING_DEPOSIT',
-        ...quote,
+        ...quoteColumns,
         sourceToken: sourceToken.address,
         sourceDecimals: sourceToken.decimals,
         destToken: destToken.address,
@@ -187,6 +200,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         depositDeadline,
         statusTokenHash: hashStatusToken(statusToken),
         clientHash: options.clientHash ?? null,
+        privacyClient: options.clientHash ?? null,
         webhookUrl: request.webhookUrl ?? null,
       });
 
@@ -226,6 +240,7 @@ export function createTransferService(deps: TransferServiceDeps) {
               error: 'the transfer could not be started; do not deposit',
               statusSeq: 1_000_000,
               clientHash: null,
+              privacyClient: null,
               updatedAt: sql`now()`,
             })
             .where(eq(transfers.routeId, routeId));
@@ -292,6 +307,9 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
     feeUsd: row.feeUsd,
     bridgeFeeUsd: row.bridgeFeeUsd,
     privacyFeeUsd: row.privacyFeeUsd,
+    roundingAmount: row.roundingAmount,
+    roundingUsd: row.roundingUsd,
+    amountClass: row.roundingAmount === null ? null : amountClassView(BigInt(row.quotedOutputAmount), BigInt(row.roundingAmount)),
     etaSeconds: row.etaSeconds,
     route: row.route,
     depositAddress: row.depositAddress,
@@ -308,8 +326,17 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
     updatedAt: row.updatedAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,
     minAnonymitySet: row.minAnonymitySet ?? 1,
-    privacy: row.anonymitySet === null ? null : { anonymitySet: row.anonymitySet, waitedSeconds: row.privacyWaitedSeconds ?? 0 },
+    privacy:
+      row.anonymitySet === null
+        ? null
+        : { anonymitySet: row.anonymitySet, waitedSeconds: row.privacyWaitedSeconds ?? 0, leftAtMaxWait: row.privacyLeftAtMaxWait ?? false },
   };
+}
+
+/** A stored transfer's class: its output, and what the rounding cost in bps of the output before it. */
+function amountClassView(output: bigint, rounding: bigint): { value: string; roundingBps: number } {
+  const before = output + rounding;
+  return { value: output.toString(), roundingBps: before === 0n ? 0 : Number((rounding * 10_000n + before - 1n) / before) };
 }
 
 export type TransferService = ReturnType<typeof createTransferService>;

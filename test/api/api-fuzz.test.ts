@@ -20,6 +20,7 @@ import { createLogger } from '../../src/logger.ts';
 import type { BridgeToken, DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createQuoteService } from '../../src/quote/quoteService.ts';
+import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 import { createTransferService, type TransferService } from '../../src/transfers/transferService.ts';
 
 /**
@@ -89,6 +90,8 @@ before(
       hubChainId: HUB,
       hubTokenSymbol: 'USDC',
       feePolicy: { feeBps: 0n, feeMinUsd: '0' },
+      priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+      priceMarginBps: 50,
       poolEtaSeconds: 1,
       previewAccount: `0x${'9'.repeat(40)}`,
     });

@@ -60,8 +60,11 @@ const quoteOf = (request: TransferRequest): Quote => {
     feeUsd: null,
     bridgeFeeUsd: null,
     privacyFeeUsd: null,
+    roundingAmount: '0',
+    roundingUsd: null,
     etaSeconds: 60,
     route: ['USDC on 1', 'USDC on 3', 'privacy pool', 'USDC on 2'],
+    amountClass: { value: ((units * 98n) / 100n).toString(), roundingBps: 0, priceHeldUntil: null },
   };
 };
 const quotes: QuoteService = {
@@ -74,6 +77,7 @@ const quotes: QuoteService = {
       throw error;
     }
   },
+  inputFor: async (_request, output) => (output * 100n) / 98n,
   chains: async () => [
     { chainId: 1, name: 'one', displayName: 'One' },
     { chainId: 2, name: 'two', displayName: 'Two' },

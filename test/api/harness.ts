@@ -19,6 +19,7 @@ import { createLogger, type Logger } from '../../src/logger.ts';
 import { BridgeRouteError, BridgeUnavailableError, type BridgeToken, type DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createQuoteService } from '../../src/quote/quoteService.ts';
+import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
 import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
 import { createTransferService, type TransferService } from '../../src/transfers/transferService.ts';
@@ -96,6 +97,8 @@ export async function startHarness(name: string): Promise<Harness> {
     hubChainId: HUB,
     hubTokenSymbol: 'USDC',
     feePolicy: { feeBps: 0n, feeMinUsd: '0' },
+    priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+    priceMarginBps: 50,
     poolEtaSeconds: 1,
     previewAccount: `0x${'9'.repeat(40)}`,
   });

@@ -100,6 +100,7 @@ describe('a served chain above 2^31 − 1', { timeout: 60_000 }, () => {
     const quotes: QuoteService = {
       chains: async () => (await real.chains()).map((c) => (c.chainId === source ? { ...c, chainId: BIG_CHAIN_ID } : c)),
       tokens: (chainId, search) => real.tokens(chainId === BIG_CHAIN_ID ? source : chainId, search),
+      inputFor: (request, output) => real.inputFor(request, output),
       async quote(request) {
         const resolved = await real.quote({ ...request, sourceChainId: request.sourceChainId === BIG_CHAIN_ID ? source : request.sourceChainId });
         return { ...resolved, quote: { ...resolved.quote, sourceChainId: BIG_CHAIN_ID } };

@@ -1,30 +1,205 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { amountBucket } from '../../src/privacy/anonymitySet.ts';
+import { amountClassKey, amountClassOf, isAmountClass, nextAmountClass, previousAmountClass, roundingBps } from '../../src/privacy/amountClass.ts';
+import { anonymitySetMembers, anonymitySetSize, type PoolNoteFacts, type PoolStateView } from '../../src/privacy/anonymitySet.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
 
-describe('amount buckets', () => {
-  test('round a note value to three significant digits', () => {
-    assert.equal(amountBucket(usdc(100)), usdc(100).toString());
-    assert.equal(amountBucket(usdc(100.4)), usdc(100).toString());
-    assert.equal(amountBucket(usdc(125.5)), usdc(126).toString());
-    assert.equal(amountBucket(usdc(1234.56)), usdc(1230).toString());
-    assert.equal(amountBucket(987n), '987');
-    assert.equal(amountBucket(0n), '0');
-    assert.equal(amountBucket(usdc(99.52)), amountBucket(usdc(99.5)));
-    assert.notEqual(amountBucket(usdc(99.9)), amountBucket(usdc(99.5)));
+describe('amount classes', () => {
+  test('round a value down to three leading digits in steps of 1, 2 or 5', () => {
+    const table: Array<[bigint, bigint]> = [
+      [usdc(100), usdc(100)],
+      [usdc(100.99), usdc(100)],
+      [usdc(101.1), usdc(101)],
+      [usdc(98.37), usdc(98)],
+      [usdc(98.5), usdc(98.5)],
+      [usdc(199.99), usdc(199)],
+      [usdc(249.9), usdc(248)],
+      [usdc(250), usdc(250)],
+      [usdc(499.99), usdc(498)],
+      [usdc(500), usdc(500)],
+      [usdc(504.99), usdc(500)],
+      [usdc(1234.56), usdc(1230)],
+      [usdc(0.5037), usdc(0.5)],
+      [10n ** 18n + 123n, 10n ** 18n],
+      [999n, 999n],
+      [1000n, 1000n],
+      [1009n, 1000n],
+      [2039n, 2020n],
+      [0n, 0n],
+    ];
+    for (const [value, expected] of table) assert.equal(amountClassOf(value), expected, `${value}`);
   });
 
-  test('a bucket is within half a unit of the third significant digit of the value', () => {
+  test('a class is the largest grid value at or below the value, and costs less than 1 % of it', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1_000n, max: 10n ** 30n }), (value) => {
-        const bucket = BigInt(amountBucket(value));
-        const unit = 10n ** BigInt(value.toString().length - 3);
-        assert.ok(2n * (bucket > value ? bucket - value : value - bucket) <= unit);
+      fc.property(fc.bigInt({ min: 100n, max: 10n ** 30n }), (value) => {
+        const cls = amountClassOf(value);
+        assert.ok(cls <= value && isAmountClass(cls));
+        assert.ok(nextAmountClass(cls) > value, 'no grid value between the class and the value');
+        assert.ok((value - cls) * 100n < value, 'the rounding is below 1 %');
+        assert.ok(roundingBps(value) < 100);
+        assert.equal(amountClassOf(cls), cls);
       }),
+    );
+  });
+
+  test('classes are ordered and the grid walks both ways', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.bigInt({ min: 0n, max: 10n ** 24n }), (a, b) => {
+        if (a <= b) assert.ok(amountClassOf(a) <= amountClassOf(b));
+        const cls = amountClassOf(a);
+        assert.equal(previousAmountClass(nextAmountClass(cls)), cls);
+      }),
+    );
+    assert.equal(nextAmountClass(usdc(199)), usdc(200));
+    assert.equal(nextAmountClass(usdc(200)), usdc(202));
+    assert.equal(nextAmountClass(usdc(995)), usdc(1000));
+    assert.equal(previousAmountClass(usdc(1000)), usdc(995));
+    assert.equal(previousAmountClass(0n), null);
+    assert.throws(() => nextAmountClass(usdc(98.37)), /not an amount class/);
+  });
+
+  test('routes of close but different outputs share a class; the key names destination and class', () => {
+    assert.equal(amountClassOf(usdc(98.51)), amountClassOf(usdc(98.99)));
+    assert.equal(amountClassKey(10, '0xAbC', usdc(98.5)), `10:0xabc:${usdc(98.5)}`);
+  });
+
+  test('the mean rounding over amounts spread evenly on a log scale is about 35 bps', () => {
+    let total = 0;
+    const samples = 20_000;
+    for (let i = 0; i < samples; i++) {
+      // 10 to 100,000 USDC, deterministic and spread evenly in log
+      const value = BigInt(Math.floor(10 ** (7 + (4 * (i + 0.5)) / samples)));
+      total += Number(((value - amountClassOf(value)) * 1_000_000n) / value) / 100;
+    }
+    const mean = total / samples;
+    assert.ok(mean > 30 && mean < 40, `mean rounding ${mean.toFixed(1)} bps`);
+  });
+});
+
+describe('anonymity set', () => {
+  const CLASS = '3:0xdd:98000000';
+  const note = (routeId: string, over: Partial<PoolNoteFacts> = {}): PoolNoteFacts => ({
+    routeId,
+    amountClass: CLASS,
+    commitment: `c-${routeId}`,
+    label: `l-${routeId}`,
+    client: `client-${routeId}`,
+    ragequit: false,
+    ...over,
+  });
+  const everything: PoolStateView = { inState: () => true, approved: () => true };
+  const candidates = (own: PoolNoteFacts, notes: PoolNoteFacts[], state = everything) => anonymitySetMembers(own, notes, state).map((m) => m.routeId);
+
+  test('candidates: the notes of the class an observer cannot exclude', () => {
+    const own = note('own');
+    const cases: Array<[string, PoolNoteFacts[], string[], PoolStateView?]> = [
+      ['alone', [own], []],
+      ['peers of the class, withdrawn or not', [own, note('a'), note('b')], ['a', 'b']],
+      ['another class pays another amount', [own, note('a', { amountClass: '3:0xdd:98500000' })], []],
+      ['another destination token', [own, note('a', { amountClass: '3:0xee:98000000' })], []],
+      ['a ragequit note', [own, note('a', { ragequit: true })], []],
+      ['a pre-class route has a class of its own', [note('own', { amountClass: null }), note('a', { amountClass: null })], []],
+      ['a peer not approved at the ASP root', [own, note('a'), note('b')], ['a'], { inState: () => true, approved: (label) => label !== 'l-b' }],
+      ['a peer deposited after the proof’s state root', [own, note('a'), note('b')], ['b'], { inState: (c) => c !== 'c-a', approved: () => true }],
+    ];
+    for (const [what, notes, expected, state] of cases) assert.deepEqual(candidates(notes[0]!, notes, state), expected, what);
+    const members = anonymitySetMembers(
+      own,
+      [note('a', { client: 'x' }), note('b', { client: 'client-own' }), note('c', { client: 'x' }), note('d', { client: null })],
+      everything,
+    );
+    assert.deepEqual(
+      members.map((m) => m.client),
+      [1, 0, 1, 2],
+      'clients are numbered within the set, the route’s own client is 0',
+    );
+  });
+
+  const member = (routeId: string, client: number) => ({ routeId, client });
+  const others = (...ids: string[]) => ids.map((id, i) => member(id, i + 1));
+
+  test('size: what the best guess of an observer leaves, either way', () => {
+    // Any one client may be the observer (it knows its own routes), so a set counts what is left without the worst one.
+    const cases: Array<[string, number, Parameters<typeof anonymitySetSize>]> = [
+      ['alone', 1, ['r', []]],
+      ['three peers from three clients, nobody left yet: any one of them may be the observer', 3, ['r', others('a', 'b', 'c')]],
+      [
+        'the last of three that left together',
+        2,
+        [
+          'c',
+          others('a', 'b'),
+          [
+            { routeId: 'a', candidates: ['a', 'b', 'c'] },
+            { routeId: 'b', candidates: ['a', 'b', 'c'] },
+          ],
+        ],
+      ],
+      ['the second of three that left together', 2, ['b', others('a', 'c'), [{ routeId: 'a', candidates: ['a', 'b', 'c'] }]]],
+      ['the first of three that left together', 2, ['a', others('b', 'c')]],
+      ['a peer left before the route deposited, and the other peer is the observer', 1, ['r', others('a', 'b'), [{ routeId: 'a', candidates: ['a', 'b'] }]]],
+      ['a peer left before the route deposited, among many clients', 3, ['r', others('a', 'b', 'c', 'd'), [{ routeId: 'a', candidates: ['a', 'b'] }]]],
+      ['one client holds every peer: taking it away leaves the route alone', 1, ['r', [member('a', 1), member('b', 1), member('c', 1)]]],
+      ['two of the three peers are the route’s own client’s', 2, ['r', [member('a', 0), member('b', 0), member('c', 1)]]],
+      ['a ragequit peer no longer counts', 2, ['r', others('a', 'b', 'c'), [], new Set(['c'])]],
+    ];
+    for (const [what, expected, args] of cases) assert.equal(anonymitySetSize(...args), expected, what);
+  });
+
+  /** Every matching of the withdrawals to distinct candidates, counted: the observer's exact odds, by brute force. */
+  function bruteForce(own: string, universe: string[], chain: string[][]): number {
+    const all = [...chain.map((c) => c.filter((id) => universe.includes(id))), universe];
+    let total = 0;
+    const oursTook = new Map<string, number>();
+    const tookOwn = new Map<number, number>();
+    const walk = (i: number, used: Set<string>, picks: string[]) => {
+      if (i === all.length) {
+        total++;
+        oursTook.set(picks.at(-1)!, (oursTook.get(picks.at(-1)!) ?? 0) + 1);
+        const j = picks.indexOf(own);
+        if (j !== -1) tookOwn.set(j, (tookOwn.get(j) ?? 0) + 1);
+        return;
+      }
+      for (const id of all[i]!) if (!used.has(id)) walk(i + 1, new Set([...used, id]), [...picks, id]);
+    };
+    walk(0, new Set(), []);
+    if (total === 0) return 1;
+    const worst = Math.max(...oursTook.values(), ...tookOwn.values());
+    return Math.max(1, Math.floor(total / worst));
+  }
+
+  test('with each withdrawal proved against the pool as it then was, the size is the exact odds of an observer (brute force)', () => {
+    // A class's history: deposits and withdrawals in time; each withdrawal's candidates are the deposits before it.
+    const history = fc.array(fc.constantFrom('deposit', 'withdraw'), { minLength: 1, maxLength: 9 });
+    fc.assert(
+      fc.property(history, fc.nat(), (events, pick) => {
+        const deposits: string[] = [];
+        const chain: string[][] = [];
+        let unspent = 0;
+        for (const event of events) {
+          if (event === 'deposit') {
+            deposits.push(`d${deposits.length}`);
+            unspent++;
+          } else if (unspent > 0) {
+            chain.push([...deposits]);
+            unspent--;
+          }
+        }
+        if (unspent === 0) return;
+        // The route is one of the deposits not yet taken: by pigeonhole, any deposit may be.
+        const own = deposits[pick % deposits.length]!;
+        const members = deposits.filter((d) => d !== own).map((d, i) => member(d, i + 1));
+        // A withdrawal is a route's too: name each after a deposit it may be, other than ours (its routeId only groups clients).
+        const earlier = chain.map((candidates, i) => ({ routeId: `w${i}`, candidates }));
+        const exact = bruteForce(own, deposits, chain);
+        const setSize = anonymitySetSize(own, members, earlier);
+        assert.ok(setSize <= exact, `reported ${setSize}, an observer leaves ${exact}`);
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -17,6 +17,7 @@ import { createTtlCache, memoize } from '../../src/providers/ttlCache.ts';
 import { createCctpQuoteService } from '../../src/quote/cctpQuoteService.ts';
 import { quoteKey, withQuoteCache } from '../../src/quote/quoteCache.ts';
 import { createQuoteService, QuoteError, type QuoteService, type ResolvedQuote } from '../../src/quote/quoteService.ts';
+import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 
 const TIMEOUT = { timeout: 30_000 };
 
@@ -382,6 +383,8 @@ function relayQuotes(bridge: DepositAddressBridge): QuoteService {
     hubChainId: 2,
     hubTokenSymbol: 'USDC',
     feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+    priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+    priceMarginBps: 50,
     poolEtaSeconds: 60,
     previewAccount: `0x${'9'.repeat(40)}`,
   });

@@ -4,9 +4,11 @@ import fc from 'fast-check';
 import type { Address } from 'viem';
 import { formatAmount } from '../../src/money/amount.ts';
 import { poolFee, serviceFee } from '../../src/money/fees.ts';
+import { amountClassOf, nextAmountClass } from '../../src/privacy/amountClass.ts';
 import type { BridgeQuoteRequest, BridgeToken, DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { QuoteError, createQuoteService } from '../../src/quote/quoteService.ts';
+import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 
 // A fake bridge with a fixed 0.1 % fee and fixed prices: enough to check the service's own math.
 const USDC = (chainId: number): BridgeToken => ({ chainId, address: `0x${'1'.repeat(40)}` as Address, symbol: 'USDC', name: 'USD Coin', decimals: 6 });
@@ -21,14 +23,28 @@ function convert(request: BridgeQuoteRequest): bigint {
   return ((value / (PRICES[to]! * 10n ** BigInt(decimalsOf(from)))) * 999n) / 1000n;
 }
 
+/** The smallest input that `convert` turns into at least the request's amount (an EXACT_OUTPUT quote). */
+function inputFor(request: BridgeQuoteRequest): bigint {
+  const out = (amount: bigint) => convert({ ...request, amount });
+  let input = 1n;
+  while (out(input) < request.amount) input *= 2n;
+  let low = input / 2n;
+  while (input - low > 1n) {
+    const middle = (low + input) / 2n;
+    if (out(middle) >= request.amount) input = middle;
+    else low = middle;
+  }
+  return input;
+}
+
 const fakeBridge: DepositAddressBridge = {
   listChains: async () => [1, 2, 3].map((chainId) => ({ chainId, name: `c${chainId}`, displayName: `Chain ${chainId}` })),
   listTokens: async (chainId) => [USDC(chainId), WETH(chainId)],
   quote: async (request) => ({
     requestId: null,
     depositAddress: null,
-    amountIn: request.amount,
-    amountOut: convert(request),
+    amountIn: request.tradeType === 'EXACT_OUTPUT' ? inputFor(request) : request.amount,
+    amountOut: request.tradeType === 'EXACT_OUTPUT' ? request.amount : convert(request),
     amountInUsd: null,
     amountOutUsd: null,
     timeEstimateSeconds: 10,
@@ -55,27 +71,37 @@ const quotes = createQuoteService({
   hubChainId: 2,
   hubTokenSymbol: 'USDC',
   feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+  priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+  priceMarginBps: 50,
   poolEtaSeconds: 60,
   previewAccount: `0x${'9'.repeat(40)}`,
 });
 
-/** The gross destination output computed independently of the service, hop by hop. */
+/**
+ * The gross destination output computed independently of the service, hop by hop: a USDC leg through the bridge, the
+ * USDC → WETH leg at the held USD prices less the 50 bps margin (a cross-asset leg never takes the live bridge price).
+ */
 function expectedGross(amount: bigint, destSymbol: 'USDC' | 'WETH'): bigint {
   const hub = convert({ originCurrency: USDC(1).address, destinationCurrency: USDC(2).address, amount } as BridgeQuoteRequest);
   const note = hub - poolFee(hub, 50);
   const exit = note - poolFee(note, 10);
-  const dest = destSymbol === 'USDC' ? USDC(3) : WETH(3);
-  return convert({ originCurrency: USDC(2).address, destinationCurrency: dest.address, amount: exit } as BridgeQuoteRequest);
+  if (destSymbol === 'WETH') return (exit * 10n ** 12n * 9950n) / (2500n * 10_000n);
+  return convert({ originCurrency: USDC(2).address, destinationCurrency: USDC(3).address, amount: exit } as BridgeQuoteRequest);
 }
 
 describe('quote math', () => {
-  test('quotedOutputAmount + feeAmount is the gross output of the path, and the fee follows the rule', async () => {
+  test('quotedOutputAmount is the amount class of the gross output less the fee; the rounding is itemized; the fee follows the rule', async () => {
     await fc.assert(
       fc.asyncProperty(fc.bigInt({ min: 2_000_000n, max: 10n ** 13n }), fc.constantFrom<'USDC' | 'WETH'>('USDC', 'WETH'), async (amount, destSymbol) => {
         const { quote } = await quotes.quote({ sourceChainId: 1, destChainId: 3, amount: formatAmount(amount, 6), destTokenSymbol: destSymbol });
         const gross = expectedGross(amount, destSymbol);
         const fee = BigInt(quote.feeAmount);
-        assert.equal(BigInt(quote.quotedOutputAmount) + fee, gross);
+        const output = BigInt(quote.quotedOutputAmount);
+        assert.equal(output, amountClassOf(gross - fee));
+        assert.equal(output + fee + BigInt(quote.roundingAmount), gross);
+        assert.equal(quote.amountClass.value, quote.quotedOutputAmount);
+        assert.ok(quote.amountClass.roundingBps < 100);
+        assert.equal(quote.amountClass.priceHeldUntil === null, destSymbol === 'USDC', 'only a cross-asset quote holds a price');
         assert.equal(fee, serviceFee(gross, { feeBps: 150n, feeMinUsd: '1' }, destSymbol === 'USDC' ? '1' : '2500', destSymbol === 'USDC' ? 6 : 18));
         assert.equal(quote.amount, amount.toString());
         assert.equal(quote.bridgeFeeAmount, '0');
@@ -117,5 +143,68 @@ describe('quote math', () => {
     );
     await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '5', destTokenSymbol: 'DOGE' }), /destTokenSymbol "DOGE"/);
     await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 2, amount: '5' }), /hub chain/);
+  });
+
+  test('inputFor gives the smallest input whose quote reaches a class: one unit less falls short', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.bigInt({ min: 5_000_000n, max: 10n ** 12n }), fc.constantFrom<'USDC' | 'WETH'>('USDC', 'WETH'), async (amount, destSymbol) => {
+        const request = { sourceChainId: 1, destChainId: 3, amount: formatAmount(amount, 6), destTokenSymbol: destSymbol };
+        const { quote } = await quotes.quote(request);
+        const target = nextAmountClass(BigInt(quote.quotedOutputAmount));
+        const input = await quotes.inputFor(request, target);
+        const at = await quotes.quote({ ...request, amount: formatAmount(input, 6) });
+        assert.equal(at.quote.quotedOutputAmount, target.toString(), 'the suggested input pays the class');
+        const below = await quotes.quote({ ...request, amount: formatAmount(input - 1n, 6) });
+        assert.ok(BigInt(below.quote.quotedOutputAmount) < target, 'one unit less pays a lower class');
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('price epochs', () => {
+  // A bridge whose WETH price the test moves; every quote of one amount inside an epoch must pay the same.
+  let wethUsd = '2500';
+  let now = new Date('2026-11-26T10:00:00Z');
+  const moving: DepositAddressBridge = { ...fakeBridge, tokenUsdPrice: async (_chainId, address) => (address === WETH(0).address ? wethUsd : '1') };
+  const epochQuotes = createQuoteService({
+    bridge: moving,
+    pool: fakePool,
+    hubChainId: 2,
+    hubTokenSymbol: 'USDC',
+    feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+    priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
+    priceMarginBps: 50,
+    poolEtaSeconds: 60,
+    previewAccount: `0x${'9'.repeat(40)}`,
+  });
+  const request = { sourceChainId: 1, destChainId: 3, amount: '100', destTokenSymbol: 'WETH' };
+
+  test('inside an epoch the payout of an amount stays put while the price moves less than half the margin', async () => {
+    const first = (await epochQuotes.quote(request)).quote;
+    assert.equal(first.amountClass.priceHeldUntil, '2026-11-26T11:00:00.000Z', 'the epoch ends on the hour');
+    for (const [price, minutes] of [
+      ['2505', 5],
+      ['2494', 20],
+      ['2506.2', 59],
+    ] as const) {
+      wethUsd = price;
+      now = new Date(Date.parse('2026-11-26T10:00:00Z') + minutes * 60_000);
+      assert.equal((await epochQuotes.quote(request)).quote.quotedOutputAmount, first.quotedOutputAmount, `WETH at ${price} after ${minutes} min`);
+    }
+  });
+
+  test('a new epoch starts on the clock, and early when the price moves beyond half the margin', async () => {
+    wethUsd = '2500';
+    now = new Date('2026-11-26T12:10:00Z');
+    const held = (await epochQuotes.quote(request)).quote;
+    wethUsd = '2400';
+    now = new Date('2026-11-26T12:20:00Z');
+    const moved = (await epochQuotes.quote(request)).quote;
+    assert.ok(BigInt(moved.quotedOutputAmount) > BigInt(held.quotedOutputAmount), 'a cheaper WETH pays more WETH, from the new epoch on');
+    wethUsd = '2401';
+    now = new Date('2026-11-26T13:00:00Z');
+    const next = (await epochQuotes.quote(request)).quote;
+    assert.equal(next.amountClass.priceHeldUntil, '2026-11-26T14:00:00.000Z');
   });
 });

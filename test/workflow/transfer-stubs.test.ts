@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
 import { after, before, describe, test } from 'node:test';
 import { ApplicationFailure, defineSearchAttributeKey } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -70,11 +72,25 @@ interface RouteScript {
   noRoute: Set<string>;
   /** depositBalance's answer at the deadline. */
   depositBalance: bigint;
+  /** How many more unshield calls find the set below the minimum at proof time (and send nothing). */
+  deferrals: number;
+  /** The requireAnonymitySet of each unshield call. */
+  required: Array<number | undefined>;
 }
 
 const scripts = new Map<string, RouteScript>();
 function script(routeId: string, init: Partial<RouteScript> = {}): RouteScript {
-  const created: RouteScript = { calls: [], projections: [], attention: [], failing: new Set(), noRoute: new Set(), depositBalance: 0n, ...init };
+  const created: RouteScript = {
+    calls: [],
+    projections: [],
+    attention: [],
+    failing: new Set(),
+    noRoute: new Set(),
+    depositBalance: 0n,
+    deferrals: 0,
+    required: [],
+    ...init,
+  };
   scripts.set(routeId, created);
   return created;
 }
@@ -125,7 +141,14 @@ function stubActivities(): Partial<TransferActivities> {
       step(routeId, 'privacyStatus');
       return { review: 'approved', anonymitySet: 5 };
     },
-    async unshield({ plan, sent }) {
+    async unshield({ plan, sent, requireAnonymitySet }) {
+      const route = of(plan.routeId);
+      route.required.push(requireAnonymitySet);
+      if (route.deferrals > 0) {
+        route.deferrals -= 1;
+        step(plan.routeId, 'unshield');
+        return { funded: null, deferred: { anonymitySet: 3 } };
+      }
       step(plan.routeId, 'unshield', sent);
       return { funded: order('out-1') };
     },
@@ -336,5 +359,31 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 9 });
     assert.equal(await handle.result(), 'COMPLETED');
     assert.deepEqual(route.calls, ['depositBalance', ...HAPPY_STEPS]);
+  });
+
+  test('a withdrawal that finds the set below the minimum at proof time sends nothing; the route waits again, then leaves', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('deferred'), {
+      privacy: { delaySeconds: 0, minAnonymitySet: 5, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+    });
+    const route = script(plan.routeId, { deferrals: 1 });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.deepEqual(route.calls, ['bridgeIn', 'awaitDelivery:in', 'shield', 'privacyStatus', 'unshield', 'privacyStatus', 'unshield', 'awaitDelivery:out']);
+    assert.deepEqual(route.required, [5, 5], 'each withdrawal asks for the minimum the route waited for');
+    assert.deepEqual(statuses(route), ['1:BRIDGING_IN', '2:RECEIVED_ON_HUB', '3:SHIELDED', '4:UNSHIELD_SENT', '5:BRIDGING_OUT', '6:COMPLETED']);
+    const recordTo = process.env.RECORD_STUB_HISTORY;
+    if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+  });
+
+  test('a route that waited its longest leaves with what it has: the withdrawal asks for no minimum', { timeout: 30_000 }, async () => {
+    const plan = routePlan(nextRouteId('maxwait'), {
+      privacy: { delaySeconds: 0, minAnonymitySet: 6, maxWaitSeconds: 1, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+    });
+    const route = script(plan.routeId);
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.deepEqual(route.required, [1]);
   });
 });

@@ -23,7 +23,7 @@ import {
 } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
-import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalDestination } from '../privacyPool.ts';
+import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalAdmission, WithdrawalDestination } from '../privacyPool.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from './abi.ts';
 import type { AspClient } from './asp.ts';
 import { createTtlCache } from '../ttlCache.ts';
@@ -146,7 +146,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
 
   const reviewedLabels = createTtlCache<{ labels: bigint[]; root: bigint }>({ ttlMs: REVIEW_SHARE_MS });
 
-  async function reviewMany(notes: PoolNote[]): Promise<NoteReview[]> {
+  async function reviewMany(notes: Array<Pick<PoolNote, 'asset' | 'label'>>): Promise<NoteReview[]> {
     const reviews = new Map<string, NoteReview>();
     for (const asset of new Set(notes.map((n) => n.asset.toLowerCase()))) {
       const pool = await poolOf(asset as Address);
@@ -187,7 +187,7 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
    * record). Its destination is asked for only once the proof slot is taken, so a bridge order it names is fresh.
    */
   async function proveAndRecord(
-    input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination },
+    input: { routeId: string; note: PoolNote; noteIndex: number; destination: WithdrawalDestination; admit?: WithdrawalAdmission },
     step: string,
   ): Promise<void> {
     const pool = await poolOf(input.note.asset);
@@ -207,11 +207,24 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     });
     const change = await opts.secrets.withdrawalSecrets(label, 0n);
 
-    /** Proves against the trees as they are now; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
-    const proveAgainstLatestRoots = async (withdrawal: ReturnType<typeof withdrawalTo>, amount: bigint): Promise<WithdrawalProof> => {
+    /** The trees as they are now, admitted by the caller before anything is proved against them. */
+    const admittedTrees = async () => {
+      const [{ leaves }, approved] = await Promise.all([pool.stateTree.scan(), approvedLabels(pool)]);
+      if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
+      const decimal = (values: bigint[]) => new Set(values.map((v) => v.toString()));
+      await input.admit?.({ commitments: decimal(leaves), approvedLabels: decimal(approved.labels) });
+      return { leaves, approved };
+    };
+
+    /** Proves against `trees`; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
+    const proveAgainstLatestRoots = async (
+      withdrawal: ReturnType<typeof withdrawalTo>,
+      amount: bigint,
+      first: Awaited<ReturnType<typeof admittedTrees>>,
+    ): Promise<WithdrawalProof> => {
+      let trees = first;
       for (let attempt = 1; ; attempt++) {
-        const [{ leaves }, approved] = await Promise.all([pool.stateTree.scan(), approvedLabels(pool)]);
-        if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
+        const { leaves, approved } = trees;
         const stateMerkleProof = generateMerkleProof(leaves, commitment.hash);
         const proof = await prover.proveWithdrawal(commitment, {
           context: BigInt(calculateContext(withdrawal, pool.scope as Hash)),
@@ -228,12 +241,14 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
         if (latest === approved.root) return proof;
         if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
+        trees = await admittedTrees();
       }
     };
     const { withdrawal, proof } = await proofSlots(async () => {
+      const trees = await admittedTrees();
       const { to, amount } = await input.destination();
       const withdrawal = withdrawalTo(to);
-      return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount) };
+      return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount, trees) };
     });
     await sender.send({
       routeId: input.routeId,
