@@ -62,6 +62,8 @@ export const DEVNET_PRIVACY_ENV = {
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',
   PRIVACY_REVIEW_TIMEOUT_SECONDS: '300',
+  // Cross-asset quotes hold their prices for a minute (production: an hour) while the emulator's prices walk.
+  PRICE_EPOCH_SECONDS: '60',
 } as const;
 
 /** How long the ASP emulator keeps a deposit pending before approving it (ASP_APPROVAL_DELAY_MS). */

@@ -10,6 +10,7 @@ import { ACCOUNT_XPUB_VARIABLES, API_FORBIDDEN_SECRETS } from '../../src/config.
 import { transfers } from '../../src/db/schema.ts';
 import { freePorts } from '../../devnet/ports.ts';
 import { API_ENV_FILE } from '../../devnet/stackInfo.ts';
+import { amountClassOf } from '../../src/privacy/amountClass.ts';
 import { publicError } from '../../src/transfers/transferService.ts';
 import { ERROR_CODES } from '../../src/api/errorCodes.ts';
 import { startTestStack, type TestStack } from '../support/testStack.ts';
@@ -120,11 +121,20 @@ describe('POST /api/private-route/quote', () => {
     assert.equal(q.privacyFeeAmount, '0');
     const output = BigInt(q.quotedOutputAmount as string);
     const fee = BigInt(q.feeAmount as string);
+    const rounding = BigInt(q.roundingAmount as string);
+    const gross = output + fee + rounding;
     // 1.5 % of the gross output, rounded up, and at least 1 USD
-    assert.ok(fee * 10_000n >= (output + fee) * 150n);
-    assert.ok((fee - 1n) * 10_000n < (output + fee) * 150n);
+    assert.ok(fee * 10_000n >= gross * 150n);
+    assert.ok((fee - 1n) * 10_000n < gross * 150n);
     assert.ok(fee >= 1_000_000n);
     assert.ok(output < 100_000_000n - fee);
+    // the payout is its amount class: the rounding down to it costs less than 1 %
+    const amountClass = q.amountClass as { value: string; roundingBps: number; waitingInPool: number; suggestions: unknown[] };
+    assert.equal(amountClass.value, q.quotedOutputAmount);
+    assert.equal(amountClassOf(output), output);
+    assert.ok(rounding * 100n < gross, `rounding ${rounding} of ${gross}`);
+    assert.equal(typeof amountClass.waitingInPool, 'number');
+    assert.ok(Array.isArray(amountClass.suggestions));
     assert.equal(q.amountInUsd, 100);
     assert.ok((q.etaSeconds as number) > 0);
   });

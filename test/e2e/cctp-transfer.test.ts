@@ -4,6 +4,7 @@ import type { Address } from 'viem';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { txIntents } from '../../src/db/schema.ts';
+import { amountClassOf } from '../../src/privacy/amountClass.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
 
 let stack: TestStack;
@@ -22,6 +23,7 @@ interface Quote {
   feeAmount: string;
   bridgeFeeAmount: string;
   privacyFeeAmount: string;
+  roundingAmount: string;
   feeUsd: number;
   bridgeFeeUsd: number;
   privacyFeeUsd: number;
@@ -92,7 +94,12 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
       bigint,
       bigint,
     ];
-    assert.equal(output, amount - fee - bridgeFee - privacyFee);
+    assert.equal(
+      output,
+      amount - fee - bridgeFee - privacyFee - BigInt(q.roundingAmount),
+      'every unit of the input is itemized, the rounding to the amount class too',
+    );
+    assert.equal(amountClassOf(output), output);
     assert.equal(fee, 15_000_000n, '1.5 % of 1000 USDC');
     assert.ok(bridgeFee > 0n, 'fast transfers pay Circle a fee');
     assert.ok(privacyFee > 0n, 'the pool charges its unshield fee');

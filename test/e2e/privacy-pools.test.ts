@@ -23,7 +23,9 @@ before(async () => {
       STEP_TIME_BUDGET_SECONDS: '60',
       PRIVACY_DELAY_MIN_SECONDS: '1',
       PRIVACY_DELAY_MAX_SECONDS: '2',
-      PRIVACY_MAX_WAIT_SECONDS: '12',
+      PRIVACY_MAX_WAIT_SECONDS: '30',
+      // Each create below comes from a client of its own (X-Forwarded-For), as different users would.
+      TRUST_PROXY_HOPS: '1',
     },
   });
 });
@@ -46,15 +48,24 @@ const until = (routeId: string, what: string, ok: (t: Transfer) => boolean, time
   );
 const finished = (t: Transfer) => t.status === 'COMPLETED' || t.status === 'FAILED';
 
+let clients = 0;
+/** A create from a client of its own: the anonymity set counts one route per client (src/privacy/anonymitySet.ts). */
 async function create(amount: string, extra: Record<string, unknown> = {}): Promise<Transfer & { recipient: Address }> {
   const recipient = freshAddress();
-  const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
-    sourceChainId: chainId('source'),
-    destChainId: chainId('destination'),
-    amount,
-    userDestinationAddress: recipient,
-    ...extra,
-  });
+  clients += 1;
+  const client = { 'x-forwarded-for': `10.0.${Math.floor(clients / 250)}.${(clients % 250) + 1}` };
+  const { status, body } = await stack.api<Transfer>(
+    'POST',
+    '/api/private-route',
+    {
+      sourceChainId: chainId('source'),
+      destChainId: chainId('destination'),
+      amount,
+      userDestinationAddress: recipient,
+      ...extra,
+    },
+    client,
+  );
   assert.equal(status, 200, JSON.stringify(body));
   return { ...body.data!, recipient };
 }
@@ -240,22 +251,100 @@ describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
     const first = await create('55', { minAnonymitySet: 2 });
     assert.equal(first.minAnonymitySet, 2);
     await fundAndWait(first, 'shielded', (x) => x.status === 'SHIELDED');
-    // Alone in its bucket, it stays SHIELDED past its 1-2 s delay...
+    // Alone in its class, it stays SHIELDED past its 1-2 s delay...
     await new Promise((r) => setTimeout(r, 5_000));
     assert.equal((await read(first.routeId)).status, 'SHIELDED');
-    // ...until a deposit of the same amount enters the pool.
-    const second = await create('55');
-    await stack.fund(second.depositAddress, 'USDC', BigInt(second.amount));
-    const [a, b] = await Promise.all([until(first.routeId, 'completed', finished), until(second.routeId, 'completed', finished)]);
-    assert.equal(a.status, 'COMPLETED', a.error ?? '');
-    assert.equal(b.status, 'COMPLETED', b.error ?? '');
-    assert.ok(a.privacy!.anonymitySet >= 2, `first left with ${JSON.stringify(a.privacy)}`);
+    // ...until two deposits of its class from two other clients are in the pool (one would not do: its client may
+    // be the observer, who knows its own route).
+    const peers = [await create('55'), await create('55')];
+    for (const peer of peers) await stack.fund(peer.depositAddress, 'USDC', BigInt(peer.amount));
+    const [a, ...others] = await Promise.all([first, ...peers].map((t) => until(t.routeId, 'completed', finished)));
+    for (const t of [a!, ...others]) assert.equal(t.status, 'COMPLETED', t.error ?? '');
+    assert.ok(a!.privacy!.anonymitySet >= 2 && !a!.privacy!.leftAtMaxWait, `first left with ${JSON.stringify(a!.privacy)}`);
 
-    // Nobody else of its size within the longest wait (12 s here): it leaves with what it has.
+    // Nobody else of its class within the longest wait (30 s here): it leaves with what it has, and says so.
     const lonely = await create('77.7', { minAnonymitySet: 5 });
     const done = await fundAndWait(lonely, 'completed', finished);
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
-    assert.equal(done.privacy!.anonymitySet, 1);
-    assert.ok(done.privacy!.waitedSeconds >= 12, `left after ${done.privacy!.waitedSeconds} s`);
+    assert.deepEqual({ set: done.privacy!.anonymitySet, leftAtMaxWait: done.privacy!.leftAtMaxWait }, { set: 1, leftAtMaxWait: true });
+    assert.ok(done.privacy!.waitedSeconds >= 30, `left after ${done.privacy!.waitedSeconds} s`);
+  });
+
+  /** The pool-side amounts of a route: what its deposit put in (after the vetting fee) and what its withdrawal took out. */
+  async function poolAmounts(routeId: string) {
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, routeId));
+    const tx = (kind: string) => ledger.find((e) => e.kind === kind)!.txHash as Hex;
+    const [withdrawal] = await withdrawalsOf(tx('unshielded'));
+    const [deposit] = parseEventLogs({
+      abi: poolAbi,
+      eventName: 'Deposited',
+      logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: tx('shielded') })).logs,
+    });
+    return { deposited: deposit!.args._value, withdrawn: withdrawal!.args._amount };
+  }
+
+  test('routes of different inputs in one amount class pay identical amounts, withdraw identical amounts and report the same set', async () => {
+    // Inputs a few cents apart: find three whose quotes land in one class.
+    const byClass = new Map<string, string[]>();
+    for (let cents = 6350; cents <= 6450; cents += 5) {
+      const amount = (cents / 100).toFixed(2);
+      const { body } = await stack.api<Transfer>('POST', '/api/private-route/quote', {
+        sourceChainId: chainId('source'),
+        destChainId: chainId('destination'),
+        amount,
+      });
+      byClass.set(body.data!.quotedOutputAmount, [...(byClass.get(body.data!.quotedOutputAmount) ?? []), amount]);
+    }
+    const [, inputs] = [...byClass].find(([, amounts]) => amounts.length >= 3)!;
+    const routes = await Promise.all(inputs.slice(0, 3).map((amount) => create(amount, { minAnonymitySet: 2 })));
+    assert.equal(new Set(routes.map((t) => t.amount)).size, 3, 'three different inputs');
+    assert.equal(new Set(routes.map((t) => t.quotedOutputAmount)).size, 1, 'one payout');
+    for (const t of routes) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished)));
+    for (const [i, t] of done.entries()) {
+      assert.equal(t.status, 'COMPLETED', t.error ?? '');
+      assert.equal(await stack.balanceOf('destination', 'USDC', routes[i]!.recipient), BigInt(t.quotedOutputAmount));
+    }
+    const amounts = await Promise.all(routes.map((t) => poolAmounts(t.routeId)));
+    assert.equal(new Set(amounts.map((a) => a.deposited)).size, 3, 'the deposits show the different inputs');
+    assert.equal(new Set(amounts.map((a) => a.withdrawn)).size, 1, 'the withdrawals are identical');
+    assert.deepEqual(
+      done.map((t) => t.privacy),
+      done.map((t) => ({ anonymitySet: 2, waitedSeconds: t.privacy!.waitedSeconds, leftAtMaxWait: false })),
+      'each of the three: any one of the others may be the observer, which leaves two',
+    );
+  });
+
+  test('a deposit the ASP rejected is not counted: three routes waiting for a set of 3 leave after the longest wait with 2', async () => {
+    const rejected = await create('75');
+    assert.equal((await stack.routectl('devnet', 'fault', 'set', 'asp-review', '--count', '1')).code, 0);
+    await fundAndWait(rejected, 'parked', (x) => x.needsAttention);
+    const routes = await Promise.all([1, 2, 3].map(() => create('75', { minAnonymitySet: 3 })));
+    for (const t of routes) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished)));
+    for (const t of done) {
+      assert.equal(t.status, 'COMPLETED', t.error ?? '');
+      assert.deepEqual({ set: t.privacy!.anonymitySet, leftAtMaxWait: t.privacy!.leftAtMaxWait }, { set: 2, leftAtMaxWait: true }, JSON.stringify(t.privacy));
+      assert.ok(t.privacy!.waitedSeconds >= 30);
+    }
+    assert.equal((await stack.routectl('fail', rejected.routeId, '--reason', 'rejected by the ASP')).code, 0);
+    assert.equal((await until(rejected.routeId, 'failed', finished)).status, 'FAILED');
+  });
+
+  test('a counted peer that ragequits later lowers the sets that counted it', async () => {
+    // A peer stuck at its withdrawal (the hub node refuses it) stays in the pool, approved and counted...
+    const stuck = await create('86');
+    assert.equal((await stack.routectl('devnet', 'fault', 'set', 'unshield')).code, 0);
+    await fundAndWait(stuck, 'parked', (x) => x.needsAttention);
+    stack.relay.faults.clear();
+    const routes = [await create('86', { minAnonymitySet: 2 }), await create('86', { minAnonymitySet: 2 })];
+    for (const t of routes) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
+    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished)));
+    for (const t of done) assert.deepEqual([t.status, t.privacy!.anonymitySet], ['COMPLETED', 2], t.error ?? JSON.stringify(t.privacy));
+    // ...until an operator ends it: its ragequit shows it was never the note either of them spent.
+    assert.equal((await stack.routectl('fail', stuck.routeId, '--reason', 'the withdrawal keeps failing')).code, 0);
+    const failed = await until(stuck.routeId, 'failed', finished);
+    assert.match(failed.error ?? '', /ragequit/);
+    for (const t of routes) assert.equal((await read(t.routeId)).privacy!.anonymitySet, 1, 'counted again without the ragequit peer');
   });
 });

@@ -20,7 +20,7 @@ export interface TransferView {
   amount: string;
   quotedOutputAmount: string;
   minAnonymitySet: number;
-  privacy: { anonymitySet: number; waitedSeconds: number } | null;
+  privacy: { anonymitySet: number; waitedSeconds: number; leftAtMaxWait: boolean } | null;
 }
 
 export interface TestStack extends LocalStack {
