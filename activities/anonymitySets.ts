@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import type { Database } from '../src/db/client.ts';
@@ -6,7 +7,7 @@ import { amountClassKey } from '../src/privacy/amountClass.ts';
 import {
   anonymitySetMembers,
   anonymitySetSize,
-  type EarlierWithdrawal,
+  type ClassWithdrawals,
   type PoolNoteFacts,
   type PoolStateView,
   type SetMember,
@@ -15,16 +16,21 @@ import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
 
 /**
  * The database side of the anonymity set (src/privacy/anonymitySet.ts holds the definition): the service's notes of a
- * class with their clients, the class's earlier withdrawals with what each was proved with, and the recount after a
- * peer ragequits.
+ * class with their clients' pseudonyms, the class's withdrawals with what each was proved with, and the recount of the
+ * reports a new withdrawal or a ragequit changes.
  */
+
+/** Reports of withdrawals older than this are not counted again (the class's later events barely move them). */
+const RECOUNT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 
 /** A note of the service as the set sees it, with the pool's asset and what its withdrawal recorded. */
 export interface ClassNote extends PoolNoteFacts {
   asset: Address;
   withdrawnAt: Date | null;
-  /** The candidates counted when its withdrawal was proved (null before, and for routes older than that record). */
+  /** The candidates counted when its withdrawal was proved (null before, and for routes older than that record)... */
   members: SetMember[] | null;
+  /** ...and the state tree's leaf count it proved against. */
+  provedLeaves: number | null;
 }
 
 const noteColumns = {
@@ -33,107 +39,132 @@ const noteColumns = {
   amountClass: poolNotes.amountClass,
   commitment: poolNotes.commitment,
   label: poolNotes.label,
-  client: transfers.privacyClient,
+  value: poolNotes.value,
+  client: poolNotes.clientTag,
   withdrawnAt: poolNotes.withdrawnAt,
   ragequitAt: poolNotes.ragequitAt,
   members: poolNotes.anonymityMembers,
+  provedLeaves: poolNotes.provedLeaves,
 };
 
-function toClassNote(row: {
+interface NoteRow {
   routeId: string;
   asset: string;
   amountClass: string | null;
   commitment: string;
   label: string;
+  value: string;
   client: string | null;
   withdrawnAt: Date | null;
   ragequitAt: Date | null;
   members: SetMember[] | null;
-}): ClassNote {
+  provedLeaves: number | null;
+}
+
+function toClassNote(row: NoteRow): ClassNote {
   return {
     routeId: row.routeId,
     asset: row.asset as Address,
     amountClass: row.amountClass,
     commitment: row.commitment,
     label: row.label,
+    value: BigInt(row.value),
     client: row.client,
     ragequit: row.ragequitAt !== null,
     withdrawnAt: row.withdrawnAt,
     members: row.members,
+    provedLeaves: row.provedLeaves,
   };
 }
 
-/** The amount class of a route's note, from its transfer; null for a transfer quoted before amount classes. */
-export async function amountClassOfRoute(db: Database, routeId: string): Promise<string | null> {
+const selectNotes = (db: Database) => db.select(noteColumns).from(poolNotes);
+
+/**
+ * The class of a route's note, from its transfer (null for a transfer quoted before amount classes), and its client's
+ * pseudonym in that class: SHA-256 of the client's keyed hash and the class, so it tells one client's notes of a class
+ * apart from another's and names no one (the hash's key is CLIENT_HASH_KEY).
+ */
+export async function classOfRoute(db: Database, routeId: string): Promise<{ amountClass: string | null; clientTag: string | null }> {
   const [row] = await db
-    .select({ destChainId: transfers.destChainId, destToken: transfers.destToken, output: transfers.quotedOutputAmount, rounding: transfers.roundingAmount })
+    .select({
+      destChainId: transfers.destChainId,
+      destToken: transfers.destToken,
+      output: transfers.quotedOutputAmount,
+      rounding: transfers.roundingAmount,
+      client: transfers.privacyClient,
+    })
     .from(transfers)
     .where(eq(transfers.routeId, routeId));
-  if (!row || row.rounding === null) return null;
-  return amountClassKey(row.destChainId, row.destToken, BigInt(row.output));
+  if (!row || row.rounding === null) return { amountClass: null, clientTag: null };
+  const amountClass = amountClassKey(row.destChainId, row.destToken, BigInt(row.output));
+  const clientTag = row.client === null ? null : createHash('sha256').update(`${row.client}|${amountClass}`).digest('hex').slice(0, 32);
+  return { amountClass, clientTag };
 }
 
 /** Every note of the service of these classes: in the pool, withdrawn or ragequit. */
 export async function notesOfClasses(db: Database, classes: string[]): Promise<ClassNote[]> {
   if (classes.length === 0) return [];
-  const rows = await db
-    .select(noteColumns)
-    .from(poolNotes)
-    .innerJoin(transfers, eq(transfers.routeId, poolNotes.routeId))
-    .where(inArray(poolNotes.amountClass, classes));
+  const rows = await selectNotes(db).where(inArray(poolNotes.amountClass, classes));
   return rows.map(toClassNote);
 }
 
 /** The notes of these routes, as the set sees them. */
 export async function notesOfRoutes(db: Database, routeIds: string[]): Promise<ClassNote[]> {
   if (routeIds.length === 0) return [];
-  const rows = await db
-    .select(noteColumns)
-    .from(poolNotes)
-    .innerJoin(transfers, eq(transfers.routeId, poolNotes.routeId))
-    .where(inArray(poolNotes.routeId, routeIds));
+  const rows = await selectNotes(db).where(inArray(poolNotes.routeId, routeIds));
   return rows.map(toClassNote);
 }
 
 /** A route's own note as the set sees it; null before it is recorded. */
 export async function noteOfRoute(db: Database, routeId: string): Promise<ClassNote | null> {
-  const [row] = await db
-    .select(noteColumns)
-    .from(poolNotes)
-    .innerJoin(transfers, eq(transfers.routeId, poolNotes.routeId))
-    .where(eq(poolNotes.routeId, routeId));
+  const [row] = await selectNotes(db).where(eq(poolNotes.routeId, routeId));
   return row ? toClassNote(row) : null;
 }
 
-/** The class's withdrawals mined before `before` (all so far when null), in mined order, with what each was proved with. */
-function earlierWithdrawals(notes: readonly ClassNote[], own: ClassNote, before: Date | null): EarlierWithdrawal[] {
-  const precedes = (n: ClassNote) =>
-    n.withdrawnAt !== null && (before === null || n.withdrawnAt < before || (n.withdrawnAt.getTime() === before.getTime() && n.routeId < own.routeId));
-  return notes
-    .filter((n) => n.routeId !== own.routeId && n.amountClass === own.amountClass && precedes(n))
-    .sort((a, b) => a.withdrawnAt!.getTime() - b.withdrawnAt!.getTime() || (a.routeId < b.routeId ? -1 : 1))
-    .map((n) => ({ routeId: n.routeId, candidates: [n.routeId, ...(n.members ?? []).map((m) => m.routeId)] }));
+/** Where a withdrawal stands among its class's: by the state it proved against, then by when it was mined (not yet: last). */
+const placeOf = (n: { provedLeaves: number | null; withdrawnAt: Date | null; routeId: string }) =>
+  [n.provedLeaves ?? Number.MAX_SAFE_INTEGER, n.withdrawnAt?.getTime() ?? Number.MAX_SAFE_INTEGER, n.routeId] as const;
+const precedes = (a: ReturnType<typeof placeOf>, b: ReturnType<typeof placeOf>) => a[0] - b[0] || a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0);
+
+/** The class's mined withdrawals other than `own`'s, before and after the place `own` takes (its own record, or `at`). */
+function classWithdrawals(notes: readonly ClassNote[], own: ClassNote, at: { provedLeaves: number | null; withdrawnAt: Date | null } = own): ClassWithdrawals {
+  const ownPlace = placeOf({ ...at, routeId: own.routeId });
+  const mined = notes
+    .filter((n) => n.routeId !== own.routeId && n.amountClass === own.amountClass && n.withdrawnAt !== null)
+    .map((n) => ({ place: placeOf(n), withdrawal: { routeId: n.routeId, candidates: [n.routeId, ...(n.members ?? []).map((m) => m.routeId)] } }))
+    .sort((a, b) => precedes(a.place, b.place));
+  return {
+    before: mined.filter((w) => precedes(w.place, ownPlace) < 0).map((w) => w.withdrawal),
+    after: mined.filter((w) => precedes(w.place, ownPlace) > 0).map((w) => w.withdrawal),
+  };
 }
 
-/** The set of `own` in `state` if it withdrew now: its candidates among the class's notes, and the size. */
-export function setIfWithdrawnNow(own: ClassNote, notes: readonly ClassNote[], state: PoolStateView): { members: SetMember[]; size: number } {
-  const members = anonymitySetMembers(own, notes, state);
-  return { members, size: anonymitySetSize(own.routeId, members, earlierWithdrawals(notes, own, null)) };
+/**
+ * The set of `own` if it withdrew `amount` now, proving against `state` (a leaf count of null: the pool as it is now,
+ * after every withdrawal so far): its candidates among the class's notes, and the size.
+ */
+export function setIfWithdrawnNow(
+  own: ClassNote,
+  notes: readonly ClassNote[],
+  state: PoolStateView,
+  proving: { leafCount: number | null; amount: bigint },
+): { members: SetMember[]; size: number } {
+  const members = anonymitySetMembers(own, notes, state, proving.amount);
+  const withdrawals = classWithdrawals(notes, own, { provedLeaves: proving.leafCount, withdrawnAt: null });
+  return { members, size: anonymitySetSize(own.routeId, members, withdrawals) };
 }
 
-/** What GET reports for a withdrawn route: its recorded candidates, without those ragequit since, against the withdrawals mined before it. */
-export async function reportedSize(db: Database, routeId: string): Promise<number> {
-  const own = await noteOfRoute(db, routeId);
-  if (!own?.members || own.amountClass === null) return 1;
-  const notes = await notesOfClasses(db, [own.amountClass]);
+/** What GET reports for a withdrawn route: its recorded candidates, without those ragequit since, among the class's withdrawals. */
+export function reportedSize(own: ClassNote, notes: readonly ClassNote[]): number {
+  if (!own.members || own.amountClass === null) return 1;
   const ragequit = new Set(notes.filter((n) => n.ragequit).map((n) => n.routeId));
-  return anonymitySetSize(routeId, own.members, earlierWithdrawals(notes, own, own.withdrawnAt), ragequit);
+  return anonymitySetSize(own.routeId, own.members, classWithdrawals(notes, own), ragequit);
 }
 
 /**
  * The gate's view (activities/privacyWatcher.ts, and a route's own check): each note's review, and the set it would
  * leave with now, counting the candidates the ASP's latest root approves (every recorded note is in the pool's state
- * tree; the withdrawal counts again against the exact roots it proves against).
+ * tree; the withdrawal counts again against the exact roots and amount it proves).
  */
 export async function setsNow(db: Database, pool: Pick<PrivacyPool, 'reviewMany'>, own: ClassNote[]) {
   const classes = [...new Set(own.flatMap((n) => (n.amountClass === null ? [] : [n.amountClass])))];
@@ -144,25 +175,28 @@ export async function setsNow(db: Database, pool: Pick<PrivacyPool, 'reviewMany'
   const reviews = new Map<string, NoteReview>(asked.map((n, i) => [n.routeId, reviewed[i] ?? 'pending']));
   const approved = new Set(notes.filter((n) => n.withdrawnAt !== null || reviews.get(n.routeId) === 'approved').map((n) => n.label));
   const view: PoolStateView = { inState: () => true, approved: (label) => approved.has(label) };
-  const sizes = new Map(own.map((n) => [n.routeId, setIfWithdrawnNow(n, notes, view).size]));
+  const sizes = new Map(own.map((n) => [n.routeId, setIfWithdrawnNow(n, notes, view, { leafCount: null, amount: 0n }).size]));
   return { reviews, sizes };
 }
 
 /**
- * A ragequit shows that its note was never the one another route spent: every withdrawn route that counted it has its
- * reported set counted again without it.
+ * Counts again the reports of the class's recent withdrawals: a withdrawal mined, or a note ragequit, changes what an
+ * observer knows (a ragequit note was never spent; a new withdrawal may have spent any of its candidates).
  */
-export async function recountAfterRagequit(db: Database, ragequitRouteId: string): Promise<number> {
-  const counted = await db
-    .select({ routeId: poolNotes.routeId })
-    .from(poolNotes)
-    .where(and(isNotNull(poolNotes.withdrawnAt), sql`${poolNotes.anonymityMembers} @> ${JSON.stringify([{ routeId: ragequitRouteId }])}::jsonb`));
-  for (const { routeId } of counted) {
-    const size = await reportedSize(db, routeId);
-    await db
-      .update(transfers)
-      .set({ anonymitySet: size, updatedAt: sql`now()` })
-      .where(and(eq(transfers.routeId, routeId), isNotNull(transfers.anonymitySet)));
-  }
-  return counted.length;
+export async function recountClass(db: Database, amountClass: string | null): Promise<number> {
+  if (amountClass === null) return 0;
+  // One recount of a class at a time, each from what is recorded when it starts: the last one written saw everything.
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`anonymity-set:${amountClass}`}))`);
+    const notes = (await tx.select(noteColumns).from(poolNotes).where(eq(poolNotes.amountClass, amountClass))).map(toClassNote);
+    const since = Date.now() - RECOUNT_WINDOW_MS;
+    const reported = notes.filter((n) => n.withdrawnAt !== null && n.withdrawnAt.getTime() >= since && n.members !== null);
+    for (const note of reported) {
+      await tx
+        .update(transfers)
+        .set({ anonymitySet: reportedSize(note, notes), updatedAt: sql`now()` })
+        .where(and(eq(transfers.routeId, note.routeId), isNotNull(transfers.anonymitySet)));
+    }
+    return reported.length;
+  });
 }

@@ -4,7 +4,7 @@ import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import type { NoteReview, PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
-import { amountClassOfRoute, noteOfRoute, notesOfClasses, recountAfterRagequit, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
+import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
 import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -70,21 +70,27 @@ export function poolActivities(deps: ActivityDeps) {
     return loadNote(plan.routeId);
   }
 
+  /** Records the note with its class and its client's pseudonym in the class; the transfer forgets the client. */
   async function insertNote(routeId: string, note: PoolNote): Promise<void> {
-    await deps.db
-      .insert(poolNotes)
-      .values({
-        routeId,
-        asset: note.asset,
-        label: note.label,
-        commitment: note.commitment,
-        value: note.value.toString(),
-        amountClass: await amountClassOfRoute(deps.db, routeId),
-        txHash: note.txHash,
-        blockNumber: note.blockNumber.toString(),
-        depositedAt: new Date(note.timestamp * 1000),
-      })
-      .onConflictDoNothing();
+    const { amountClass, clientTag } = await classOfRoute(deps.db, routeId);
+    await deps.db.transaction(async (tx) => {
+      await tx
+        .insert(poolNotes)
+        .values({
+          routeId,
+          asset: note.asset,
+          label: note.label,
+          commitment: note.commitment,
+          value: note.value.toString(),
+          amountClass,
+          clientTag,
+          txHash: note.txHash,
+          blockNumber: note.blockNumber.toString(),
+          depositedAt: new Date(note.timestamp * 1000),
+        })
+        .onConflictDoNothing();
+      await tx.update(transfers).set({ privacyClient: null }).where(eq(transfers.routeId, routeId));
+    });
   }
 
   return {
@@ -165,14 +171,10 @@ export function poolActivities(deps: ActivityDeps) {
       const admit = async (state: ProvingState) => {
         const own = await noteOfRoute(deps.db, plan.routeId);
         const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
-        const { members, size } = own
-          ? setIfWithdrawnNow(own, notes, {
-              inState: (commitment) => state.commitments.has(commitment),
-              approved: (label) => state.approvedLabels.has(label),
-            })
-          : { members: [], size: 1 };
+        const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
+        const { members, size } = own ? setIfWithdrawnNow(own, notes, view, state) : { members: [], size: 1 };
         if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
-        await deps.db.update(poolNotes).set({ anonymityMembers: members }).where(eq(poolNotes.routeId, plan.routeId));
+        await deps.db.update(poolNotes).set({ anonymityMembers: members, provedLeaves: state.leafCount }).where(eq(poolNotes.routeId, plan.routeId));
       };
       let withdrawal: Awaited<ReturnType<typeof deps.pool.withdraw>>;
       try {
@@ -189,20 +191,19 @@ export function poolActivities(deps: ActivityDeps) {
         .update(poolNotes)
         .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) })
         .where(eq(poolNotes.routeId, plan.routeId));
-      const set = await reportedSize(deps.db, plan.routeId);
-      await deps.db.transaction(async (tx) => {
-        await tx
-          .update(transfers)
-          .set({
-            anonymitySet: set,
-            privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
-            privacyLeftAtMaxWait: set < plan.privacy.minAnonymitySet,
-            // The route no longer counts in anyone's set: its client is forgotten.
-            privacyClient: null,
-            updatedAt: sql`now()`,
-          })
-          .where(eq(transfers.routeId, plan.routeId));
-      });
+      const own = await noteOfRoute(deps.db, plan.routeId);
+      const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
+      await deps.db
+        .update(transfers)
+        .set({
+          anonymitySet: set,
+          privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
+          privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(transfers.routeId, plan.routeId));
+      // What this withdrawal tells an observer changes the class's other reports.
+      await recountClass(deps.db, own?.amountClass ?? null);
       await recordLedger(deps, {
         routeId: plan.routeId,
         kind: 'unshielded',
@@ -239,8 +240,8 @@ export function poolActivities(deps: ActivityDeps) {
       // A ragequit that reverted because a withdrawal spent the note first: nothing came back.
       if (!result) return null;
       await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
-      await deps.db.update(transfers).set({ privacyClient: null }).where(eq(transfers.routeId, plan.routeId));
-      await recountAfterRagequit(deps.db, plan.routeId);
+      // A ragequit note was never spent by anyone's withdrawal: the class's reports are counted without it.
+      await recountClass(deps.db, (await noteOfRoute(deps.db, plan.routeId))?.amountClass ?? null);
       await recordLedger(deps, {
         routeId: plan.routeId,
         kind: 'ragequit',

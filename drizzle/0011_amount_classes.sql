@@ -7,7 +7,9 @@ CREATE TABLE "price_epochs" (
 );
 --> statement-breakpoint
 ALTER TABLE "pool_notes" ADD COLUMN "amount_class" text;--> statement-breakpoint
+ALTER TABLE "pool_notes" ADD COLUMN "client_tag" text;--> statement-breakpoint
 ALTER TABLE "pool_notes" ADD COLUMN "anonymity_members" jsonb;--> statement-breakpoint
+ALTER TABLE "pool_notes" ADD COLUMN "proved_leaves" integer;--> statement-breakpoint
 ALTER TABLE "transfers" ADD COLUMN "rounding_amount" text;--> statement-breakpoint
 ALTER TABLE "transfers" ADD COLUMN "rounding_usd" double precision;--> statement-breakpoint
 ALTER TABLE "transfers" ADD COLUMN "privacy_left_at_max_wait" boolean;--> statement-breakpoint

@@ -16,7 +16,7 @@ import { createIrisClient } from './providers/cctp/iris.ts';
 import { createAttestationPoller, type AttestationPoller } from './providers/cctp/attestationPoller.ts';
 import { withCatalogCache } from './providers/cachedBridge.ts';
 import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
-import { createPoolOccupancy, withAmountAdvice } from './quote/amountAdvice.ts';
+import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
@@ -196,7 +196,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       previewAccount,
     });
   }
-  quotes = withQuoteCache(withAmountAdvice(quotes, createPoolOccupancy(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
+  quotes = withQuoteCache(withAmountAdvice(quotes, createClassActivity(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
   const close = async () => {
     attestations?.close();
     await database.close();

@@ -304,13 +304,15 @@ class TransferRoute {
         if (review === 'rejected')
           throw failure('AspRejected', 'the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)');
         const waited = Date.now() - shieldedAt;
-        if (review === 'approved' && anonymitySet >= minAnonymitySet) {
-          await sleep(delaySeconds * 1000);
-          return 'set-reached';
-        }
+        // The longest wait first: a route that waited it leaves with what it has, even when the gate saw its set
+        // reached but the withdrawal, counting against its exact roots, did not.
         if (review === 'approved' && waited >= maxWaitSeconds * 1000) {
           await sleep(delaySeconds * 1000);
           return 'max-wait';
+        }
+        if (review === 'approved' && anonymitySet >= minAnonymitySet) {
+          await sleep(delaySeconds * 1000);
+          return 'set-reached';
         }
         if (review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
           if (!askedNow) {

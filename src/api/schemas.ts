@@ -189,23 +189,27 @@ const amountSuggestionSchema = z
   .object({
     amount: z.string().openapi({ description: 'Input to send instead, decimal in whole source tokens like the request’s amount.', example: '101.37' }),
     quotedOutputAmount: smallestUnits('The class it pays (the smallest input that reaches it, so almost nothing is lost to rounding)'),
-    waitingInPool: z.number().int().openapi({ description: 'Transfers of that class waiting in the pool now.' }),
+    paidLast24h: z.number().int().openapi({ description: 'Transfers of that class the service paid out in the last 24 hours.' }),
   })
   .openapi('AmountSuggestion');
 
 const amountClassSchema = z
   .object({
     value: smallestUnits('The payout’s amount class, a value of the public grid (docs/privacy.md): equal to quotedOutputAmount'),
-    roundingBps: z.number().int().openapi({ description: 'roundingAmount in basis points of the output before rounding (below 100).' }),
+    roundingBps: z.number().int().openapi({ description: 'roundingAmount in whole basis points of the output before rounding, rounded down (0 to 99).' }),
     priceHeldUntil: z
       .string()
       .nullable()
       .openapi({ format: 'date-time', description: 'When the held prices of the cross-asset conversions are due to change; null when nothing is converted.' }),
-    waitingInPool: z.number().int().optional().openapi({ description: 'Quotes only: transfers of this class waiting in the pool now.' }),
+    paidLast24h: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: 'Quotes only: transfers of this class the service paid out in the last 24 hours (public on chain).' }),
     suggestions: z
       .array(amountSuggestionSchema)
       .optional()
-      .openapi({ description: 'Quotes only: up to three inputs without rounding cost, or whose class has more transfers waiting.' }),
+      .openapi({ description: 'Quotes only: up to three inputs without rounding cost, or whose class is busier.' }),
   })
   .openapi('AmountClass', { description: 'Addition to the spec (docs/api.md, "Amount classes").' });
 

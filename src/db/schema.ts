@@ -84,8 +84,8 @@ export const transfers = pgTable(
     /** True when the route left the pool at PRIVACY_MAX_WAIT_SECONDS with a set below its minimum. */
     privacyLeftAtMaxWait: boolean('privacy_left_at_max_wait'),
     /**
-     * Keyed hash of the client that created the transfer (as clientHash), kept while the route may count in another's
-     * anonymity set (until its note leaves the pool), so that one client's routes count once (src/privacy/anonymitySet.ts).
+     * Keyed hash of the client that created the transfer (as clientHash), kept until its note enters the pool, where it
+     * becomes the class's pseudonym pool_notes.client_tag (src/privacy/anonymitySet.ts); cleared then, or when the route ends.
      */
     privacyClient: text('privacy_client'),
 
@@ -170,10 +170,18 @@ export const poolNotes = pgTable(
     /** Set when the note went back to its depositor: it no longer hides anyone. */
     ragequitAt: timestamp('ragequit_at', { withTimezone: true }),
     /**
-     * The peers counted in the route's anonymity set when its withdrawal was proved (src/privacy/anonymitySet.ts), written
-     * before the proof: the report is counted from them, again whenever one of them ragequits.
+     * The creating client as a pseudonym of this class only (SHA-256 of transfers.privacy_client and the class): one
+     * client's notes of a class count once in an anonymity set (src/privacy/anonymitySet.ts); across classes, or without
+     * CLIENT_HASH_KEY, it names nobody.
+     */
+    clientTag: text('client_tag'),
+    /**
+     * The candidates counted in the route's anonymity set when its withdrawal was proved (src/privacy/anonymitySet.ts),
+     * written before the proof, and the state tree's leaf count at the root it proved against (orders the class's
+     * withdrawals by what they could spend). Reports are counted from them.
      */
     anonymityMembers: jsonb('anonymity_members').$type<Array<{ routeId: string; client: number }>>(),
+    provedLeaves: integer('proved_leaves'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('pool_notes_amount_class_idx').on(t.amountClass)],

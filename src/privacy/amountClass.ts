@@ -51,11 +51,10 @@ export function previousAmountClass(classValue: bigint): bigint | null {
   return classValue === 0n ? null : amountClassOf(classValue - 1n);
 }
 
-/** What rounding `value` down to its class costs, in basis points of `value` (rounded up; 0 for a grid value). */
+/** What rounding `value` down to its class costs, in whole basis points of `value` (rounded down: 0 to 99). */
 export function roundingBps(value: bigint): number {
   if (value <= 0n) return 0;
-  const lost = value - amountClassOf(value);
-  return Number((lost * 10_000n + value - 1n) / value);
+  return Number(((value - amountClassOf(value)) * 10_000n) / value);
 }
 
 /**

@@ -7,18 +7,22 @@
  * - of the same amount class (src/privacy/amountClass.ts): other classes withdraw and pay other amounts;
  * - in the pool state the withdrawal proves against (a later deposit cannot be the spent note);
  * - approved in the ASP's set at the root the withdrawal proves against (an unapproved note cannot be withdrawn);
+ * - worth at least what the withdrawal takes (note values are public);
  * - never ragequit (a ragequit shows its note was not the spent one: reports are counted again when a peer ragequits).
  * Notes of other users of the pool do not count: the shared gas account and relayer mark which deposits and
  * withdrawals are the service's.
  *
- * Earlier withdrawals. Candidates that an earlier withdrawal of the class may already have spent hide less: the
- * observer knows that each earlier withdrawal took one of its own candidates, just not which. Taking every matching
- * of withdrawals to candidates as equally likely, with each withdrawal's candidates as recorded when it was proved,
- * the withdrawal `i` of the class had f_i = |S_i| − (i − 1) notes left to choose from, and
- *   P(our withdrawal spent D) = Π_{i = first withdrawal that could have spent D … last before ours} (1 − 1/f_i) × 1/f_ours.
- * The set reported is ⌊1 / the largest such probability⌋, also over the other direction (which withdrawal spent our
- * note): the best guess an observer has, either way, is right at most once in that many. Routes that leave together
- * report the same set (three of one class: 3, 3, 3), while a route whose peers left before it deposited reports less.
+ * Other withdrawals. Each withdrawal of the class took one of its own candidates (recorded when it was proved), and
+ * the observer does not know which. Taking every matching of withdrawals to candidates as equally likely, and the
+ * withdrawals in the order of the pool state they proved against (each could spend what the ones before could), the
+ * withdrawal at place i chose among f_i = |candidates_i| − i notes not yet taken, and
+ *   P(withdrawal j spent note D) = Π_{i < j, D a candidate of i} (1 − 1/f_i) × 1/f_j.
+ * The set reported is ⌊1 / the largest such probability⌋ over both directions: which note the route's withdrawal
+ * spent, and which withdrawal spent the route's note (any of the class's, before or after it). The observer's best
+ * guess, either way, is right at most once in that many. Routes that leave together report the same set (three of a
+ * class from three clients: 2, 2, 2 — see below), a route whose peers left before it deposited reports less. Leading
+ * withdrawals that together could only have taken exactly their own candidates are settled: those notes are spent,
+ * and both drop out (which keeps the count small however long the class's history grows).
  *
  * Clients. An observer that is one of the service's clients knows its own routes (both ends): the set reported is the
  * smallest over taking any one client's routes away (the route's own client's other routes included), so one client
@@ -32,7 +36,9 @@ export interface PoolNoteFacts {
   amountClass: string | null;
   commitment: string;
   label: string;
-  /** The creating client's keyed hash; null when unknown (all unknown clients count as one). */
+  /** The note's value (public: its deposit shows it). */
+  value: bigint;
+  /** The creating client's pseudonym within the class; null when unknown (all unknown clients count as one). */
   client: string | null;
   /** Went back to its depositor: never the note anyone withdrew. */
   ragequit: boolean;
@@ -52,21 +58,27 @@ export interface SetMember {
   client: number;
 }
 
-/** An earlier withdrawal of the class, with every candidate it was proved with (itself included). */
-export interface EarlierWithdrawal {
+/** Another withdrawal of the class, with every candidate it was proved with (itself included). */
+export interface ClassWithdrawal {
   routeId: string;
   candidates: readonly string[];
 }
 
+/** The class's other withdrawals, in the order of the state they proved against: before the route's, and after it. */
+export interface ClassWithdrawals {
+  before: readonly ClassWithdrawal[];
+  after: readonly ClassWithdrawal[];
+}
+
 const UNKNOWN_CLIENT = '\u0000unknown';
 
-/** The candidates of `own` among `notes` in `state`, each with its client numbered within the set (0 = own's client). */
-export function anonymitySetMembers(own: PoolNoteFacts, notes: readonly PoolNoteFacts[], state: PoolStateView): SetMember[] {
+/** The candidates of `own` among `notes` in `state` worth at least `minValue`, each with its client numbered within the set (0 = own's client). */
+export function anonymitySetMembers(own: PoolNoteFacts, notes: readonly PoolNoteFacts[], state: PoolStateView, minValue = 0n): SetMember[] {
   if (own.amountClass === null) return [];
   const clients = new Map<string, number>([[own.client ?? UNKNOWN_CLIENT, 0]]);
   const members: SetMember[] = [];
   for (const note of notes) {
-    if (note.routeId === own.routeId || note.amountClass !== own.amountClass || note.ragequit) continue;
+    if (note.routeId === own.routeId || note.amountClass !== own.amountClass || note.ragequit || note.value < minValue) continue;
     if (!state.inState(note.commitment) || !state.approved(note.label)) continue;
     const client = note.client ?? UNKNOWN_CLIENT;
     if (!clients.has(client)) clients.set(client, clients.size);
@@ -80,55 +92,60 @@ interface Fraction {
   n: bigint;
   d: bigint;
 }
-const times = (p: Fraction, n: number, d: number): Fraction => ({ n: p.n * BigInt(n), d: p.d * BigInt(d) });
+const ZERO: Fraction = { n: 0n, d: 1n };
 const larger = (a: Fraction, b: Fraction) => (a.n * b.d >= b.n * a.d ? a : b);
 
-/** The set of `own` against `members` with `earlier` withdrawals of the class before it, none of the routes in `without` counted. */
-function setWithout(own: string, members: readonly SetMember[], earlier: readonly EarlierWithdrawal[], without: ReadonlySet<string>): number {
-  const universe = new Set([own, ...members.map((m) => m.routeId).filter((id) => !without.has(id))]);
-  const chain = earlier
-    .filter((w) => !without.has(w.routeId))
-    .map((w) => w.candidates.filter((id) => universe.has(id)))
-    .filter((candidates) => candidates.length > 0);
-  const ours = chain.length;
-  // left[i]: the notes withdrawal i had to choose from; ours is the last.
-  const left = [...chain.map((candidates, i) => new Set(candidates).size - i), universe.size - ours];
-  if (left.some((f) => f <= 0)) return 1;
-  // level: the first withdrawal that could have spent a note (ours for a note no earlier one could).
-  const level = new Map<string, number>();
-  chain.forEach((candidates, i) => {
-    for (const id of candidates) if (!level.has(id)) level.set(id, i);
+/** The leading withdrawals that could only have taken exactly their own candidates, and those notes: all settled. */
+function settledPrefix(before: readonly ClassWithdrawal[], without: ReadonlySet<string>): { withdrawals: number; notes: Set<string> } {
+  const union = new Set<string>();
+  let settled = { withdrawals: 0, notes: new Set<string>() };
+  before.forEach((w, i) => {
+    for (const id of w.candidates) if (!without.has(id)) union.add(id);
+    if (union.size === i + 1) settled = { withdrawals: i + 1, notes: new Set(union) };
   });
-  const levelOf = (note: string) => level.get(note) ?? ours;
-  /** P(withdrawal `j` spent a note of level `from`): it survived every withdrawal from `from` to j − 1, then j chose it. */
-  const spentBy = (from: number, j: number): Fraction => {
+  return settled;
+}
+
+/** The set of `own` against `members` and the class's other `withdrawals`, none of the routes in `without` counted. */
+function setWithout(own: string, members: readonly SetMember[], withdrawals: ClassWithdrawals, without: ReadonlySet<string>): number {
+  const before = withdrawals.before.filter((w) => !without.has(w.routeId));
+  const settled = settledPrefix(before, without);
+  const universe = new Set([own, ...members.map((m) => m.routeId)].filter((id) => !without.has(id) && !settled.notes.has(id)));
+  const open = (list: readonly ClassWithdrawal[]) =>
+    list.filter((w) => !without.has(w.routeId)).map((w) => new Set(w.candidates.filter((id) => universe.has(id))));
+  const chain = [...open(before.slice(settled.withdrawals)), universe, ...open(withdrawals.after)].filter((candidates) => candidates.size > 0);
+  const ours = chain.indexOf(universe);
+  const left = chain.map((candidates, i) => candidates.size - i);
+  if (left.some((f) => f <= 0)) return 1;
+  /** P(withdrawal `j` spent `note`): every earlier withdrawal that could have taken it did not, then j chose it. */
+  const spentBy = (note: string, j: number): Fraction => {
+    if (!chain[j]!.has(note)) return ZERO;
     let p: Fraction = { n: 1n, d: BigInt(left[j]!) };
-    for (let i = from; i < j; i++) p = times(p, left[i]! - 1, left[i]!);
+    for (let i = 0; i < j; i++) if (chain[i]!.has(note)) p = { n: p.n * BigInt(left[i]! - 1), d: p.d * BigInt(left[i]!) };
     return p;
   };
-  // Our withdrawal, whichever note: the latest level holds the likeliest notes (the fewest withdrawals to survive).
-  let worst = spentBy(Math.max(...[...universe].map(levelOf)), ours);
-  // Our note, whichever withdrawal took it.
-  for (let j = levelOf(own); j <= ours; j++) worst = larger(worst, spentBy(levelOf(own), j));
-  return Math.max(1, Number(worst.d / worst.n));
+  let worst = ZERO;
+  for (const note of universe) worst = larger(worst, spentBy(note, ours));
+  for (let j = 0; j < chain.length; j++) worst = larger(worst, spentBy(own, j));
+  return worst.n === 0n ? universe.size : Math.max(1, Number(worst.d / worst.n));
 }
 
 /**
- * The anonymity set of route `own` (module comment): its candidates `members`, the class's `earlier` withdrawals in
- * the order they were mined, and routes `excluded` since (ragequit). The smallest over taking any one client away.
+ * The anonymity set of route `own` (module comment): its candidates `members`, the class's other `withdrawals`, and
+ * routes `excluded` since (ragequit). The smallest over taking any one client away.
  */
 export function anonymitySetSize(
   own: string,
   members: readonly SetMember[],
-  earlier: readonly EarlierWithdrawal[] = [],
+  withdrawals: ClassWithdrawals = { before: [], after: [] },
   excluded: ReadonlySet<string> = new Set(),
 ): number {
   const counted = members.filter((m) => !excluded.has(m.routeId));
   const clients = new Set(counted.map((m) => m.client));
-  const sizes = [setWithout(own, counted, earlier, excluded)];
+  const sizes = [setWithout(own, counted, withdrawals, excluded)];
   for (const client of clients) {
     const theirs = new Set([...excluded, ...counted.filter((m) => m.client === client).map((m) => m.routeId)]);
-    sizes.push(setWithout(own, counted, earlier, theirs));
+    sizes.push(setWithout(own, counted, withdrawals, theirs));
   }
   return Math.min(...sizes);
 }

@@ -49,17 +49,21 @@ export interface PrivacyPool {
 export type NoteReview = 'pending' | 'approved' | 'rejected';
 
 /**
- * Asked before each proof of a new withdrawal attempt, before its destination, with the pool as the proof will see it;
+ * Asked before each proof of a new withdrawal attempt, after its destination, with the pool as the proof will see it;
  * throwing refuses the withdrawal: nothing is proved, recorded or sent, and `withdraw` rejects with that error.
  */
 export type WithdrawalAdmission = (state: ProvingState) => Promise<void>;
 
-/** The trees a withdrawal proof is about to prove against: Privacy Pools' state tree and the ASP's approved set. */
+/** The trees a withdrawal proof is about to prove against (Privacy Pools' state tree, the ASP's approved set), and its amount. */
 export interface ProvingState {
   /** Every commitment in the state tree at the root the proof uses (decimal strings). */
   commitments: ReadonlySet<string>;
   /** Every label in the ASP's approved set at the root the proof uses (decimal strings). */
   approvedLabels: ReadonlySet<string>;
+  /** Leaves of the state tree at that root: later proofs see at least as many. */
+  leafCount: number;
+  /** What the withdrawal takes from the note (gross): a note worth less could not be the one it spends. */
+  amount: bigint;
 }
 
 /** Where a withdrawal goes and how much of the note it takes (gross). */
@@ -82,11 +86,6 @@ export interface PoolNote {
 
 export interface PoolWithdrawal {
   txHash: Hex;
-  /**
-   * The block of the pool state the withdrawal was proved against: deposits after it cannot be the note it
-   * spent, so they are not part of its anonymity set.
-   */
-  provenAtBlock: bigint;
   /** What `to` received: the gross amount less the withdrawal fee. */
   delivered: bigint;
   fee: bigint;

@@ -1,27 +1,32 @@
-import { and, count, inArray, isNull } from 'drizzle-orm';
+import { and, count, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
-import { poolNotes } from '../db/schema.ts';
+import { poolNotes, transfers } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
 import { amountClassKey, nextAmountClass, previousAmountClass } from '../privacy/amountClass.ts';
 import type { AmountSuggestion, QuoteService } from './quoteService.ts';
 
-/** How many classes on each side of the quote's own are looked at for a fuller one. */
+/** How many classes on each side of the quote's own are looked at for a busier one. */
 const NEIGHBOUR_CLASSES = 5;
 /** Suggestions per quote at most. */
 const MAX_SUGGESTIONS = 3;
 
-/** How many transfers of each class (amountClassKey) wait in the pool now: deposited, not withdrawn, not ragequit. */
-export type PoolOccupancy = (classKeys: string[]) => Promise<Map<string, number>>;
+/**
+ * How many transfers of each class (amountClassKey) the service paid out in the last 24 hours. Only payouts, which are
+ * public (the destination chain shows each one, the bridge's history ties it to the service): how many of a class
+ * wait in the pool now is not, since a fresh deposit's class and destination are known only once it pays out.
+ */
+export type ClassActivity = (classKeys: string[]) => Promise<Map<string, number>>;
 
-export function createPoolOccupancy(db: Database): PoolOccupancy {
+export function createClassActivity(db: Database): ClassActivity {
   return async (classKeys) => {
     if (classKeys.length === 0) return new Map();
     const rows = await db
-      .select({ amountClass: poolNotes.amountClass, waiting: count() })
+      .select({ amountClass: poolNotes.amountClass, paid: count() })
       .from(poolNotes)
-      .where(and(inArray(poolNotes.amountClass, classKeys), isNull(poolNotes.withdrawnAt), isNull(poolNotes.ragequitAt)))
+      .innerJoin(transfers, eq(transfers.routeId, poolNotes.routeId))
+      .where(and(inArray(poolNotes.amountClass, classKeys), eq(transfers.status, 'COMPLETED'), gt(transfers.completedAt, sql`now() - interval '24 hours'`)))
       .groupBy(poolNotes.amountClass);
-    return new Map(rows.map((r) => [r.amountClass ?? '', r.waiting]));
+    return new Map(rows.map((r) => [r.amountClass ?? '', r.paid]));
   };
 }
 
@@ -35,13 +40,13 @@ function neighbours(value: bigint, n: number): bigint[] {
 }
 
 /**
- * Quotes with advice on the amount (docs/api.md, "Amount classes"): how many transfers of the payout's class wait in
- * the pool now, and up to three input amounts worth a look: the smallest input that pays the same class (when the
- * quote's own rounding costs something), the smallest that pays the next class up, and the smallest that pays the
- * fullest class nearby. The counts are what anyone can work out from the pool's public deposits and withdrawals.
- * A create (`fresh`) gets none of it: it pays for the quote alone. Advice that fails to price is left out, never an error.
+ * Quotes with advice on the amount (docs/api.md, "Amount classes"): how many transfers of the payout's class the
+ * service paid in the last day, and up to three input amounts worth a look: the smallest input that pays the same
+ * class (when the quote's own rounding costs something), the smallest that pays the next class up, and the smallest
+ * that pays the busiest class nearby. A create (`fresh`) gets none of it: it pays for the quote alone. Advice that
+ * fails to price is left out, never an error.
  */
-export function withAmountAdvice(service: QuoteService, occupancy: PoolOccupancy): QuoteService {
+export function withAmountAdvice(service: QuoteService, activity: ClassActivity): QuoteService {
   return {
     ...service,
     async quote(request, options) {
@@ -51,17 +56,17 @@ export function withAmountAdvice(service: QuoteService, occupancy: PoolOccupancy
       const own = BigInt(quote.amountClass.value);
       const classes = neighbours(own, NEIGHBOUR_CLASSES);
       const keyOf = (value: bigint) => amountClassKey(quote.destChainId, destToken.address, value);
-      const waiting = await occupancy(classes.map(keyOf));
-      const waitingIn = (value: bigint) => waiting.get(keyOf(value)) ?? 0;
+      const paid = await activity(classes.map(keyOf));
+      const paidIn = (value: bigint) => paid.get(keyOf(value)) ?? 0;
 
-      const fullest = classes.reduce((best, v) => (waitingIn(v) > waitingIn(best) ? v : best), own);
-      const targets = [...new Set([...(quote.roundingAmount !== '0' ? [own] : []), nextAmountClass(own), fullest])];
+      const busiest = classes.reduce((best, v) => (paidIn(v) > paidIn(best) ? v : best), own);
+      const targets = [...new Set([...(quote.roundingAmount !== '0' ? [own] : []), nextAmountClass(own), busiest])];
       const priced = await Promise.all(
         targets.map(async (value): Promise<(AmountSuggestion & { input: bigint }) | null> => {
           try {
             const input = await service.inputFor(request, value);
             if (value === own && input >= BigInt(quote.amount)) return null;
-            return { amount: formatAmount(input, sourceToken.decimals), quotedOutputAmount: value.toString(), waitingInPool: waitingIn(value), input };
+            return { amount: formatAmount(input, sourceToken.decimals), quotedOutputAmount: value.toString(), paidLast24h: paidIn(value), input };
           } catch {
             return null;
           }
@@ -71,10 +76,10 @@ export function withAmountAdvice(service: QuoteService, occupancy: PoolOccupancy
       const distance = (x: bigint) => (x > amount ? x - amount : amount - x);
       const suggestions = priced
         .filter((s): s is NonNullable<typeof s> => s !== null)
-        .sort((a, b) => b.waitingInPool - a.waitingInPool || (distance(a.input) < distance(b.input) ? -1 : 1))
+        .sort((a, b) => b.paidLast24h - a.paidLast24h || (distance(a.input) < distance(b.input) ? -1 : 1))
         .slice(0, MAX_SUGGESTIONS)
         .map(({ input: _, ...suggestion }) => suggestion);
-      return { ...resolved, quote: { ...quote, amountClass: { ...quote.amountClass, waitingInPool: waitingIn(own), suggestions } } };
+      return { ...resolved, quote: { ...quote, amountClass: { ...quote.amountClass, paidLast24h: paidIn(own), suggestions } } };
     },
   };
 }

@@ -55,12 +55,10 @@ export function stillHeld(current: HeldPrice | null, live: string, now: Date, se
 
 /**
  * Price epochs kept in Postgres (table price_epochs), so every API instance and the worker hold the same price: the
- * first quote of an epoch writes it, under a per-token lock, and the others read it. Each process keeps the current
- * epoch in memory until it ends or the market leaves it.
+ * first quote of an epoch writes it, under a per-token lock, and the others read it (each quote reads the current
+ * epoch, one indexed row: a process never quotes from an epoch another one has ended).
  */
 export function createPriceEpochs(db: Database, settings: PriceEpochSettings, now: () => Date = () => new Date()): PriceEpochs {
-  const cached = new Map<string, HeldPrice>();
-
   async function currentRow(token: string, at: Date): Promise<HeldPrice | null> {
     const [row] = await db
       .select()
@@ -104,10 +102,7 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
       const price = await live();
       if (price === null) return null;
       const at = now();
-      const kept = stillHeld(cached.get(key) ?? (await currentRow(key, at)), price, at, settings);
-      const held = kept ?? (await startOrJoin(key, price, at));
-      cached.set(key, held);
-      return held;
+      return stillHeld(await currentRow(key, at), price, at, settings) ?? (await startOrJoin(key, price, at));
     },
   };
 }

@@ -51,9 +51,9 @@ export interface AmountClassInfo {
   roundingBps: number;
   /** When the held prices of this quote's cross-asset conversions are due to be replaced; null when nothing is converted. */
   priceHeldUntil: string | null;
-  /** Transfers of this class now waiting in the pool (quotes only; see withAmountAdvice). */
-  waitingInPool?: number;
-  /** Input amounts with no rounding cost or with fuller classes nearby (quotes only; see withAmountAdvice). */
+  /** Transfers of this class the service paid out in the last 24 hours (quotes only; see withAmountAdvice). */
+  paidLast24h?: number;
+  /** Input amounts with no rounding cost or with busier classes nearby (quotes only; see withAmountAdvice). */
   suggestions?: AmountSuggestion[];
 }
 
@@ -62,7 +62,7 @@ export interface AmountSuggestion {
   amount: string;
   /** The class it pays out, destination smallest units: the smallest input that reaches it, so it loses almost nothing to rounding. */
   quotedOutputAmount: string;
-  waitingInPool: number;
+  paidLast24h: number;
 }
 
 /** A quote plus what the service needs to execute it (resolved tokens), kept off the wire. */
@@ -270,6 +270,14 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       const fee = serviceFee(gross, deps.feePolicy, prices.destUsd, destToken.decimals);
       if (gross - fee <= 0n) {
         throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
+      }
+      // What the live bridge would deliver along the same path now: the held prices may promise more (the bridge's own
+      // costs, a market that moved within the epoch's band). The service fee carries the difference, never more.
+      const livePath = (bridgeOut.amountOut * (prices.convertsIn ? bridgeIn.amountOut : deposited)) / deposited;
+      if (prices.convertsIn || prices.convertsOut ? gross - livePath > fee : false) {
+        throw new QuoteError(
+          `amount ${request.amount} ${symbol} is too small for this pair now: the bridge's costs exceed what the held price leaves (try a larger amount)`,
+        );
       }
       const { output, rounding, roundingBps } = classOutput(gross - fee);
       const usd = (units: bigint) => unitsToUsd(units, destToken.decimals, prices.destUsd);

@@ -333,10 +333,10 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
   };
 }
 
-/** A stored transfer's class: its output, and what the rounding cost in bps of the output before it. */
+/** A stored transfer's class: its output, and what the rounding cost in whole bps of the output before it (as src/privacy/amountClass.ts roundingBps). */
 function amountClassView(output: bigint, rounding: bigint): { value: string; roundingBps: number } {
   const before = output + rounding;
-  return { value: output.toString(), roundingBps: before === 0n ? 0 : Number((rounding * 10_000n + before - 1n) / before) };
+  return { value: output.toString(), roundingBps: before === 0n ? 0 : Number((rounding * 10_000n) / before) };
 }
 
 export type TransferService = ReturnType<typeof createTransferService>;

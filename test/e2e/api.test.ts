@@ -129,11 +129,11 @@ describe('POST /api/private-route/quote', () => {
     assert.ok(fee >= 1_000_000n);
     assert.ok(output < 100_000_000n - fee);
     // the payout is its amount class: the rounding down to it costs less than 1 %
-    const amountClass = q.amountClass as { value: string; roundingBps: number; waitingInPool: number; suggestions: unknown[] };
+    const amountClass = q.amountClass as { value: string; roundingBps: number; paidLast24h: number; suggestions: unknown[] };
     assert.equal(amountClass.value, q.quotedOutputAmount);
     assert.equal(amountClassOf(output), output);
     assert.ok(rounding * 100n < gross, `rounding ${rounding} of ${gross}`);
-    assert.equal(typeof amountClass.waitingInPool, 'number');
+    assert.equal(typeof amountClass.paidLast24h, 'number');
     assert.ok(Array.isArray(amountClass.suggestions));
     assert.equal(q.amountInUsd, 100);
     assert.ok((q.etaSeconds as number) > 0);

@@ -121,7 +121,7 @@ function plainPayloads(node: unknown, at = ''): string[] {
       typeof encoding === 'string' ? Buffer.from(encoding, 'base64').toString() : Buffer.from(Object.values(encoding as object) as number[]).toString();
     return text === 'binary/encrypted' ? [] : [`${at} (${text})`];
   }
-  return Object.entries(record).flatMap(([key, value]) => (key === 'searchAttributes' ? [] : plainPayloads(value, `${at}.${key}`)));
+  return Object.entries(record).flatMap(([key, value]) => (key === 'searchAttributes' || key === 'patch-data' ? [] : plainPayloads(value, `${at}.${key}`)));
 }
 
 describe('full transfers on the local stack', () => {
@@ -294,7 +294,17 @@ describe('encrypted Temporal history', () => {
         const lower = text.toLowerCase();
         for (const address of addresses) assert.ok(!lower.includes(address.slice(2).toLowerCase()), `${workflowId}'s history holds ${address} in clear`);
       }
-      // Every payload is encrypted, except search attributes (indexed by the server, so never encoded: TransferStatus, NeedsAttention).
+      // Every payload is encrypted, except search attributes (indexed by the server, so never encoded: TransferStatus, NeedsAttention)
+      // and patch markers (the SDK's core writes them without the codec): they hold the patch's name from the code, nothing else.
+      let patchMarkers = 0;
+      for (const { workflowId, text } of histories) {
+        const patches = [...text.matchAll(/"patch-data":\{"payloads":\[\{"metadata":\{[^}]*\},"data":"([^"]+)"/g)].map((m) =>
+          Buffer.from(m[1]!, 'base64').toString(),
+        );
+        for (const patch of patches) assert.match(patch, /^\{"id":"[a-z0-9-]+","deprecated":(true|false)\}$/, `${workflowId}: a patch marker holds ${patch}`);
+        patchMarkers += patches.length;
+      }
+      assert.ok(patchMarkers > 0, 'the transfers ran through a patched step');
       for (const execution of histories) {
         const clear = plainPayloads(JSON.parse(execution.text.slice(execution.text.lastIndexOf('\n') + 1)));
         assert.deepEqual(clear, [], `${execution.workflowId}: payloads in clear at ${clear.join(', ')}`);

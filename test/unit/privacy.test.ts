@@ -87,12 +87,13 @@ describe('anonymity set', () => {
     amountClass: CLASS,
     commitment: `c-${routeId}`,
     label: `l-${routeId}`,
+    value: 100n,
     client: `client-${routeId}`,
     ragequit: false,
     ...over,
   });
   const everything: PoolStateView = { inState: () => true, approved: () => true };
-  const candidates = (own: PoolNoteFacts, notes: PoolNoteFacts[], state = everything) => anonymitySetMembers(own, notes, state).map((m) => m.routeId);
+  const candidates = (own: PoolNoteFacts, notes: PoolNoteFacts[], state = everything) => anonymitySetMembers(own, notes, state, 100n).map((m) => m.routeId);
 
   test('candidates: the notes of the class an observer cannot exclude', () => {
     const own = note('own');
@@ -105,6 +106,7 @@ describe('anonymity set', () => {
       ['a pre-class route has a class of its own', [note('own', { amountClass: null }), note('a', { amountClass: null })], []],
       ['a peer not approved at the ASP root', [own, note('a'), note('b')], ['a'], { inState: () => true, approved: (label) => label !== 'l-b' }],
       ['a peer deposited after the proof’s state root', [own, note('a'), note('b')], ['b'], { inState: (c) => c !== 'c-a', approved: () => true }],
+      ['a note worth less than the withdrawal takes', [own, note('a', { value: 99n }), note('b', { value: 101n })], ['b']],
     ];
     for (const [what, notes, expected, state] of cases) assert.deepEqual(candidates(notes[0]!, notes, state), expected, what);
     const members = anonymitySetMembers(
@@ -124,59 +126,74 @@ describe('anonymity set', () => {
 
   test('size: what the best guess of an observer leaves, either way', () => {
     // Any one client may be the observer (it knows its own routes), so a set counts what is left without the worst one.
+    const all3 = (id: string) => ({ routeId: id, candidates: ['a', 'b', 'c'] });
+    const before = (...withdrawals: Array<{ routeId: string; candidates: string[] }>) => ({ before: withdrawals, after: [] });
     const cases: Array<[string, number, Parameters<typeof anonymitySetSize>]> = [
       ['alone', 1, ['r', []]],
       ['three peers from three clients, nobody left yet: any one of them may be the observer', 3, ['r', others('a', 'b', 'c')]],
+      ['the last of three that left together', 2, ['c', others('a', 'b'), before(all3('a'), all3('b'))]],
+      ['the second of three that left together', 2, ['b', others('a', 'c'), { before: [all3('a')], after: [all3('c')] }]],
+      ['the first of three that left together, once the others left too', 2, ['a', others('b', 'c'), { before: [], after: [all3('b'), all3('c')] }]],
       [
-        'the last of three that left together',
-        2,
-        [
-          'c',
-          others('a', 'b'),
-          [
-            { routeId: 'a', candidates: ['a', 'b', 'c'] },
-            { routeId: 'b', candidates: ['a', 'b', 'c'] },
-          ],
-        ],
+        'a peer left before the route deposited, and the other peer is the observer',
+        1,
+        ['r', others('a', 'b'), before({ routeId: 'a', candidates: ['a', 'b'] })],
       ],
-      ['the second of three that left together', 2, ['b', others('a', 'c'), [{ routeId: 'a', candidates: ['a', 'b', 'c'] }]]],
-      ['the first of three that left together', 2, ['a', others('b', 'c')]],
-      ['a peer left before the route deposited, and the other peer is the observer', 1, ['r', others('a', 'b'), [{ routeId: 'a', candidates: ['a', 'b'] }]]],
-      ['a peer left before the route deposited, among many clients', 3, ['r', others('a', 'b', 'c', 'd'), [{ routeId: 'a', candidates: ['a', 'b'] }]]],
+      ['a peer left before the route deposited, among many clients', 3, ['r', others('a', 'b', 'c', 'd'), before({ routeId: 'a', candidates: ['a', 'b'] })]],
+      [
+        'an older proof mined later comes first: it could only take the early notes',
+        1,
+        ['r2', others('r0', 'r1'), before({ routeId: 'r1', candidates: ['r0', 'r1'] })],
+      ],
+      [
+        'a later withdrawal that may have taken the route’s note',
+        2,
+        ['r', others('a', 'b'), { before: [], after: [{ routeId: 'a', candidates: ['a', 'b', 'r'] }] }],
+      ],
+      ['a settled withdrawal (it could take only its own note) changes nothing', 3, ['r', others('a', 'b', 'c'), before({ routeId: 'x', candidates: ['x'] })]],
       ['one client holds every peer: taking it away leaves the route alone', 1, ['r', [member('a', 1), member('b', 1), member('c', 1)]]],
       ['two of the three peers are the route’s own client’s', 2, ['r', [member('a', 0), member('b', 0), member('c', 1)]]],
-      ['a ragequit peer no longer counts', 2, ['r', others('a', 'b', 'c'), [], new Set(['c'])]],
+      ['a ragequit peer no longer counts', 2, ['r', others('a', 'b', 'c'), before(), new Set(['c'])]],
     ];
     for (const [what, expected, args] of cases) assert.equal(anonymitySetSize(...args), expected, what);
   });
 
-  /** Every matching of the withdrawals to distinct candidates, counted: the observer's exact odds, by brute force. */
-  function bruteForce(own: string, universe: string[], chain: string[][]): number {
-    const all = [...chain.map((c) => c.filter((id) => universe.includes(id))), universe];
+  /**
+   * Every matching of the class's withdrawals (ours at `oursAt`) to distinct candidates, counted: the observer's exact
+   * odds by brute force, as ⌊1 / the largest chance⌋ that ours spent some note or that some withdrawal spent our note.
+   */
+  function bruteForce(own: string, chain: string[][], oursAt: number): number {
     let total = 0;
-    const oursTook = new Map<string, number>();
-    const tookOwn = new Map<number, number>();
+    const counts = new Map<string, number>();
+    const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
     const walk = (i: number, used: Set<string>, picks: string[]) => {
-      if (i === all.length) {
+      if (i === chain.length) {
         total++;
-        oursTook.set(picks.at(-1)!, (oursTook.get(picks.at(-1)!) ?? 0) + 1);
+        bump(`ours:${picks[oursAt]}`);
         const j = picks.indexOf(own);
-        if (j !== -1) tookOwn.set(j, (tookOwn.get(j) ?? 0) + 1);
+        if (j !== -1) bump(`took-own:${j}`);
         return;
       }
-      for (const id of all[i]!) if (!used.has(id)) walk(i + 1, new Set([...used, id]), [...picks, id]);
+      for (const id of chain[i]!) if (!used.has(id)) walk(i + 1, new Set([...used, id]), [...picks, id]);
     };
     walk(0, new Set(), []);
     if (total === 0) return 1;
-    const worst = Math.max(...oursTook.values(), ...tookOwn.values());
-    return Math.max(1, Math.floor(total / worst));
+    return Math.max(1, Math.floor(total / Math.max(...counts.values())));
   }
 
-  test('with each withdrawal proved against the pool as it then was, the size is the exact odds of an observer (brute force)', () => {
+  /** Whether some matching has withdrawal `oursAt` spend `own`. */
+  function possible(own: string, chain: string[][], oursAt: number): boolean {
+    const walk = (i: number, used: Set<string>): boolean =>
+      i === chain.length || chain[i]!.some((id) => !used.has(id) && (i !== oursAt || id === own) && walk(i + 1, new Set([...used, id])));
+    return walk(0, new Set());
+  }
+
+  test('with each withdrawal proved against the pool as it then was, the size never exceeds the observer’s exact odds (brute force)', () => {
     // A class's history: deposits and withdrawals in time; each withdrawal's candidates are the deposits before it.
-    const history = fc.array(fc.constantFrom('deposit', 'withdraw'), { minLength: 1, maxLength: 9 });
+    // The route's own withdrawal is one of them (or the next one); every client is distinct.
+    const history = fc.array(fc.constantFrom('deposit', 'withdraw'), { minLength: 1, maxLength: 10 });
     fc.assert(
-      fc.property(history, fc.nat(), (events, pick) => {
+      fc.property(history, fc.nat(), fc.nat(), (events, pickNote, pickWithdrawal) => {
         const deposits: string[] = [];
         const chain: string[][] = [];
         let unspent = 0;
@@ -189,17 +206,22 @@ describe('anonymity set', () => {
             unspent--;
           }
         }
-        if (unspent === 0) return;
-        // The route is one of the deposits not yet taken: by pigeonhole, any deposit may be.
-        const own = deposits[pick % deposits.length]!;
-        const members = deposits.filter((d) => d !== own).map((d, i) => member(d, i + 1));
-        // A withdrawal is a route's too: name each after a deposit it may be, other than ours (its routeId only groups clients).
-        const earlier = chain.map((candidates, i) => ({ routeId: `w${i}`, candidates }));
-        const exact = bruteForce(own, deposits, chain);
-        const setSize = anonymitySetSize(own, members, earlier);
-        assert.ok(setSize <= exact, `reported ${setSize}, an observer leaves ${exact}`);
+        if (unspent === 0) chain.pop();
+        if (deposits.length === 0) return;
+        // Our withdrawal: one of the recorded ones, or one more at the end (it can spend anything deposited).
+        const at = pickWithdrawal % (chain.length + 1);
+        const oursCandidates = at === chain.length ? [...deposits] : chain[at]!;
+        const own = oursCandidates[pickNote % oursCandidates.length]!;
+        const withOurs = [...chain.slice(0, at), oursCandidates, ...chain.slice(at + 1)];
+        const members = oursCandidates.filter((d) => d !== own).map((d, i) => member(d, i + 1));
+        const named = (list: string[][], from: number) => list.map((candidates, i) => ({ routeId: `w${from + i}`, candidates }));
+        const setSize = anonymitySetSize(own, members, { before: named(chain.slice(0, at), 0), after: named(chain.slice(at + 1), at + 1) });
+        const exact = bruteForce(own, withOurs, at);
+        // Only histories where our withdrawal can have spent our note happen.
+        if (!possible(own, withOurs, at)) return;
+        assert.ok(setSize <= exact, `reported ${setSize}, an observer leaves ${exact} (history ${events.join(' ')}, ours at ${at}, own ${own})`);
       }),
-      { numRuns: 300 },
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
     );
   });
 });

@@ -166,7 +166,18 @@ describe('price epochs', () => {
   // A bridge whose WETH price the test moves; every quote of one amount inside an epoch must pay the same.
   let wethUsd = '2500';
   let now = new Date('2026-11-26T10:00:00Z');
-  const moving: DepositAddressBridge = { ...fakeBridge, tokenUsdPrice: async (_chainId, address) => (address === WETH(0).address ? wethUsd : '1') };
+  // The bridge swaps at the moving price too (its own 0.1 % fee on top), as a real one follows the market.
+  const moving: DepositAddressBridge = {
+    ...fakeBridge,
+    tokenUsdPrice: async (_chainId, address) => (address === WETH(0).address ? wethUsd : '1'),
+    quote: async (request) => {
+      const fixed = await fakeBridge.quote(request);
+      if (request.destinationCurrency !== WETH(0).address || request.tradeType !== 'EXACT_INPUT') return fixed;
+      const [whole, fraction = ''] = wethUsd.split('.');
+      const cents = BigInt(whole!) * 100n + BigInt(fraction.padEnd(2, '0').slice(0, 2));
+      return { ...fixed, amountOut: (request.amount * 10n ** 12n * 100n * 999n) / (cents * 1000n) };
+    },
+  };
   const epochQuotes = createQuoteService({
     bridge: moving,
     pool: fakePool,
@@ -206,5 +217,30 @@ describe('price epochs', () => {
     now = new Date('2026-11-26T13:00:00Z');
     const next = (await epochQuotes.quote(request)).quote;
     assert.equal(next.amountClass.priceHeldUntil, '2026-11-26T14:00:00.000Z');
+  });
+
+  test('a quote whose held price promises more than the live bridge gives, beyond the fee, is refused', async () => {
+    wethUsd = '2500';
+    now = new Date('2026-11-26T15:10:00Z');
+    const stingy: DepositAddressBridge = {
+      ...moving,
+      // A bridge that takes 3 % on the swap: more than the 1.5 % fee leaves.
+      quote: async (request) => {
+        const live = await moving.quote(request);
+        return request.destinationCurrency === WETH(0).address ? { ...live, amountOut: (live.amountOut * 97n) / 100n } : live;
+      },
+    };
+    const service = createQuoteService({
+      bridge: stingy,
+      pool: fakePool,
+      hubChainId: 2,
+      hubTokenSymbol: 'USDC',
+      feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+      priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
+      priceMarginBps: 50,
+      poolEtaSeconds: 60,
+      previewAccount: `0x${'9'.repeat(40)}`,
+    });
+    await assert.rejects(service.quote(request), (error: unknown) => error instanceof QuoteError && /bridge's costs exceed/.test(error.message));
   });
 });

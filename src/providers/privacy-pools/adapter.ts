@@ -9,18 +9,7 @@ import {
   type WithdrawalProof,
 } from '@0xbow/privacy-pools-core-sdk';
 import { poseidon1 } from 'poseidon-lite';
-import {
-  decodeFunctionData,
-  encodeAbiParameters,
-  encodeFunctionData,
-  erc20Abi,
-  getAbiItem,
-  parseEventLogs,
-  zeroAddress,
-  type Address,
-  type Hex,
-  type LocalAccount,
-} from 'viem';
+import { encodeAbiParameters, encodeFunctionData, erc20Abi, getAbiItem, parseEventLogs, zeroAddress, type Address, type LocalAccount } from 'viem';
 import type { ChainClients } from '../../chain/clients.ts';
 import { receiptOrNull, TransactionRevertedError, type TxSender } from '../../chain/txSender.ts';
 import type { NoteReview, PoolNote, PoolWithdrawal, PrivacyPool, WithdrawalAdmission, WithdrawalDestination } from '../privacyPool.ts';
@@ -207,20 +196,24 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     });
     const change = await opts.secrets.withdrawalSecrets(label, 0n);
 
-    /** The trees as they are now, admitted by the caller before anything is proved against them. */
-    const admittedTrees = async () => {
+    /** The trees as they are now. */
+    const currentTrees = async () => {
       const [{ leaves }, approved] = await Promise.all([pool.stateTree.scan(), approvedLabels(pool)]);
       if (!approved.labels.includes(label)) throw new Error(`the deposit of route ${input.routeId} is not in the ASP's approved set`);
-      const decimal = (values: bigint[]) => new Set(values.map((v) => v.toString()));
-      await input.admit?.({ commitments: decimal(leaves), approvedLabels: decimal(approved.labels) });
       return { leaves, approved };
+    };
+    /** The caller's admission of a withdrawal of `amount` against `trees`, before anything is proved against them. */
+    const admit = async (trees: Awaited<ReturnType<typeof currentTrees>>, amount: bigint) => {
+      const decimal = (values: bigint[]) => new Set(values.map((v) => v.toString()));
+      await input.admit?.({ commitments: decimal(trees.leaves), approvedLabels: decimal(trees.approved.labels), leafCount: trees.leaves.length, amount });
+      return trees;
     };
 
     /** Proves against `trees`; the pool accepts only the latest ASP root, so a proof against one replaced meanwhile is made again. */
     const proveAgainstLatestRoots = async (
       withdrawal: ReturnType<typeof withdrawalTo>,
       amount: bigint,
-      first: Awaited<ReturnType<typeof admittedTrees>>,
+      first: Awaited<ReturnType<typeof currentTrees>>,
     ): Promise<WithdrawalProof> => {
       let trees = first;
       for (let attempt = 1; ; attempt++) {
@@ -241,14 +234,14 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
         const latest = await client().readContract({ address: entrypoint, abi: entrypointAbi, functionName: 'latestRoot' });
         if (latest === approved.root) return proof;
         if (attempt >= PROOF_ATTEMPTS) throw new AspOutOfSyncError(`the ASP replaced its root during each of ${attempt} withdrawal proofs; retry later`);
-        trees = await admittedTrees();
+        trees = await admit(await currentTrees(), amount);
       }
     };
     const { withdrawal, proof } = await proofSlots(async () => {
-      const trees = await admittedTrees();
+      const trees = await currentTrees();
       const { to, amount } = await input.destination();
       const withdrawal = withdrawalTo(to);
-      return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount, trees) };
+      return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount, await admit(trees, amount)) };
     });
     await sender.send({
       routeId: input.routeId,
@@ -289,28 +282,17 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
     };
   }
 
-  async function describeWithdrawal(asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolWithdrawal> {
+  async function describeWithdrawal(_asset: Address, sent: Awaited<ReturnType<TxSender['send']>>): Promise<PoolWithdrawal> {
     const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs });
     // Transaction hashes stay out of error texts: with the routeId beside them they would link the route's two sides in logs.
     if (!event) throw new Error('a withdrawal transaction emitted no WithdrawalRelayed event');
     return {
       txHash: sent.txHash,
-      provenAtBlock: await stateRootBlock(await poolOf(asset), sent.txHash),
       delivered: event.args._amount - event.args._feeAmount,
       fee: event.args._feeAmount,
       blockNumber: sent.receipt.blockNumber,
       timestamp: await blockTime(sent.receipt.blockNumber),
     };
-  }
-
-  /** The block where the pool reached the state root a withdrawal transaction proved against (from its calldata). */
-  async function stateRootBlock(pool: AssetPool, txHash: Hex): Promise<bigint> {
-    const { input } = await client().getTransaction({ hash: txHash });
-    const { args } = decodeFunctionData({ abi: entrypointAbi, data: input });
-    const stateRoot = (args[1] as { pubSignals: readonly bigint[] }).pubSignals[3]!;
-    const block = (await pool.stateTree.scan()).rootBlocks.get(stateRoot);
-    if (block === undefined) throw new Error('a withdrawal proved against a state root the pool never had');
-    return block;
   }
 
   return {
@@ -457,7 +439,7 @@ interface LeafScanner {
    * Every commitment ever inserted into the pool's state tree, in order, and the block where each of its
    * roots was reached; concurrent callers share one scan.
    */
-  scan(): Promise<{ leaves: bigint[]; rootBlocks: ReadonlyMap<bigint, bigint> }>;
+  scan(): Promise<{ leaves: bigint[] }>;
 }
 
 /**
@@ -466,16 +448,14 @@ interface LeafScanner {
  */
 function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): LeafScanner {
   const leaves: bigint[] = [];
-  const rootBlocks = new Map<bigint, bigint>();
   let scannedTo = opts.fromBlock - 1n;
-  let scanning: Promise<{ leaves: bigint[]; rootBlocks: ReadonlyMap<bigint, bigint> }> | null = null;
+  let scanning: Promise<{ leaves: bigint[] }> | null = null;
 
   async function scan() {
     const client = opts.clients.publicClient(opts.chainId);
     const head = await client.getBlockNumber();
     for (const log of await scanLogs(opts, address, leafInsertedEvent, scannedTo + 1n, head)) {
       leaves[Number(log.args._index!) - 1] = log.args._leaf!;
-      rootBlocks.set(log.args._root!, log.blockNumber);
     }
     scannedTo = head;
     const root = await client.readContract({ address, abi: poolAbi, functionName: 'currentRoot', blockNumber: head });
@@ -483,11 +463,10 @@ function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): LeafSca
     if (!complete || (leaves.length > 0 && generateMerkleProof(leaves, leaves[0]!).root !== root)) {
       // A gap or a reorg: start over from the deployment block on the next call.
       leaves.length = 0;
-      rootBlocks.clear();
       scannedTo = opts.fromBlock - 1n;
       throw new Error(`the pool's scanned leaves do not match its root ${root} at block ${head}; rescanning`);
     }
-    return { leaves: [...leaves], rootBlocks };
+    return { leaves: [...leaves] };
   }
 
   return {
