@@ -59,8 +59,9 @@ export function stillHeld(current: HeldPrice | null, live: string, now: Date, se
  * epoch, one indexed row: a process never quotes from an epoch another one has ended).
  */
 export function createPriceEpochs(db: Database, settings: PriceEpochSettings, now: () => Date = () => new Date()): PriceEpochs {
-  async function currentRow(token: string, at: Date): Promise<HeldPrice | null> {
-    const [row] = await db
+  /** The epoch of `token` that holds at `at`, read through `reader` (the pool, or a transaction holding the token's lock). */
+  async function currentEpoch(reader: Pick<Database, 'select'>, token: string, at: Date): Promise<HeldPrice | null> {
+    const [row] = await reader
       .select()
       .from(priceEpochs)
       .where(and(eq(priceEpochs.token, token), lte(priceEpochs.startedAt, at), gt(priceEpochs.endsAt, at)))
@@ -73,13 +74,7 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
   async function startOrJoin(token: string, live: string, at: Date): Promise<HeldPrice> {
     return db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`price-epoch:${token}`}))`);
-      const [row] = await tx
-        .select()
-        .from(priceEpochs)
-        .where(and(eq(priceEpochs.token, token), lte(priceEpochs.startedAt, at), gt(priceEpochs.endsAt, at)))
-        .orderBy(desc(priceEpochs.startedAt))
-        .limit(1);
-      const current = row ? { usdPrice: row.usdPrice, startedAt: row.startedAt, endsAt: row.endsAt } : null;
+      const current = await currentEpoch(tx, token, at);
       const kept = stillHeld(current, live, at, settings);
       if (kept) return kept;
       if (current)
@@ -102,7 +97,7 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
       const price = await live();
       if (price === null) return null;
       const at = now();
-      return stillHeld(await currentRow(key, at), price, at, settings) ?? (await startOrJoin(key, price, at));
+      return stillHeld(await currentEpoch(db, key, at), price, at, settings) ?? (await startOrJoin(key, price, at));
     },
   };
 }

@@ -178,17 +178,20 @@ describe('price epochs', () => {
       return { ...fixed, amountOut: (request.amount * 10n ** 12n * 100n * 999n) / (cents * 1000n) };
     },
   };
-  const epochQuotes = createQuoteService({
-    bridge: moving,
-    pool: fakePool,
-    hubChainId: 2,
-    hubTokenSymbol: 'USDC',
-    feePolicy: { feeBps: 150n, feeMinUsd: '1' },
-    priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
-    priceMarginBps: 50,
-    poolEtaSeconds: 60,
-    previewAccount: `0x${'9'.repeat(40)}`,
-  });
+  /** The quote service over `bridge`, with hour-long epochs on the test's clock. */
+  const onTheClock = (bridge: DepositAddressBridge) =>
+    createQuoteService({
+      bridge,
+      pool: fakePool,
+      hubChainId: 2,
+      hubTokenSymbol: 'USDC',
+      feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+      priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
+      priceMarginBps: 50,
+      poolEtaSeconds: 60,
+      previewAccount: `0x${'9'.repeat(40)}`,
+    });
+  const epochQuotes = onTheClock(moving);
   const request = { sourceChainId: 1, destChainId: 3, amount: '100', destTokenSymbol: 'WETH' };
 
   test('inside an epoch the payout of an amount stays put while the price moves less than half the margin', async () => {
@@ -230,17 +233,6 @@ describe('price epochs', () => {
         return request.destinationCurrency === WETH(0).address ? { ...live, amountOut: (live.amountOut * 97n) / 100n } : live;
       },
     };
-    const service = createQuoteService({
-      bridge: stingy,
-      pool: fakePool,
-      hubChainId: 2,
-      hubTokenSymbol: 'USDC',
-      feePolicy: { feeBps: 150n, feeMinUsd: '1' },
-      priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
-      priceMarginBps: 50,
-      poolEtaSeconds: 60,
-      previewAccount: `0x${'9'.repeat(40)}`,
-    });
-    await assert.rejects(service.quote(request), (error: unknown) => error instanceof QuoteError && /bridge's costs exceed/.test(error.message));
+    await assert.rejects(onTheClock(stingy).quote(request), (error: unknown) => error instanceof QuoteError && /bridge's costs exceed/.test(error.message));
   });
 });

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
+import { priceEpochs } from '../../src/db/schema.ts';
+import { createPriceEpochs, type PriceEpochs } from '../../src/quote/priceEpochs.ts';
+import { startTestPostgres, type TestPostgres } from '../support/database.ts';
+
+/**
+ * Price epochs in Postgres, as two API processes share them: one held price per token and epoch whoever quotes, a new
+ * epoch for everyone once the market leaves the held price, and no process quoting from an epoch another one ended.
+ */
+let postgres: TestPostgres;
+let first: DatabaseHandle;
+let second: DatabaseHandle;
+let clock = new Date('2026-11-26T10:05:00Z');
+const settings = { epochSeconds: 3600, marginBps: 50 };
+let a: PriceEpochs;
+let b: PriceEpochs;
+const WETH = { chainId: 7113003, address: '0x00000000000000000000000000000000000000Ee' };
+const at = (iso: string) => {
+  clock = new Date(iso);
+};
+const heldBy = async (epochs: PriceEpochs, live: string) => (await epochs.held(WETH, async () => live))!;
+
+before(
+  async () => {
+    postgres = await startTestPostgres('price-epochs');
+    first = connectDatabase(postgres.url);
+    second = connectDatabase(postgres.url);
+    a = createPriceEpochs(first.db, settings, () => clock);
+    b = createPriceEpochs(second.db, settings, () => clock);
+  },
+  { timeout: 120_000 },
+);
+after(
+  async () => {
+    await first?.close();
+    await second?.close();
+    await postgres?.stop();
+  },
+  { timeout: 60_000 },
+);
+
+describe('price epochs shared through Postgres', { timeout: 60_000 }, () => {
+  test('the first quote of an epoch sets the price every process holds until the clock ends it', async () => {
+    at('2026-11-26T10:05:00Z');
+    const started = await heldBy(a, '2500');
+    assert.deepEqual(started, { usdPrice: '2500', startedAt: new Date('2026-11-26T10:05:00Z'), endsAt: new Date('2026-11-26T11:00:00Z') });
+    at('2026-11-26T10:10:00Z');
+    assert.equal((await heldBy(b, '2504')).usdPrice, '2500', 'another process, the market 16 bps away: the same held price');
+    at('2026-11-26T11:00:00Z');
+    assert.deepEqual(await heldBy(b, '2504'), { usdPrice: '2504', startedAt: clock, endsAt: new Date('2026-11-26T12:00:00Z') });
+  });
+
+  test('a market that leaves the held price by more than half the margin starts a new epoch for every process', async () => {
+    at('2026-11-26T11:20:00Z');
+    assert.equal((await heldBy(b, '2440')).usdPrice, '2440', '2.6 % down: a new epoch');
+    at('2026-11-26T11:21:00Z');
+    assert.equal((await heldBy(a, '2441')).usdPrice, '2440', 'the other process quotes from the new epoch, not one it saw before');
+    const rows = await first.db
+      .select()
+      .from(priceEpochs)
+      .where(eq(priceEpochs.token, `${WETH.chainId}:${WETH.address.toLowerCase()}`));
+    const ended = rows.find((r) => r.usdPrice === '2504');
+    assert.deepEqual(ended?.endsAt, new Date('2026-11-26T11:20:00Z'), 'the epoch the market left ended then');
+  });
+
+  test('concurrent first quotes of an epoch agree on one price and write one epoch', async () => {
+    at('2026-11-26T13:30:00Z');
+    const held = await Promise.all(Array.from({ length: 12 }, (_, i) => heldBy(i % 2 ? a : b, i % 2 ? '2600' : '2601')));
+    assert.equal(new Set(held.map((h) => `${h.usdPrice}@${h.startedAt.toISOString()}`)).size, 1, JSON.stringify(held));
+    const rows = await first.db.select().from(priceEpochs).where(eq(priceEpochs.startedAt, clock));
+    assert.equal(rows.length, 1);
+  });
+});
