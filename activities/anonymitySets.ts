@@ -7,6 +7,7 @@ import { amountClassKey } from '../src/privacy/amountClass.ts';
 import {
   anonymitySetMembers,
   anonymitySetSize,
+  unsettledMembers,
   type ClassWithdrawals,
   type PoolNoteFacts,
   type PoolStateView,
@@ -149,8 +150,8 @@ export function setIfWithdrawnNow(
   state: PoolStateView,
   proving: { leafCount: number | null; amount: bigint },
 ): { members: SetMember[]; size: number } {
-  const members = anonymitySetMembers(own, notes, state, proving.amount);
   const withdrawals = classWithdrawals(notes, own, { provedLeaves: proving.leafCount, withdrawnAt: null });
+  const members = unsettledMembers(anonymitySetMembers(own, notes, state, proving.amount), withdrawals);
   return { members, size: anonymitySetSize(own.routeId, members, withdrawals) };
 }
 

@@ -130,6 +130,12 @@ function setWithout(own: string, members: readonly SetMember[], withdrawals: Cla
   return worst.n === 0n ? universe.size : Math.max(1, Number(worst.d / worst.n));
 }
 
+/** The candidates that leading withdrawals have not certainly spent: what a withdrawal records (its record stays small). */
+export function unsettledMembers(members: readonly SetMember[], withdrawals: ClassWithdrawals): SetMember[] {
+  const { notes } = settledPrefix(withdrawals.before, new Set());
+  return members.filter((m) => !notes.has(m.routeId));
+}
+
 /**
  * The anonymity set of route `own` (module comment): its candidates `members`, the class's other `withdrawals`, and
  * routes `excluded` since (ragequit). The smallest over taking any one client away.

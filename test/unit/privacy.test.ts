@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { amountClassKey, amountClassOf, isAmountClass, nextAmountClass, previousAmountClass, roundingBps } from '../../src/privacy/amountClass.ts';
-import { anonymitySetMembers, anonymitySetSize, type PoolNoteFacts, type PoolStateView } from '../../src/privacy/anonymitySet.ts';
+import { anonymitySetMembers, anonymitySetSize, type PoolNoteFacts, type PoolStateView, unsettledMembers } from '../../src/privacy/anonymitySet.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
@@ -156,6 +156,23 @@ describe('anonymity set', () => {
       ['a ragequit peer no longer counts', 2, ['r', others('a', 'b', 'c'), before(), new Set(['c'])]],
     ];
     for (const [what, expected, args] of cases) assert.equal(anonymitySetSize(...args), expected, what);
+  });
+
+  test('a withdrawal records only the candidates leading withdrawals have not certainly spent', () => {
+    // x and y could only take x and y between them: both are spent, whoever the observer is.
+    const withdrawals = {
+      before: [
+        { routeId: 'x', candidates: ['x', 'y'] },
+        { routeId: 'y', candidates: ['x', 'y'] },
+        { routeId: 'a', candidates: ['x', 'y', 'a', 'b'] },
+      ],
+      after: [],
+    };
+    assert.deepEqual(
+      unsettledMembers(others('x', 'y', 'a', 'b'), withdrawals).map((m) => m.routeId),
+      ['a', 'b'],
+    );
+    assert.equal(anonymitySetSize('r', others('x', 'y', 'a', 'b'), withdrawals), anonymitySetSize('r', others('a', 'b'), withdrawals));
   });
 
   /**
