@@ -4,15 +4,18 @@
  *
  * What it CAN see: every transaction (sender, target, calldata, native value), every log, block times and
  * contract code on the source, hub and destination chains; the public contract addresses (tokens, the
- * Privacy Pools Entrypoint and pool); the service's public quote endpoint.
+ * Privacy Pools Entrypoint and pool, CCTP's contracts); the service's public quote endpoint (now, and sampled
+ * while transfers were made); Relay's public request history; the ASP's public list of approved labels.
  * What it CANNOT see: Postgres, Temporal, the service's logs or keys, the Relay and ASP operators' own
- * records, and any GET /api/private-route/:id of a route it did not create. (It does not use the ASP's public
- * API either: the labels it serves are in the pool's events already.)
+ * records, and any GET /api/private-route/:id of a route it did not create (it may create routes of its own:
+ * then it knows both ends of those).
  * Identifiers are high-entropy values only (≥ 2^64: addresses, hashes, field elements); amounts, counts and
  * offsets are left to the amount attacker.
  */
-import { decodeFunctionData, parseAbi, toEventSelector } from 'viem';
-import type { ChainData, ChainLog } from './observe.ts';
+import { LeanIMT } from '@zk-kit/lean-imt';
+import { poseidon2 } from 'poseidon-lite';
+import { decodeEventLog, decodeFunctionData, parseAbi, toEventSelector } from 'viem';
+import type { ChainData, ChainLog, QuoteAnswer, QuoteSample, RelayRequest } from './observe.ts';
 
 const TOPIC = {
   transfer: toEventSelector('Transfer(address,address,uint256)'),
@@ -22,6 +25,9 @@ const TOPIC = {
   withdrawn: toEventSelector('Withdrawn(address,uint256,uint256,uint256)'),
   leafInserted: toEventSelector('LeafInserted(uint256,uint256,uint256)'),
   rootUpdated: toEventSelector('RootUpdated(uint256,string,uint256)'),
+  ragequit: toEventSelector('Ragequit(address,uint256,uint256,uint256)'),
+  depositForBurn: toEventSelector('DepositForBurn(address,uint256,address,bytes32,uint32,bytes32,bytes32,uint256,uint32,bytes)'),
+  messageReceived: toEventSelector('MessageReceived(address,uint32,bytes32,bytes32,uint32,bytes)'),
 };
 const EVENT_NAMES = new Map<string, string>([
   [TOPIC.transfer, 'Transfer'],
@@ -31,6 +37,15 @@ const EVENT_NAMES = new Map<string, string>([
   [TOPIC.withdrawn, 'Pool.Withdrawn'],
   [TOPIC.leafInserted, 'LeafInserted'],
   [TOPIC.rootUpdated, 'RootUpdated'],
+  [TOPIC.ragequit, 'Pool.Ragequit'],
+  [TOPIC.depositForBurn, 'DepositForBurn'],
+  [TOPIC.messageReceived, 'MessageReceived'],
+]);
+
+/** CCTP v2's public events (TokenMessengerV2, MessageTransmitterV2). */
+const cctpAbi = parseAbi([
+  'event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)',
+  'event MessageReceived(address indexed caller, uint32 sourceDomain, bytes32 indexed nonce, bytes32 sender, uint32 indexed finalityThresholdExecuted, bytes messageBody)',
 ]);
 
 /** The Entrypoint's public relay() signature (Privacy Pools), to read a withdrawal proof's public signals. */
@@ -59,6 +74,8 @@ export interface PoolDeposit extends Item {
   depositor: string;
   /** Its commitment's position in the pool's state tree (1-based, LeafInserted._index). */
   leafIndex: number | null;
+  /** Its label (Pool.Deposited._label): what the ASP approves. */
+  label: bigint | null;
 }
 
 export interface PoolWithdrawal extends Item {
@@ -68,6 +85,9 @@ export interface PoolWithdrawal extends Item {
   proofLeaves: number | null;
   /** Leaves in the tree just before it was mined. */
   leavesBefore: number;
+  /** Public signals of its proof: the state root (3) and the ASP root (5) it proves against. */
+  stateRoot: bigint | null;
+  aspRoot: bigint | null;
 }
 
 export interface SourceDeposit extends Item {
@@ -76,6 +96,9 @@ export interface SourceDeposit extends Item {
 
 export interface Payout extends Item {
   recipient: string;
+  /** Where it was paid, and in which token (address, lowercase). */
+  chainId: number;
+  token: string;
 }
 
 /** A guess that `deposit` and `withdrawal` (ids) are the same transfer, and why. */
@@ -105,9 +128,12 @@ function leafInserts(hub: ChainData, pool: string): LeafInsert[] {
     .map((l) => ({ txHash: l.txHash, index: Number(word(l.data, 0)), root: word(l.data, 2), order: position(l) }));
 }
 
-/** Pool deposits: the Entrypoint's Deposited events (value after the vetting fee), with their leaf in the state tree. */
+/** Pool deposits: the Entrypoint's Deposited events (value after the vetting fee), with their leaf in the state tree and their label. */
 export function poolDeposits(hub: ChainData, entrypoint: string, pool: string): PoolDeposit[] {
   const inserts = leafInserts(hub, pool);
+  const labels = new Map(
+    hub.logs.filter((l) => l.address === pool.toLowerCase() && l.topics[0] === TOPIC.poolDeposited).map((l) => [l.txHash, word(l.data, 1)] as const),
+  );
   return hub.logs
     .filter((l) => l.address === entrypoint.toLowerCase() && l.topics[0] === TOPIC.entrypointDeposited)
     .map((l) => ({
@@ -118,6 +144,7 @@ export function poolDeposits(hub: ChainData, entrypoint: string, pool: string): 
       timestamp: l.timestamp,
       depositor: topicAddress(l.topics[1]),
       leafIndex: inserts.find((i) => i.txHash === l.txHash)?.index ?? null,
+      label: labels.get(l.txHash) ?? null,
     }));
 }
 
@@ -128,11 +155,11 @@ export function poolDeposits(hub: ChainData, entrypoint: string, pool: string): 
 export function poolWithdrawals(hub: ChainData, entrypoint: string, pool: string): PoolWithdrawal[] {
   const inserts = leafInserts(hub, pool);
   const byRoot = new Map(inserts.map((i) => [i.root, i]));
-  const proofRoot = (txHash: string): bigint | null => {
+  const signals = (txHash: string): readonly bigint[] | null => {
     const tx = hub.txByHash.get(txHash);
     if (!tx || tx.to !== entrypoint.toLowerCase()) return null;
     try {
-      return decodeFunctionData({ abi: relayAbi, data: tx.input as `0x${string}` }).args[1].pubSignals[3];
+      return decodeFunctionData({ abi: relayAbi, data: tx.input as `0x${string}` }).args[1].pubSignals;
     } catch {
       return null;
     }
@@ -140,7 +167,8 @@ export function poolWithdrawals(hub: ChainData, entrypoint: string, pool: string
   return hub.logs
     .filter((l) => l.address === entrypoint.toLowerCase() && l.topics[0] === TOPIC.withdrawalRelayed)
     .map((l) => {
-      const root = proofRoot(l.txHash);
+      const pub = signals(l.txHash);
+      const root = pub?.[3] ?? null;
       return {
         id: l.txHash,
         txHashes: [l.txHash],
@@ -151,6 +179,8 @@ export function poolWithdrawals(hub: ChainData, entrypoint: string, pool: string
         recipient: topicAddress(l.topics[2]),
         proofLeaves: root === null ? null : (byRoot.get(root)?.index ?? null),
         leavesBefore: inserts.filter((i) => i.txHash !== l.txHash && i.order < position(l)).length,
+        stateRoot: root,
+        aspRoot: pub?.[5] ?? null,
       };
     });
 }
@@ -204,7 +234,16 @@ export function payouts(destination: ChainData, token: string): Payout[] {
   const senders = new Set(transfers.map((t) => t.from));
   return transfers
     .filter((t) => t.from !== ZERO && !senders.has(t.to) && !destination.contracts.has(t.to))
-    .map((t) => ({ id: t.txHash, recipient: t.to, value: t.value, order: t.order, timestamp: t.timestamp, txHashes: [t.txHash] }));
+    .map((t) => ({
+      id: t.txHash,
+      recipient: t.to,
+      value: t.value,
+      order: t.order,
+      timestamp: t.timestamp,
+      txHashes: [t.txHash],
+      chainId: destination.chainId,
+      token: token.toLowerCase(),
+    }));
 }
 
 // ------------------------------------------------------------------ attack 1: shared identifiers
@@ -388,7 +427,13 @@ export function gasFundingLinks(
  * deposit takes the earliest unused withdrawal of the block's ranks that came after it (and, when given,
  * that `eligible` allows). Returns deposit id → withdrawal id.
  */
-export function rankFifoMatch(deposits: Item[], withdrawals: Item[], eligible: (d: Item, w: Item) => boolean = () => true): Map<string, string> {
+export function rankFifoMatch(
+  deposits: Item[],
+  withdrawals: Item[],
+  eligible: (d: Item, w: Item) => boolean = () => true,
+  crossChain = false,
+): Map<string, string> {
+  const after = (d: Item, w: Item) => (crossChain ? w.timestamp >= d.timestamp : w.order > d.order);
   const byValueThenTime = (a: Item, b: Item) => (a.value === b.value ? a.order - b.order : a.value < b.value ? -1 : 1);
   const ds = [...deposits].sort(byValueThenTime);
   const ws = [...withdrawals].sort(byValueThenTime);
@@ -400,7 +445,7 @@ export function rankFifoMatch(deposits: Item[], withdrawals: Item[], eligible: (
     const candidates = ws.slice(start, end).sort((a, b) => a.order - b.order);
     const used = new Set<string>();
     for (const d of block) {
-      const pick = candidates.find((w) => !used.has(w.id) && w.order > d.order && eligible(d, w)) ?? candidates.find((w) => !used.has(w.id));
+      const pick = candidates.find((w) => !used.has(w.id) && after(d, w) && eligible(d, w)) ?? candidates.find((w) => !used.has(w.id));
       if (!pick) continue;
       used.add(pick.id);
       guess.set(d.id, pick.id);
@@ -411,13 +456,477 @@ export function rankFifoMatch(deposits: Item[], withdrawals: Item[], eligible: (
 }
 
 /**
- * Uses the public quote to predict each source deposit's payout: how many deposits have a payout of exactly
- * the quoted value (the amount is then fully predictable from public data).
+ * Uses the public quote to predict each source deposit's payout: how many deposits have a payout of exactly one of
+ * the values quoted for it (one per destination it may go to): the amount is then predictable from public data.
  */
-export function quotePredictable(deposits: SourceDeposit[], paid: Payout[], predicted: Map<string, bigint | null>): number {
+export function quotePredictable(deposits: SourceDeposit[], paid: Item[], predicted: Map<string, bigint[]>): number {
   const values = new Set(paid.map((p) => p.value));
-  return deposits.filter((d) => {
-    const p = predicted.get(d.id);
-    return p !== undefined && p !== null && values.has(p);
-  }).length;
+  return deposits.filter((d) => (predicted.get(d.id) ?? []).some((v) => values.has(v))).length;
+}
+
+// ------------------------------------------------------------------ the bridges are public: entries and exits
+
+/**
+ * A route as it enters the pool: the pool deposit and, traced back through the public bridge-in, the source-chain
+ * deposit it came from. Tracing needs no guess: Relay's request history names the deposit and the fill of every
+ * order, and a CCTP message names its burner and mint recipient.
+ */
+export interface Entry {
+  /** The pool deposit's id (its transaction). */
+  id: string;
+  deposit: PoolDeposit;
+  source: SourceDeposit | null;
+  via: string;
+}
+
+/** A route as it leaves the pool: the withdrawal and, followed through the public bridge-out, the payout it funded. */
+export interface Exit {
+  /** The withdrawal's id (its transaction). */
+  id: string;
+  withdrawal: PoolWithdrawal;
+  payout: Payout | null;
+  via: string;
+  /** The class its payout shows (classifyExits); null when the payout was not traced. */
+  classKey: string | null;
+}
+
+/** The last token transfer into the pool depositor before its deposit: the bridge-in's delivery. */
+function fillOf(transfers: TokenTransfer[], d: PoolDeposit): TokenTransfer | undefined {
+  return transfers.filter((t) => t.to === d.depositor && t.order < d.order).at(-1);
+}
+
+/**
+ * Deposit-address mode: each pool deposit's fill on the hub, and the Relay request whose outTxs hold that fill;
+ * its inTxs are the source deposit's onward send. Without a request history (an API that has none), source
+ * deposits and fills are matched by value rank (the bridge-in fee is monotonic), ties first-in-first-out.
+ */
+export function relayEntries(hub: ChainData, hubToken: string, deposits: PoolDeposit[], sources: SourceDeposit[], requests: RelayRequest[] | null): Entry[] {
+  const transfers = tokenTransfers(hub, hubToken);
+  if (requests) {
+    const byOutTx = new Map<string, RelayRequest>();
+    for (const r of requests) for (const t of r.outTxs) byOutTx.set(t.hash, r);
+    const sourceByTx = new Map<string, SourceDeposit>();
+    for (const s of sources) for (const h of s.txHashes) sourceByTx.set(h, s);
+    return deposits.map((d) => {
+      const fill = fillOf(transfers, d);
+      const request = fill ? byOutTx.get(fill.txHash) : undefined;
+      const source = request?.inTxs.map((t) => sourceByTx.get(t.hash)).find((s) => s !== undefined) ?? null;
+      return { id: d.id, deposit: d, source, via: source ? 'Relay request history' : 'untraced' };
+    });
+  }
+  const fills = deposits.flatMap((d) => {
+    const fill = fillOf(transfers, d);
+    return fill ? [{ id: d.id, value: fill.value, order: fill.order, timestamp: fill.timestamp, txHashes: [fill.txHash] }] : [];
+  });
+  const guess = rankFifoMatch(sources, fills, () => true, true);
+  const sourceOf = new Map([...guess].map(([source, deposit]) => [deposit, sources.find((s) => s.id === source)!] as const));
+  return deposits.map((d) => {
+    const source = sourceOf.get(d.id) ?? null;
+    return { id: d.id, deposit: d, source, via: source ? 'value rank (no Relay history)' : 'untraced' };
+  });
+}
+
+/**
+ * Deposit-address mode: the Relay request whose deposit address received the withdrawal names the payout
+ * (outTxs). Without a request history, withdrawals and payouts are matched by value rank (exact-output bridge-out:
+ * monotonic), ties first-in-first-out.
+ */
+export function relayExits(withdrawals: PoolWithdrawal[], paid: Payout[], requests: RelayRequest[] | null): Exit[] {
+  if (requests) {
+    const payoutByTx = new Map(paid.map((p) => [p.id, p]));
+    return withdrawals.map((w) => {
+      const request = requests.find((r) => r.depositAddress === w.recipient || r.inTxs.some((t) => t.hash === w.id));
+      const payout = request?.outTxs.map((t) => payoutByTx.get(t.hash)).find((p) => p !== undefined) ?? null;
+      return { id: w.id, withdrawal: w, payout, via: payout ? 'Relay request history' : 'untraced', classKey: null };
+    });
+  }
+  const guess = rankFifoMatch(withdrawals, paid, () => true, true);
+  return withdrawals.map((w) => {
+    const payout = paid.find((p) => p.id === guess.get(w.id)) ?? null;
+    return { id: w.id, withdrawal: w, payout, via: payout ? 'value rank (no Relay history)' : 'untraced', classKey: null };
+  });
+}
+
+export interface CctpBurn {
+  chainId: number;
+  depositor: string;
+  mintRecipient: string;
+  amount: bigint;
+  destinationDomain: number;
+  txHash: string;
+  order: number;
+}
+
+export interface CctpMint {
+  chainId: number;
+  sourceDomain: number;
+  /** BurnMessageV2.messageSender: who burned. */
+  burner: string;
+  mintRecipient: string;
+  /** What the recipient received in the mint's transaction (the burn less Circle's fee). */
+  minted: bigint;
+  txHash: string;
+  order: number;
+  timestamp: number;
+}
+
+const bytes32Address = (hex: string) => `0x${hex.replace(/^0x/, '').slice(24, 64)}`.toLowerCase();
+
+/** DepositForBurn events of a chain's TokenMessengerV2. */
+export function cctpBurns(chain: ChainData, tokenMessenger: string): CctpBurn[] {
+  return chain.logs
+    .filter((l) => l.address === tokenMessenger.toLowerCase() && l.topics[0] === TOPIC.depositForBurn)
+    .map((l) => {
+      const args = decodeEventLog({ abi: cctpAbi, eventName: 'DepositForBurn', data: l.data as `0x${string}`, topics: l.topics as [`0x${string}`] }).args as {
+        depositor: string;
+        mintRecipient: string;
+        amount: bigint;
+        destinationDomain: number;
+      };
+      return {
+        chainId: chain.chainId,
+        depositor: args.depositor.toLowerCase(),
+        mintRecipient: bytes32Address(args.mintRecipient),
+        amount: args.amount,
+        destinationDomain: args.destinationDomain,
+        txHash: l.txHash,
+        order: position(l),
+      };
+    });
+}
+
+/** MessageReceived events of a chain's MessageTransmitterV2 with the BurnMessageV2 body read, and the token minted in the same transaction. */
+export function cctpMints(chain: ChainData, messageTransmitter: string, token: string): CctpMint[] {
+  const transfers = tokenTransfers(chain, token);
+  return chain.logs
+    .filter((l) => l.address === messageTransmitter.toLowerCase() && l.topics[0] === TOPIC.messageReceived)
+    .map((l) => {
+      const args = decodeEventLog({ abi: cctpAbi, eventName: 'MessageReceived', data: l.data as `0x${string}`, topics: l.topics as [`0x${string}`] }).args as {
+        sourceDomain: number;
+        messageBody: string;
+      };
+      const body = args.messageBody.replace(/^0x/, '');
+      // BurnMessageV2: version [0,4), burnToken [4,36), mintRecipient [36,68), amount [68,100), messageSender [100,132).
+      const mintRecipient = bytes32Address(body.slice(72, 136));
+      const burner = bytes32Address(body.slice(200, 264));
+      const minted = transfers.filter((t) => t.txHash === l.txHash && t.from === ZERO && t.to === mintRecipient).reduce((a, t) => a + t.value, 0n);
+      return {
+        chainId: chain.chainId,
+        sourceDomain: args.sourceDomain,
+        burner,
+        mintRecipient,
+        minted,
+        txHash: l.txHash,
+        order: position(l),
+        timestamp: l.timestamp,
+      };
+    });
+}
+
+/** Burn-and-mint mode: the hub account that deposits was minted to by a CCTP message whose burner is the source deposit address. */
+export function cctpEntries(hubMints: CctpMint[], deposits: PoolDeposit[], sources: SourceDeposit[], sourceBurns: CctpBurn[]): Entry[] {
+  return deposits.map((d) => {
+    const mint = hubMints.filter((m) => m.mintRecipient === d.depositor && m.order < d.order).at(-1);
+    const source = mint
+      ? (sources.find((s) => s.id === mint.burner || sourceBurns.some((b) => b.depositor === mint.burner && s.txHashes.includes(b.txHash))) ?? null)
+      : null;
+    return { id: d.id, deposit: d, source, via: source ? 'CCTP message (burner → mint recipient)' : 'untraced' };
+  });
+}
+
+/**
+ * Burn-and-mint mode: a withdrawal's recipient that burns is an exit account, and the CCTP message its burn sent
+ * names the mint recipient on the destination (the payout: the mint). A recipient that does not burn was paid
+ * directly (the hub is the destination): the payout is the withdrawal's own transfer to it.
+ */
+export function cctpExits(
+  hub: ChainData,
+  hubToken: string,
+  withdrawals: PoolWithdrawal[],
+  hubBurns: CctpBurn[],
+  mints: CctpMint[],
+  tokens: Map<number, string>,
+): Exit[] {
+  const transfers = tokenTransfers(hub, hubToken);
+  return withdrawals.map((w) => {
+    const burn = hubBurns.find((b) => b.depositor === w.recipient && b.order > w.order);
+    if (burn) {
+      const mint = mints.find((m) => m.burner === w.recipient && m.mintRecipient === burn.mintRecipient);
+      const payout: Payout | null = mint
+        ? {
+            id: mint.txHash,
+            recipient: mint.mintRecipient,
+            value: mint.minted,
+            order: mint.order,
+            timestamp: mint.timestamp,
+            txHashes: [mint.txHash],
+            chainId: mint.chainId,
+            token: tokens.get(mint.chainId) ?? '',
+          }
+        : null;
+      return { id: w.id, withdrawal: w, payout, via: mint ? 'exit account → burn → CCTP message → mint' : 'burn without a mint seen', classKey: null };
+    }
+    const direct = transfers.find((t) => t.txHash === w.id && t.to === w.recipient);
+    const payout: Payout | null = direct
+      ? {
+          id: w.id,
+          recipient: w.recipient,
+          value: direct.value,
+          order: direct.order,
+          timestamp: direct.timestamp,
+          txHashes: [w.id],
+          chainId: hub.chainId,
+          token: hubToken.toLowerCase(),
+        }
+      : null;
+    return { id: w.id, withdrawal: w, payout, via: payout ? 'direct payout on the hub' : 'untraced', classKey: null };
+  });
+}
+
+// ------------------------------------------------------------------ amount classes by quote inversion
+
+/** A public class: where it pays (chain, token) and how much. */
+export const classKey = (chainId: number, token: string, value: bigint) => `${chainId}:${token.toLowerCase()}:${value}`;
+
+/** A destination the attacker inverts the quote for: its quote key (observe.ts destinationKey), chain and token address. */
+export interface Destination {
+  key: string;
+  chainId: number;
+  token: string;
+}
+
+/**
+ * The public grid of amount classes (docs/privacy.md, docs/api.md): a value's three leading digits rounded down to a
+ * step of 1 (100–199), 2 (200–499) or 5 (500–999), the other digits zero. Written here from the published rule.
+ */
+export function gridFloor(value: bigint): bigint {
+  const digits = value.toString().length;
+  if (digits <= 3) return value;
+  const scale = 10n ** BigInt(digits - 3);
+  const mantissa = value / scale;
+  const step = mantissa < 200n ? 1n : mantissa < 500n ? 2n : 5n;
+  return (mantissa / step) * step * scale;
+}
+
+/**
+ * The class each exit's payout shows. With amount classes (`gridded`: the quote publishes them) a payout's class is
+ * its value rounded down to the grid (a payout pays its class's value, or a little more when a burn-and-mint fee came
+ * in under its maximum); without them, its exact value (the quote predicts it exactly).
+ */
+export function classifyExits(exits: Exit[], gridded: boolean): Exit[] {
+  return exits.map((x) => ({
+    ...x,
+    classKey: x.payout ? classKey(x.payout.chainId, x.payout.token, gridded ? gridFloor(x.payout.value) : x.payout.value) : null,
+  }));
+}
+
+/**
+ * Each entry's possible classes: the public quote of its source deposit's exact value, for every destination it may
+ * go to (the deposit does not say which). `quotes`: human amount → destination key → answer. An entry without a
+ * traced source gets null: any class.
+ */
+export function quotedClasses(
+  entries: Entry[],
+  quotes: Map<string, Map<string, QuoteAnswer>>,
+  destinations: Destination[],
+  human: (units: bigint) => string,
+): Map<string, Set<string> | null> {
+  return new Map(
+    entries.map((e) => {
+      if (!e.source) return [e.id, null] as const;
+      const answers = quotes.get(human(e.source.value));
+      const keys = destinations.flatMap((d) => {
+        const a = answers?.get(d.key);
+        return a ? [classKey(d.chainId, d.token, a.classValue ?? a.value)] : [];
+      });
+      return [e.id, new Set(keys)] as const;
+    }),
+  );
+}
+
+/**
+ * The price fingerprint: a cross-asset quote of `input` changes with the held price, so the classes a deposit of
+ * `input` can have are the values the attacker's samples saw between `windowSeconds` before the deposit (the
+ * published deposit timeout: it was created then at the earliest) and the deposit itself, most recent first.
+ */
+export function fingerprintClasses(entries: Entry[], samples: QuoteSample[], input: bigint, dest: Destination, windowSeconds: number): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of entries) {
+    if (!e.source || e.source.value !== input) continue;
+    const until = (e.source.timestamp + 1) * 1000;
+    const since = (e.source.timestamp - windowSeconds) * 1000;
+    const seen = samples.filter((s) => s.at >= since && s.at <= until).sort((a, b) => b.at - a.at);
+    out.set(e.id, [...new Set(seen.map((s) => classKey(dest.chainId, dest.token, s.value)))]);
+  }
+  return out;
+}
+
+/** Runs of the samples with one (held-until, value): how many price epochs the attacker saw, and how many values. */
+export function epochsSeen(samples: QuoteSample[]): { epochs: number; values: number } {
+  let epochs = 0;
+  let last = '';
+  for (const s of [...samples].sort((a, b) => a.at - b.at)) {
+    const key = `${s.heldUntil}|${s.value}`;
+    if (key !== last) epochs++;
+    last = key;
+  }
+  return { epochs, values: new Set(samples.map((s) => s.value)).size };
+}
+
+/**
+ * Attack: the price fingerprint. Deposits in time order each take the earliest unused payout, after it, whose value is
+ * the most recent value the quote had before the deposit (else the next most recent, and so on).
+ */
+export function fingerprintMatch(entries: Entry[], exits: Exit[], fingerprints: Map<string, string[]>): Map<string, string> {
+  const guess = new Map<string, string>();
+  const used = new Set<string>();
+  const ordered = entries.filter((e) => fingerprints.has(e.id)).sort((a, b) => a.deposit.order - b.deposit.order);
+  const byTime = [...exits].filter((x) => x.payout).sort((a, b) => a.withdrawal.order - b.withdrawal.order);
+  for (const e of ordered) {
+    for (const key of fingerprints.get(e.id)!) {
+      const pick = byTime.find((x) => !used.has(x.id) && x.withdrawal.order > e.deposit.order && x.classKey === key);
+      if (!pick) continue;
+      used.add(pick.id);
+      guess.set(e.id, pick.id);
+      break;
+    }
+  }
+  return guess;
+}
+
+/**
+ * The fingerprint alone, without time order: for each deposit, the payouts of the first predicted value that has any.
+ * A guess among them at random is right with probability 1 / their number when its own payout is one of them.
+ */
+export function fingerprintCandidates(entries: Entry[], exits: Exit[], fingerprints: Map<string, string[]>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of entries) {
+    for (const key of fingerprints.get(e.id) ?? []) {
+      const ids = exits.filter((x) => x.classKey === key && x.withdrawal.order > e.deposit.order).map((x) => x.id);
+      if (ids.length === 0) continue;
+      out.set(e.id, ids);
+      break;
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ the ASP's roots, reproduced
+
+/** Labels of notes that went back to their depositor (Pool.Ragequit): never the note a withdrawal spent. */
+export function ragequitLabels(hub: ChainData, pool: string): Set<bigint> {
+  return new Set(hub.logs.filter((l) => l.address === pool.toLowerCase() && l.topics[0] === TOPIC.ragequit).map((l) => word(l.data, 1)));
+}
+
+/** The ASP roots posted on chain (Entrypoint.RootUpdated), in order. */
+export function aspRootsOnChain(hub: ChainData, entrypoint: string): bigint[] {
+  return hub.logs.filter((l) => l.address === entrypoint.toLowerCase() && l.topics[0] === TOPIC.rootUpdated).map((l) => word(l.data, 0));
+}
+
+/**
+ * The LeanIMT (Poseidon) root of every prefix of the approved labels, as the ASP builds its tree: root → how many
+ * labels were approved at it. A withdrawal's proof names one of these roots (public signal 5).
+ */
+export function aspPrefixes(leaves: bigint[]): Map<bigint, number> {
+  const tree = new LeanIMT<bigint>((a, b) => poseidon2([a, b]));
+  const prefixes = new Map<bigint, number>();
+  leaves.forEach((leaf, i) => {
+    tree.insert(leaf);
+    prefixes.set(tree.root, i + 1);
+  });
+  return prefixes;
+}
+
+// ------------------------------------------------------------------ candidates of a withdrawal
+
+export interface Candidates {
+  /** The class its payout shows (null: payout not traced). */
+  classKey: string | null;
+  /** Entries that may be the note it spent. */
+  ids: string[];
+  /** Same-class deposits ruled out: inserted after its state root, not approved at its ASP root, ragequit. */
+  excluded: { stateRoot: number; asp: number; ragequit: number };
+  /** Labels approved at its ASP root (null: the root was not reproduced from the ASP's list). */
+  approvedAtRoot: number | null;
+}
+
+/**
+ * A withdrawal could have spent an entry's note when the entry is of the class its payout shows (by quote inversion
+ * or fingerprint), its leaf is inside the state root the proof names, its label was approved at the ASP root the
+ * proof names, and it was never ragequit.
+ */
+export function withdrawalCandidates(
+  entries: Entry[],
+  exits: Exit[],
+  classes: Map<string, Set<string> | null>,
+  asp: { leaves: bigint[]; prefixes: Map<bigint, number> } | null,
+  ragequit: Set<bigint>,
+): Map<string, Candidates> {
+  const out = new Map<string, Candidates>();
+  for (const x of exits) {
+    const key = x.classKey;
+    const w = x.withdrawal;
+    const prefix = asp && w.aspRoot !== null ? asp.prefixes.get(w.aspRoot) : undefined;
+    const approved = asp && prefix !== undefined ? new Set(asp.leaves.slice(0, prefix)) : null;
+    const excluded = { stateRoot: 0, asp: 0, ragequit: 0 };
+    const ids: string[] = [];
+    for (const e of entries) {
+      const possible = classes.get(e.id);
+      if (key !== null && possible && !possible.has(key)) continue;
+      const d = e.deposit;
+      if (d.order > w.order || (d.leafIndex !== null && w.proofLeaves !== null && d.leafIndex > w.proofLeaves)) {
+        excluded.stateRoot++;
+        continue;
+      }
+      if (approved && (d.label === null || !approved.has(d.label))) {
+        excluded.asp++;
+        continue;
+      }
+      if (d.label !== null && ragequit.has(d.label)) {
+        excluded.ragequit++;
+        continue;
+      }
+      ids.push(e.id);
+    }
+    out.set(x.id, { classKey: key, ids, excluded, approvedAtRoot: prefix ?? null });
+  }
+  return out;
+}
+
+/**
+ * Attack: quote inversion, then first-in-first-out inside the class. Withdrawals in mined order each take the
+ * earliest unused candidate (same class, inside its roots, not ragequit). `own`: the attacker's own routes (entry →
+ * exit), known and kept out of everyone else's guesses.
+ */
+export function classFifoMatch(
+  entries: Entry[],
+  exits: Exit[],
+  candidates: Map<string, Candidates>,
+  own: Map<string, string> = new Map(),
+): Map<string, string> {
+  const order = new Map(entries.map((e) => [e.id, e.deposit.order]));
+  const ownExits = new Set(own.values());
+  const used = new Set(own.keys());
+  const guess = new Map(own);
+  for (const x of [...exits].sort((a, b) => a.withdrawal.order - b.withdrawal.order)) {
+    if (ownExits.has(x.id)) continue;
+    const pick = (candidates.get(x.id)?.ids ?? []).filter((id) => !used.has(id)).sort((a, b) => order.get(a)! - order.get(b)!)[0];
+    if (!pick) continue;
+    used.add(pick);
+    guess.set(pick, x.id);
+  }
+  return guess;
+}
+
+/** End to end: an entry ↔ exit guess read as source deposit ↔ payout. */
+export function endToEndOf(guess: Map<string, string>, entries: Entry[], exits: Exit[]): Map<string, string> {
+  const entryById = new Map(entries.map((e) => [e.id, e]));
+  const exitById = new Map(exits.map((x) => [x.id, x]));
+  const out = new Map<string, string>();
+  for (const [e, x] of guess) {
+    const source = entryById.get(e)?.source;
+    const payout = exitById.get(x)?.payout;
+    if (source && payout) out.set(source.id, payout.id);
+  }
+  return out;
 }

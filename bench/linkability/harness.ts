@@ -1,102 +1,260 @@
 /**
  * The harness: starts the real local stack on free ports with fresh state (as test/support/testStack.ts
- * does), creates and funds the transfers like clients would, waits for them, and reads the ground truth
- * (Postgres ledger, GET of its own routes). The attacker never sees anything from here but the public
- * knowledge (publicKnowledge).
+ * does), plans each scenario's transfers, creates and funds them like distinct clients would (each its own
+ * X-Forwarded-For behind TRUST_PROXY_HOPS=1), injects the ASP's rejection, waits for the transfers, and reads the
+ * ground truth (Postgres ledger, GET of its own routes). The attacker never sees anything from here but the
+ * public knowledge (publicKnowledge) and, for the routes of its own client, what their creator knows.
  */
 import { inArray } from 'drizzle-orm';
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { ledgerEntries } from '../../src/db/schema.ts';
 import type { LocalStack } from '../../devnet/stack.ts';
+import { ledgerEntries } from '../../src/db/schema.ts';
 import { api, chainOf, startBenchStack, type BenchStack } from '../support/stack.ts';
 import type { PublicKnowledge } from './observe.ts';
 import type { RouteTruth } from './score.ts';
 
+export type Scenario = 'relay' | 'cross-asset' | 'asp' | 'cctp';
+export const SCENARIOS: Scenario[] = ['relay', 'cross-asset', 'asp', 'cctp'];
+
 export interface BenchOptions {
-  transfers: number;
+  scenario: Scenario;
+  /** Bridge: deposit-address (Relay) or burn-and-mint (CCTP). */
+  mode: 'relay' | 'cctp';
+  /** Routes of one input amount, each from its own client. */
   shared: number;
   sharedAmount: string;
-  delayMaxSeconds: number;
-  /** Longest random gap between two fundings (default 1.5 s). */
-  gapMaxSeconds: number;
+  /** Routes of distinct input amounts that land in one class (found through the quote), each from its own client. */
+  classSize: number;
+  classAmount: string;
+  /** Routes of amounts in classes of their own. */
+  distinct: number;
+  /** Routes of the shared amount created by one client the attacker controls (it knows both of their ends). */
+  sybil: number;
+  /** cctp: routes of the shared amount paid on the hub (destChainId = hub). */
+  hub: number;
+  /** cross-asset: USDC → WETH routes of one input, created `crossSpacingSeconds` apart while the price walks. */
+  cross: number;
+  crossAmount: string;
+  crossSpacingSeconds: number;
+  /** asp: how many of the shared routes' deposits the ASP rejects (they are funded first). */
+  rejected: number;
+  /** Fail the rejected routes once the others are done, so their notes are ragequit. */
+  ragequitRejected: boolean;
+  /** Per-route minAnonymitySet of the routes meant to leave together (distinct routes ask for 1). */
   minAnonymitySet: number;
   maxWaitSeconds: number;
+  delayMaxSeconds: number;
+  /** Longest random gap between two fundings. */
+  gapMaxSeconds: number;
   timeoutSeconds: number;
+  /** PRICE_EPOCH_SECONDS, DEVNET_PRICE_VOLATILITY_BPS, DEVNET_PRICE_STEP_SECONDS, DEVNET_PRICE_SEED. */
+  priceEpochSeconds: number;
+  volatilityBps: number;
+  priceStepSeconds: number;
+  priceSeed: string;
+  /** The attacker's quote sampling interval (cross-asset). */
+  sampleEverySeconds: number;
   /** Progress lines (stderr). */
   progress: (line: string) => void;
 }
 
 export type RunningBench = BenchStack;
 
-interface Created {
-  routeId: string;
+export interface Planned {
+  group: string;
   amount: string;
+  /** X-Forwarded-For of its client. */
+  client: string;
+  dest: 'destination' | 'hub';
+  destToken: 'USDC' | 'WETH';
+  minAnonymitySet: number;
+  attackerOwn: boolean;
+  reject: boolean;
+}
+
+export interface Created extends Planned {
+  routeId: string;
+  /** Smallest units. */
+  units: string;
   depositAddress: Address;
-  group: 'shared' | 'distinct';
-  requested: string;
+  createdAt: number;
+  fundedAt: number | null;
 }
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
-const DISTINCT_AMOUNTS = ['37.11', '52.3', '81.9', '140.25', '23.45', '64.8', '118.6', '199.99', '29.7', '71.35', '163.4', '45.05'];
+const DISTINCT_AMOUNTS = ['37.11', '52.3', '81.9', '23.45', '64.8', '118.6', '199.99', '29.7', '71.35', '163.4', '45.05', '250.5'];
 const POLL_MS = 2000;
 const PROGRESS_EVERY_MS = 15_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The Sybil client's address (all its routes); every other route has one of its own. */
+const SYBIL_CLIENT = '10.0.250.250';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Requested amounts: `shared` times the shared amount, then distinct ones (never in the shared amount's bucket). */
-export function plannedAmounts(opts: Pick<BenchOptions, 'transfers' | 'shared' | 'sharedAmount'>): Array<{ amount: string; group: 'shared' | 'distinct' }> {
-  const distinct = Array.from({ length: opts.transfers - opts.shared }, (_, i) => DISTINCT_AMOUNTS[i] ?? `${210 + 13 * i}.${(i * 37) % 100}`);
-  return [
-    ...Array.from({ length: opts.shared }, () => ({ amount: opts.sharedAmount, group: 'shared' as const })),
-    ...distinct.map((amount) => ({ amount, group: 'distinct' as const })),
-  ];
-}
 
 export async function startBench(opts: BenchOptions): Promise<RunningBench> {
   return startBenchStack({
     pollIntervalMs: 200,
     env: {
+      // Each simulated client sends its own X-Forwarded-For; the stack trusts one proxy hop.
+      TRUST_PROXY_HOPS: '1',
       PRIVACY_DELAY_MIN_SECONDS: '1',
       PRIVACY_DELAY_MAX_SECONDS: String(opts.delayMaxSeconds),
-      PRIVACY_MIN_ANONYMITY_SET: String(opts.minAnonymitySet),
+      // Routes ask for their own minimum at create (Planned.minAnonymitySet).
+      PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
       PRIVACY_MAX_WAIT_SECONDS: String(opts.maxWaitSeconds),
+      PRICE_EPOCH_SECONDS: String(opts.priceEpochSeconds),
+      DEVNET_PRICE_VOLATILITY_BPS: String(opts.volatilityBps),
+      DEVNET_PRICE_STEP_SECONDS: String(opts.priceStepSeconds),
+      DEVNET_PRICE_SEED: opts.priceSeed,
+      ...(opts.mode === 'cctp' ? { BRIDGE_PROVIDER: 'cctp' } : {}),
     },
   });
 }
 
-/** What the attacker may know: RPC URLs, token and protocol addresses, the API URL. No keys. */
-export function publicKnowledge(stack: LocalStack): PublicKnowledge {
+/** What the attacker may know: RPC URLs, token and protocol addresses, the public API URLs, published parameters. No keys. */
+export function publicKnowledge(stack: LocalStack, mode: 'relay' | 'cctp'): PublicKnowledge {
+  const { manifest } = stack;
   return {
     apiUrl: stack.apiUrl,
-    chains: stack.manifest.chains.map((c) => ({
+    mode,
+    chains: manifest.chains.map((c) => ({
       role: c.role,
       chainId: c.chainId,
       rpcUrl: c.rpcUrl,
       tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase(), decimals: t.decimals })),
     })),
-    entrypoint: stack.manifest.privacyPools.entrypoint.toLowerCase(),
-    pool: stack.manifest.privacyPools.pool.toLowerCase(),
+    entrypoint: manifest.privacyPools.entrypoint.toLowerCase(),
+    pool: manifest.privacyPools.pool.toLowerCase(),
+    poolScope: String(manifest.privacyPools.scope),
+    aspUrl: stack.asp?.url ?? null,
+    relayUrl: mode === 'relay' ? stack.relay.url : null,
+    cctp:
+      manifest.cctp?.chains.map((c) => ({
+        chainId: c.chainId,
+        domain: c.domain,
+        tokenMessenger: c.tokenMessenger.toLowerCase(),
+        messageTransmitter: c.messageTransmitter.toLowerCase(),
+      })) ?? null,
+    depositTimeoutSeconds: stack.config.DEPOSIT_TIMEOUT_SECONDS,
   };
 }
 
-/** Creates every transfer (USDC → USDC, fresh recipients) through the public API. */
-export async function createTransfers(stack: LocalStack, opts: BenchOptions): Promise<Created[]> {
-  const created: Created[] = [];
-  for (const { amount, group } of plannedAmounts(opts)) {
-    const t = await api<{ routeId: string; amount: string; depositAddress: Address }>(stack, 'POST', '/api/private-route', {
-      sourceChainId: chainOf(stack, 'source').chainId,
-      destChainId: chainOf(stack, 'destination').chainId,
-      amount,
-      tokenSymbol: 'USDC',
-      destTokenSymbol: 'USDC',
-      userDestinationAddress: privateKeyToAccount(generatePrivateKey()).address,
-    });
-    created.push({ routeId: t.routeId, amount: t.amount, depositAddress: t.depositAddress, group, requested: amount });
+interface QuoteView {
+  quotedOutputAmount: string;
+  amountClass?: { value: string; suggestions?: Array<{ amount: string; quotedOutputAmount: string }> };
+}
+
+async function quote(stack: LocalStack, amount: string, dest: 'destination' | 'hub' = 'destination', destToken = 'USDC'): Promise<QuoteView> {
+  return api<QuoteView>(stack, 'POST', '/api/private-route/quote', {
+    sourceChainId: chainOf(stack, 'source').chainId,
+    destChainId: chainOf(stack, dest).chainId,
+    amount,
+    tokenSymbol: 'USDC',
+    destTokenSymbol: destToken,
+  });
+}
+
+const cents = (x: number) => Math.round(x * 100);
+const human = (c: number) => (c / 100).toFixed(2);
+
+/**
+ * K distinct inputs that land in the class of `around` (the quote's own): between the smallest input that reaches
+ * the class (a suggestion when rounding costs something) and the smallest that reaches the next class up, each
+ * checked by its own quote. Without amount classes (an older service): K distinct inputs next to `around`.
+ */
+export async function classInputs(
+  stack: LocalStack,
+  around: string,
+  k: number,
+  dest: 'destination' | 'hub' = 'destination',
+): Promise<{ inputs: string[]; classValue: string | null }> {
+  const q = await quote(stack, around, dest);
+  if (!q.amountClass) return { inputs: Array.from({ length: k }, (_, i) => human(cents(Number(around)) + 13 * i)), classValue: null };
+  const own = BigInt(q.amountClass.value);
+  const suggestions = q.amountClass.suggestions ?? [];
+  const low = suggestions.find((s) => BigInt(s.quotedOutputAmount) === own)?.amount ?? around;
+  const next = suggestions.filter((s) => BigInt(s.quotedOutputAmount) > own).sort((a, b) => Number(a.amount) - Number(b.amount))[0]?.amount;
+  const from = Math.ceil(Number(low) * 100);
+  const to = next ? Math.floor(Number(next) * 100) - 1 : from + Math.max(k, Math.round(from * 0.004));
+  const inputs: string[] = [];
+  // Evenly spread points first, then every cent, until K inputs quote the class.
+  const tried = new Set<number>();
+  const points = [
+    ...Array.from({ length: k }, (_, i) => from + Math.floor(((to - from) * (i + 0.5)) / k)),
+    ...Array.from({ length: to - from + 1 }, (_, i) => from + i),
+  ];
+  for (const c of points) {
+    if (inputs.length >= k) break;
+    if (tried.has(c) || c > to) continue;
+    tried.add(c);
+    const check = await quote(stack, human(c), dest);
+    if (BigInt(check.quotedOutputAmount) === own) inputs.push(human(c));
   }
-  return created;
+  return { inputs, classValue: own.toString() };
+}
+
+/** The scenario's transfers. */
+export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise<{ planned: Planned[]; notes: string[] }> {
+  const planned: Planned[] = [];
+  const notes: string[] = [];
+  let next = 1;
+  const ownClient = () => {
+    const n = next++;
+    return `10.0.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+  };
+  const add = (group: string, amount: string, extra: Partial<Planned> = {}) =>
+    planned.push({
+      group,
+      amount,
+      client: ownClient(),
+      dest: 'destination',
+      destToken: 'USDC',
+      minAnonymitySet: opts.minAnonymitySet,
+      attackerOwn: false,
+      reject: false,
+      ...extra,
+    });
+
+  if (opts.scenario === 'cross-asset') {
+    for (let i = 0; i < opts.cross; i++) add('cross', opts.crossAmount, { destToken: 'WETH' });
+    return { planned, notes };
+  }
+  for (let i = 0; i < opts.shared; i++) add('shared', opts.sharedAmount, { reject: opts.scenario === 'asp' && i < opts.rejected });
+  for (let i = 0; i < opts.sybil; i++) add('sybil', opts.sharedAmount, { attackerOwn: true, client: SYBIL_CLIENT });
+  if (opts.scenario === 'cctp') for (let i = 0; i < opts.hub; i++) add('hub', opts.sharedAmount, { dest: 'hub' });
+  if (opts.classSize > 0) {
+    const { inputs, classValue } = await classInputs(stack, opts.classAmount, opts.classSize);
+    notes.push(
+      classValue
+        ? `class group: inputs ${inputs.join(', ')} USDC all quote the class ${classValue} (found through the quote's suggestions)`
+        : `class group: the quote has no amount classes; inputs ${inputs.join(', ')} USDC (distinct payouts)`,
+    );
+    if (inputs.length < opts.classSize) notes.push(`class group: only ${inputs.length} of ${opts.classSize} inputs found in one class`);
+    for (const amount of inputs) add('class', amount);
+  }
+  for (let i = 0; i < opts.distinct; i++) add('distinct', DISTINCT_AMOUNTS[i] ?? `${210 + 13 * i}.${(i * 37) % 100}`, { minAnonymitySet: 1 });
+  return { planned, notes };
+}
+
+async function create(stack: LocalStack, p: Planned): Promise<Created> {
+  const t = await api<{ routeId: string; amount: string; depositAddress: Address }>(
+    stack,
+    'POST',
+    '/api/private-route',
+    {
+      sourceChainId: chainOf(stack, 'source').chainId,
+      destChainId: chainOf(stack, p.dest).chainId,
+      amount: p.amount,
+      tokenSymbol: 'USDC',
+      destTokenSymbol: p.destToken,
+      userDestinationAddress: privateKeyToAccount(generatePrivateKey()).address,
+      ...(p.minAnonymitySet > 1 ? { minAnonymitySet: p.minAnonymitySet } : {}),
+    },
+    { 'X-Forwarded-For': p.client },
+  );
+  return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
 }
 
 function shuffled<T>(items: T[]): T[] {
@@ -108,43 +266,95 @@ function shuffled<T>(items: T[]): T[] {
   return out;
 }
 
-/** Funds the deposit addresses from the faucet, as senders would: random order, 0–gapMaxSeconds apart. */
-export async function fundTransfers(stack: LocalStack, created: Created[], opts: Pick<BenchOptions, 'gapMaxSeconds' | 'progress'>): Promise<void> {
+function faucet(stack: LocalStack) {
   const source = chainOf(stack, 'source');
   const usdc = source.tokens.find((t) => t.symbol === 'USDC')!.address;
   const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(source.rpcUrl) });
   const client = createPublicClient({ transport: http(source.rpcUrl), pollingInterval: 100 });
-  for (const [i, t] of shuffled(created).entries()) {
-    if (i > 0) await sleep(Math.random() * opts.gapMaxSeconds * 1000);
-    const hash = await wallet.writeContract({
-      chain: null,
-      address: usdc,
-      abi: erc20Abi,
-      functionName: 'transfer',
-      args: [t.depositAddress, BigInt(t.amount)],
-    });
+  return async (t: Created) => {
+    const hash = await wallet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [t.depositAddress, BigInt(t.units)] });
     await client.waitForTransactionReceipt({ hash, timeout: REQUEST_TIMEOUT_MS });
+    t.fundedAt = Date.now();
+  };
+}
+
+/**
+ * Creates and funds the planned transfers as senders would. cross-asset: one every ~crossSpacingSeconds (±30 %),
+ * each funded 0–gapMaxSeconds after it was created, so they are priced in different moments of the walk. asp: the
+ * routes to reject are funded first, with the ASP's 'asp-review' fault set, and the others only once the ASP has
+ * declined them. Otherwise: all created, then funded in a random order with random gaps.
+ */
+export async function createAndFund(stack: LocalStack, planned: Planned[], opts: BenchOptions): Promise<Created[]> {
+  const fund = faucet(stack);
+  const gap = () => sleep(Math.random() * opts.gapMaxSeconds * 1000);
+  if (opts.scenario === 'cross-asset') {
+    const created: Created[] = [];
+    for (const [i, p] of planned.entries()) {
+      if (i > 0) await sleep(opts.crossSpacingSeconds * 1000 * (0.7 + 0.6 * Math.random()));
+      const t = await create(stack, p);
+      created.push(t);
+      await gap();
+      await fund(t);
+      opts.progress(`created and funded cross-asset route ${i + 1}/${planned.length}`);
+    }
+    return created;
+  }
+  const created: Created[] = [];
+  for (const p of planned) created.push(await create(stack, p));
+  opts.progress(`created ${created.length} transfers`);
+  const rejected = created.filter((t) => t.reject);
+  if (rejected.length > 0) {
+    stack.relay.faults.set({ operation: 'asp-review', mode: 'reject', count: rejected.length });
+    for (const t of rejected) await fund(t);
+    const deadline = Date.now() + 180_000;
+    while (stack.relay.faults.list().some((f) => f.operation === 'asp-review')) {
+      if (Date.now() > deadline) throw new Error('the ASP did not review the deposits to reject within 180 s');
+      await sleep(500);
+    }
+    opts.progress(`the ASP declined ${rejected.length} deposit(s); funding the others`);
+  }
+  for (const [i, t] of shuffled(created.filter((c) => !c.reject)).entries()) {
+    if (i > 0) await gap();
+    await fund(t);
   }
   opts.progress(`funded ${created.length} deposit addresses`);
+  return created;
 }
 
-interface TransferView {
+export interface TransferView {
   status: string;
   error: string | null;
-  privacy: { anonymitySet: number; waitedSeconds: number } | null;
+  needsAttention?: boolean;
+  payoutTxHash?: string | null;
+  amountClass?: { value: string } | null;
+  privacy: { anonymitySet: number; waitedSeconds: number; leftAtMaxWait?: boolean } | null;
 }
 
-/** Polls GET of the harness's own routes until all are terminal or the timeout passes; returns the last views. */
+/**
+ * Polls GET of the harness's own routes until all are terminal (a route whose deposit the ASP rejected: parked, then,
+ * with ragequitRejected once the others are terminal, failed by the operator's `fail` so its note is ragequit) or the
+ * timeout passes; returns the last views.
+ */
 export async function awaitTransfers(stack: LocalStack, created: Created[], opts: BenchOptions): Promise<Map<string, TransferView>> {
   const deadline = Date.now() + opts.timeoutSeconds * 1000;
   const started = Date.now();
   let lastProgress = 0;
   let views = new Map<string, TransferView>();
+  const failed = new Set<string>();
   for (;;) {
     views = new Map(
       await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)),
     );
-    const done = [...views.values()].filter((v) => TERMINAL.has(v.status)).length;
+    const parked = (t: Created) => t.reject && !!views.get(t.routeId)?.needsAttention;
+    const othersDone = created.every((t) => t.reject || TERMINAL.has(views.get(t.routeId)!.status));
+    if (othersDone && opts.ragequitRejected) {
+      for (const t of created.filter((c) => parked(c) && !failed.has(c.routeId))) {
+        await stack.temporal.client.workflow.getHandle(t.routeId).executeUpdate('fail', { args: [{ reason: 'bench: the ASP rejected the deposit' }] });
+        failed.add(t.routeId);
+        opts.progress(`failed ${t.routeId} (ASP rejected): its note is ragequit`);
+      }
+    }
+    const done = created.filter((t) => TERMINAL.has(views.get(t.routeId)!.status) || (!opts.ragequitRejected && parked(t))).length;
     if (Date.now() - lastProgress >= PROGRESS_EVERY_MS || done === created.length) {
       const counts = new Map<string, number>();
       for (const v of views.values()) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
@@ -156,7 +366,7 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
   }
 }
 
-/** Ground truth per route: the ledger's pool and payout transactions, the GET privacy report. */
+/** Ground truth per route: the ledger's pool transactions, GET's payout, privacy report and class. */
 export async function groundTruth(stack: LocalStack, created: Created[], views: Map<string, TransferView>): Promise<RouteTruth[]> {
   const rows = await stack.service.db
     .select()
@@ -173,15 +383,23 @@ export async function groundTruth(stack: LocalStack, created: Created[], views: 
     return {
       routeId: t.routeId,
       group: t.group,
-      amount: t.requested,
+      amount: t.amount,
+      client: t.client,
+      attackerOwn: t.attackerOwn,
+      rejected: t.reject,
       status: view?.status ?? 'UNKNOWN',
+      needsAttention: view?.needsAttention ?? false,
       depositAddress: t.depositAddress.toLowerCase(),
       fillTx: tx(t.routeId, 'arrived_on_hub'),
       shieldTx: tx(t.routeId, 'shielded'),
       unshieldTx: tx(t.routeId, 'unshielded'),
-      payoutTx: tx(t.routeId, 'paid'),
+      payoutTx: view?.payoutTxHash?.toLowerCase() ?? tx(t.routeId, 'paid'),
       anonymitySet: view?.privacy?.anonymitySet ?? null,
+      leftAtMaxWait: view?.privacy?.leftAtMaxWait ?? null,
       waitedSeconds: view?.privacy?.waitedSeconds ?? null,
+      classValue: view?.amountClass?.value ?? null,
+      createdAt: t.createdAt,
+      fundedAt: t.fundedAt,
     };
   });
 }

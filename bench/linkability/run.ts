@@ -1,123 +1,277 @@
 /**
  * Linkability benchmark (design §4b): an outside observer's attempt to link deposits to payouts and pool
- * deposits to pool withdrawals, on the real local stack, printed next to chance.
+ * deposits to pool withdrawals, on the real local stack, printed next to chance, and per route the anonymity set
+ * GET reported beside the one the attacker leaves.
  *
- *   npm run bench:linkability -- [--transfers 12] [--shared 8] [--delay-max 20] [--min-set 1] [--json]
- *     [--shared-amount 100] [--gap-max 1.5] [--max-wait 60] [--timeout 600]; BENCH_LOG_LEVEL=info shows service logs
+ *   npm run bench:linkability -- [--scenario relay|cross-asset|asp|cctp|all] [--mode relay|cctp] [--json]
+ *     [--shared N] [--shared-amount 100] [--class N] [--class-amount 150] [--distinct N] [--sybil N] [--hub N]
+ *     [--cross N] [--cross-amount 100] [--cross-spacing 25] [--price-epoch 30] [--volatility 20] [--price-step 5]
+ *     [--price-seed S] [--sample-every 3] [--rejected N] [--no-ragequit]
+ *     [--min-set N] [--max-wait S] [--delay-max S] [--gap-max S] [--timeout S]; BENCH_LOG_LEVEL=info shows service logs
  *
- * The attacker (attacks.ts) sees only public data: the three chains' JSON-RPC (blocks, transactions, native
- * value, logs, code) and the public quote endpoint (observe.ts). The harness (harness.ts) alone uses the
- * database and GET of the routes it created, to know the truth and score the guesses (score.ts).
- * Exit code 0 after printing; 1 only when the harness itself failed (stack, transfers not completing).
+ * The attacker (attacks.ts, posterior.ts) sees only public data (observe.ts): the three chains' JSON-RPC, the public
+ * quote endpoint (also sampled while the transfers were created), Relay's public request history and the ASP's
+ * public list of approved labels; and, for the routes of its own (Sybil) client, what their creator knows. The
+ * harness (harness.ts) alone uses the database and GET of the routes it created, to know the truth and score the
+ * guesses (score.ts). Exit code 0 after printing; 1 only when the harness itself failed (stack, transfers not completing).
  */
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { formatUnits } from 'viem';
 import {
-  type FunderSummary,
+  aspPrefixes,
+  aspRootsOnChain,
+  cctpBurns,
+  cctpEntries,
+  cctpExits,
+  cctpMints,
+  classifyExits,
+  classFifoMatch,
+  type Destination,
+  type Entry,
+  endToEndOf,
+  epochsSeen,
+  type Exit,
+  fingerprintCandidates,
+  fingerprintClasses,
+  fingerprintMatch,
   gasFundingLinks,
   hubFills,
   identifierLinks,
   insideProofRoot,
   type Item,
+  type Payout,
   payouts,
   poolDeposits,
   poolWithdrawals,
+  quotedClasses,
   quotePredictable,
+  ragequitLabels,
   rankFifoMatch,
+  relayEntries,
+  relayExits,
   sourceDeposits,
   stateRootLinks,
+  withdrawalCandidates,
 } from './attacks.ts';
-import { awaitTransfers, type BenchOptions, createTransfers, fundTransfers, groundTruth, publicKnowledge, startBench } from './harness.ts';
-import { observe, type PublicKnowledge, type PublicView, publicQuote } from './observe.ts';
-import { type GroupScore, type LinkScore, type OrderScore, orderScore, type RouteTruth, rootBoundedSet, scoreGroup, scoreLinks } from './score.ts';
+import { awaitTransfers, type BenchOptions, createAndFund, groundTruth, planRoutes, publicKnowledge, SCENARIOS, type Scenario, startBench } from './harness.ts';
+import {
+  bridgePricesMove,
+  chainIdOf,
+  destinationKey,
+  observe,
+  type PublicKnowledge,
+  type PublicView,
+  type QuoteDestination,
+  type QuoteSample,
+  quoteInversions,
+  startQuoteSampler,
+} from './observe.ts';
+import { effectiveSet, matchingPosterior } from './posterior.ts';
+import { type GroupScore, type LinkScore, type OrderScore, orderScore, type RouteTruth, routeSet, scoreGroup, scoreLinks, scoreTracing } from './score.ts';
 
-interface Results {
-  settings: {
-    transfers: number;
-    shared: number;
-    sharedAmount: string;
-    delayMaxSeconds: number;
-    gapMaxSeconds: number;
-    minAnonymitySet: number;
-    maxWaitSeconds: number;
-  };
-  completed: number;
-  seconds: { stack: number; transfers: number; attack: number; total: number };
-  observed: { poolDeposits: number; poolWithdrawals: number; sourceDeposits: number; payouts: number };
-  /** Positive control: the identifier attack must link each bridge-in fill to its pool deposit (same hub account). */
-  control: LinkScore;
-  pool: {
-    identifier: LinkScore;
-    stateRoot: LinkScore;
-    /** Per withdrawal in mined order: tree size at its proof's root, and just before it was mined. */
-    proofRoots: Array<{ proofLeaves: number | null; leavesBefore: number }>;
-    gas: LinkScore & { funders: FunderSummary[] };
-    shared: GroupScore;
-    /** FIFO restricted to deposits inside the proof's state root. */
-    sharedRootAware: GroupScore;
-    distinct: GroupScore;
-    order: OrderScore;
-  };
-  endToEnd: { identifier: LinkScore; shared: GroupScore; distinct: GroupScore; quotePredictable: number; order: OrderScore };
-  routes: Array<RouteTruth & { rootBoundedSet: number | null; poolLinked: boolean; endToEndLinked: boolean }>;
-}
+// ------------------------------------------------------------------ options
 
-function options() {
+const DEFAULTS: Record<Scenario, Record<string, string>> = {
+  relay: { shared: '4', sybil: '2', class: '4', distinct: '2', 'min-set': '3', 'max-wait': '150', 'delay-max': '10' },
+  'cross-asset': { cross: '5', 'min-set': '2', 'max-wait': '90', 'delay-max': '10' },
+  asp: { shared: '5', rejected: '1', 'min-set': '3', 'max-wait': '150', 'delay-max': '10' },
+  cctp: { shared: '3', hub: '3', distinct: '1', 'min-set': '2', 'max-wait': '150', 'delay-max': '10' },
+};
+const COMMON: Record<string, string> = {
+  shared: '0',
+  'shared-amount': '100',
+  class: '0',
+  'class-amount': '150',
+  distinct: '0',
+  sybil: '0',
+  hub: '0',
+  cross: '0',
+  'cross-amount': '100',
+  'cross-spacing': '25',
+  'price-epoch': '30',
+  volatility: '30',
+  'price-step': '5',
+  'sample-every': '3',
+  rejected: '0',
+  'gap-max': '1.5',
+  timeout: '900',
+};
+
+function options(): { json: boolean; runs: BenchOptions[] } {
+  const names = [...new Set([...Object.keys(COMMON), ...Object.values(DEFAULTS).flatMap((d) => Object.keys(d))])];
   const { values } = parseArgs({
     options: {
-      transfers: { type: 'string', default: '12' },
-      shared: { type: 'string', default: '8' },
-      'shared-amount': { type: 'string', default: '100' },
-      'delay-max': { type: 'string', default: '20' },
-      'gap-max': { type: 'string', default: '1.5' },
-      'min-set': { type: 'string', default: '1' },
-      'max-wait': { type: 'string', default: '60' },
-      timeout: { type: 'string', default: '600' },
+      ...Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+      scenario: { type: 'string', default: 'relay' },
+      mode: { type: 'string' },
+      'price-seed': { type: 'string' },
+      'no-ragequit': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
-  const int = (name: string, text: string, min: number) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min} (got ${text})`);
-    return n;
-  };
-  const seconds = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < 0 || n > 600) throw new Error(`--${name} must be a number of seconds in [0, 600] (got ${text})`);
-    return n;
-  };
-  const transfers = int('transfers', values.transfers, 1);
-  const shared = int('shared', values.shared, 0);
-  if (shared > transfers) throw new Error('--shared must not exceed --transfers');
-  return {
-    json: values.json,
-    bench: {
-      transfers,
-      shared,
-      sharedAmount: values['shared-amount'],
-      delayMaxSeconds: int('delay-max', values['delay-max'], 1),
-      gapMaxSeconds: seconds('gap-max', values['gap-max']),
-      minAnonymitySet: int('min-set', values['min-set'], 1),
-      maxWaitSeconds: int('max-wait', values['max-wait'], 1),
-      timeoutSeconds: int('timeout', values.timeout, 10),
-      progress: (line: string) => process.stderr.write(`[bench] ${line}\n`),
-    } satisfies BenchOptions,
-  };
+  const given = values as Record<string, string | boolean | undefined>;
+  const scenario = String(given.scenario);
+  const scenarios: Scenario[] = scenario === 'all' ? SCENARIOS : SCENARIOS.includes(scenario as Scenario) ? [scenario as Scenario] : [];
+  if (scenarios.length === 0) throw new Error(`--scenario must be one of ${[...SCENARIOS, 'all'].join(', ')} (got ${scenario})`);
+  const mode = given.mode;
+  if (mode !== undefined && mode !== 'relay' && mode !== 'cctp') throw new Error(`--mode must be relay or cctp (got ${mode})`);
+  const runs = scenarios.map((s): BenchOptions => {
+    const text = (name: string) => String(given[name] ?? DEFAULTS[s][name] ?? COMMON[name]);
+    const int = (name: string, min: number) => {
+      const n = Number(text(name));
+      if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min} (got ${text(name)})`);
+      return n;
+    };
+    const seconds = (name: string, max = 600) => {
+      const n = Number(text(name));
+      if (!Number.isFinite(n) || n < 0 || n > max) throw new Error(`--${name} must be a number of seconds in [0, ${max}] (got ${text(name)})`);
+      return n;
+    };
+    const runMode = s === 'cctp' ? 'cctp' : s === 'cross-asset' ? 'relay' : ((mode as 'relay' | 'cctp' | undefined) ?? 'relay');
+    return {
+      scenario: s,
+      mode: runMode,
+      shared: int('shared', 0),
+      sharedAmount: text('shared-amount'),
+      classSize: int('class', 0),
+      classAmount: text('class-amount'),
+      distinct: int('distinct', 0),
+      sybil: int('sybil', 0),
+      hub: int('hub', 0),
+      cross: int('cross', 0),
+      crossAmount: text('cross-amount'),
+      crossSpacingSeconds: seconds('cross-spacing'),
+      rejected: int('rejected', 0),
+      ragequitRejected: !given['no-ragequit'],
+      minAnonymitySet: int('min-set', 1),
+      maxWaitSeconds: int('max-wait', 1),
+      delayMaxSeconds: int('delay-max', 1),
+      gapMaxSeconds: seconds('gap-max'),
+      timeoutSeconds: int('timeout', 10),
+      priceEpochSeconds: int('price-epoch', 1),
+      volatilityBps: s === 'cross-asset' ? int('volatility', 0) : 0,
+      priceStepSeconds: int('price-step', 1),
+      priceSeed: typeof given['price-seed'] === 'string' ? given['price-seed'] : `bench-${randomBytes(4).toString('hex')}`,
+      sampleEverySeconds: seconds('sample-every', 60),
+      progress: (line: string) => process.stderr.write(`[bench ${s}] ${line}\n`),
+    };
+  });
+  return { json: !!given.json, runs };
+}
+
+// ------------------------------------------------------------------ the attacker
+
+interface AttackInput {
+  /** cross-asset: the attacker's samples of the quote of `input` (human) to WETH while transfers were created. */
+  samples: QuoteSample[] | null;
+  sampledInput: string | null;
+  /** The attacker's own routes: what their creator knows (deposit address, payout transaction). */
+  own: Array<{ depositAddress: string; payoutTx: string | null }>;
 }
 
 /** The attacker's whole run: public data in, guesses out. */
-async function attack(known: PublicKnowledge, view: PublicView) {
+async function attack(known: PublicKnowledge, view: PublicView, input: AttackInput) {
   const { source, hub, destination } = view.chains;
-  const usdc = (role: 'source' | 'hub' | 'destination') => known.chains.find((c) => c.role === role)!.tokens.find((t) => t.symbol === 'USDC')!;
+  const token = (role: 'source' | 'hub' | 'destination', symbol: string) => known.chains.find((c) => c.role === role)!.tokens.find((t) => t.symbol === symbol);
+  const usdc = (role: 'source' | 'hub' | 'destination') => token(role, 'USDC')!;
   const asItems = (chain: typeof hub, items: Item[]) => items.map((i) => ({ id: i.id, chain, txHashes: i.txHashes }));
+  const human = (units: bigint) => formatUnits(units, usdc('source').decimals);
 
   const deposits = poolDeposits(hub, known.entrypoint, known.pool);
   const withdrawals = poolWithdrawals(hub, known.entrypoint, known.pool);
   const fills = hubFills(hub, usdc('hub').address, deposits);
   const entered = sourceDeposits(source, usdc('source').address);
-  const paid = payouts(destination, usdc('destination').address);
-  const predicted = new Map(
-    await Promise.all(entered.map(async (d) => [d.id, await publicQuote(known, formatUnits(d.value, usdc('source').decimals)).catch(() => null)] as const)),
+
+  // The bridges are public: trace each pool deposit back to its source deposit, each withdrawal on to its payout.
+  let entries: Entry[];
+  let exits: Exit[];
+  let paid: Payout[];
+  const destinations: QuoteDestination[] = [{ role: 'destination', tokenSymbol: 'USDC' }];
+  if (known.mode === 'cctp') {
+    const contracts = (chainId: number) => known.cctp!.find((c) => c.chainId === chainId)!;
+    const sourceBurns = cctpBurns(source, contracts(source.chainId).tokenMessenger);
+    const hubBurns = cctpBurns(hub, contracts(hub.chainId).tokenMessenger);
+    const hubMints = cctpMints(hub, contracts(hub.chainId).messageTransmitter, usdc('hub').address);
+    const destMints = cctpMints(destination, contracts(destination.chainId).messageTransmitter, usdc('destination').address);
+    entries = cctpEntries(hubMints, deposits, entered, sourceBurns);
+    exits = cctpExits(hub, usdc('hub').address, withdrawals, hubBurns, destMints, new Map([[destination.chainId, usdc('destination').address]]));
+    paid = exits.flatMap((x) => (x.payout ? [x.payout] : []));
+    destinations.push({ role: 'hub', tokenSymbol: 'USDC' });
+  } else {
+    const weth = token('destination', 'WETH');
+    paid = [...payouts(destination, usdc('destination').address), ...(weth ? payouts(destination, weth.address) : [])];
+    entries = relayEntries(hub, usdc('hub').address, deposits, entered, view.relayRequests);
+    exits = relayExits(withdrawals, paid, view.relayRequests);
+    if (weth) destinations.push({ role: 'destination', tokenSymbol: 'WETH' });
+  }
+  const payoutChain = (p: Payout) => (p.chainId === hub.chainId ? hub : destination);
+
+  // Quote inversion: the class each source deposit's exact value quotes, for every destination it might go to.
+  const dests: Destination[] = destinations.map((d) => ({
+    key: destinationKey(d),
+    chainId: chainIdOf(known, d.role),
+    token: token(d.role, d.tokenSymbol)!.address,
+  }));
+  const quotes = await quoteInversions(
+    known,
+    entries.flatMap((e) => (e.source ? [human(e.source.value)] : [])),
+    destinations,
+  );
+  const classes = quotedClasses(entries, quotes, dests, human);
+  const gridded = [...quotes.values()].some((answers) => [...answers.values()].some((a) => a.classValue !== null));
+  exits = classifyExits(exits, gridded);
+
+  // The price fingerprint (cross-asset): the classes a deposit of the sampled input could have had, by when it was made.
+  let fingerprint: ReturnType<typeof fingerprintMatch> | null = null;
+  let fingerprintOptions: Map<string, string[]> | null = null;
+  let crossAsset: CrossAssetFigures | null = null;
+  if (input.samples && input.sampledInput) {
+    const wethDest = dests.find((d) => d.key === 'destination:WETH')!;
+    const inputUnits = BigInt(Math.round(Number(input.sampledInput) * 10 ** usdc('source').decimals));
+    const fp = fingerprintClasses(entries, input.samples, inputUnits, wethDest, known.depositTimeoutSeconds);
+    for (const [id, keys] of fp) {
+      const now = classes.get(id) ?? new Set<string>();
+      classes.set(id, new Set([...[...now].filter((k) => !k.startsWith(`${wethDest.chainId}:${wethDest.token}:`)), ...keys]));
+    }
+    fingerprint = fingerprintMatch(entries, exits, fp);
+    fingerprintOptions = fingerprintCandidates(entries, exits, fp);
+    const seen = epochsSeen(input.samples);
+    const wethPayouts = exits.flatMap((x) => (x.payout && x.payout.token === wethDest.token ? [x.payout.value] : []));
+    crossAsset = {
+      pricesMove: await bridgePricesMove(known),
+      samples: input.samples.length,
+      epochsSeen: seen.epochs,
+      sampledValues: seen.values,
+      payouts: wethPayouts.length,
+      payoutValues: new Set(wethPayouts).size,
+      predicted: [...fp.values()].filter((v) => v.length > 0).length,
+      deposits: fp.size,
+    };
+  }
+
+  // The ASP's roots: which labels were approved at the root each withdrawal's proof names.
+  const leaves = view.aspLeaves;
+  const prefixes = leaves ? aspPrefixes(leaves) : null;
+  const rootsOnChain = aspRootsOnChain(hub, known.entrypoint);
+  const ragequit = ragequitLabels(hub, known.pool);
+  const candidates = withdrawalCandidates(entries, exits, classes, leaves && prefixes ? { leaves, prefixes } : null, ragequit);
+
+  // The attacker's own routes: both ends known.
+  const own = new Map<string, string>();
+  for (const o of input.own) {
+    const entry = entries.find((e) => e.source?.id === o.depositAddress);
+    const exit = exits.find((x) => x.payout && x.payout.id === o.payoutTx);
+    if (entry && exit) own.set(entry.id, exit.id);
+  }
+  const classGuess = classFifoMatch(entries, exits, candidates, own);
+  const posterior = matchingPosterior(new Map([...candidates].map(([x, c]) => [x, c.ids])), new Map([...own].map(([e, x]) => [x, e])));
+
+  const predictedPayouts = new Map(
+    entered.map((d) => {
+      const answers = quotes.get(human(d.value));
+      return [d.id, answers ? [...answers.values()].map((a) => a.value) : []] as const;
+    }),
   );
 
   return {
@@ -125,26 +279,82 @@ async function attack(known: PublicKnowledge, view: PublicView) {
     withdrawals,
     entered,
     paid,
+    entries,
+    exits,
+    candidates,
+    classes,
+    posterior,
+    ownPairs: own.size,
+    crossAsset,
+    asp: {
+      leaves: leaves?.length ?? null,
+      rootsOnChain: rootsOnChain.length,
+      rootsReproduced: prefixes ? rootsOnChain.filter((r) => prefixes.has(r)).length : 0,
+      ragequits: ragequit.size,
+      labelApprovedAt: (label: bigint | null) => (label !== null && leaves ? leaves.indexOf(label) : -1),
+    },
     control: identifierLinks(asItems(hub, fills), asItems(hub, deposits)),
     pool: {
       identifier: identifierLinks(asItems(hub, deposits), asItems(hub, withdrawals)),
       stateRoot: stateRootLinks(deposits, withdrawals),
       gas: gasFundingLinks(hub, usdc('hub').address, deposits, withdrawals),
-      matching: rankFifoMatch(deposits, withdrawals),
+      value: rankFifoMatch(deposits, withdrawals),
       rootAware: rankFifoMatch(deposits, withdrawals, insideProofRoot),
+      classFifo: classGuess,
+      fingerprint,
+      fingerprintOptions,
     },
     endToEnd: {
-      identifier: identifierLinks(asItems(source, entered), asItems(destination, paid)),
-      matching: rankFifoMatch(entered, paid),
-      quotePredictable: quotePredictable(entered, paid, predicted),
+      identifier: identifierLinks(
+        asItems(source, entered),
+        paid.map((p) => ({ id: p.id, chain: payoutChain(p), txHashes: p.txHashes })),
+      ),
+      value: rankFifoMatch(entered, paid, () => true, true),
+      classFifo: endToEndOf(classGuess, entries, exits),
+      fingerprint: fingerprint ? endToEndOf(fingerprint, entries, exits) : null,
+      quotePredictable: quotePredictable(entered, paid, predictedPayouts),
     },
   };
 }
 
-function score(routes: RouteTruth[], guesses: Awaited<ReturnType<typeof attack>>) {
+interface CrossAssetFigures {
+  /** The bridge's prices walk (its GET /_emulator/prices answers); false: the fingerprint has nothing to read. */
+  pricesMove: boolean;
+  samples: number;
+  epochsSeen: number;
+  sampledValues: number;
+  payouts: number;
+  payoutValues: number;
+  /** Deposits of the sampled input for which the samples predicted at least one class. */
+  predicted: number;
+  deposits: number;
+}
+
+// ------------------------------------------------------------------ scoring
+
+type Guesses = Awaited<ReturnType<typeof attack>>;
+
+interface GroupFigures {
+  group: string;
+  size: number;
+  pool: { value: GroupScore; rootAware: GroupScore; classFifo: GroupScore; fingerprint: GroupScore | null };
+  endToEnd: { value: GroupScore; classFifo: GroupScore; fingerprint: GroupScore | null };
+}
+
+interface RouteFigures extends RouteTruth {
+  /** What its payout paid, as the attacker sees it (smallest units); OFF-GRID when it is not the route's class value. */
+  payoutValue: string | null;
+  offGrid: boolean;
+  effectiveSet: number | null;
+  overstated: boolean;
+  miss: boolean;
+  poolLinked: boolean;
+  endToEndLinked: boolean;
+}
+
+function score(routes: RouteTruth[], g: Guesses) {
   const completed = routes.filter((r) => r.status === 'COMPLETED');
-  const shared = completed.filter((r) => r.group === 'shared');
-  const distinct = completed.filter((r) => r.group === 'distinct');
+  const scored = completed.filter((r) => !r.attackerOwn);
   const truth = (pair: (r: RouteTruth) => [string | null, string | null]) =>
     new Map(
       completed.flatMap((r) => {
@@ -154,177 +364,349 @@ function score(routes: RouteTruth[], guesses: Awaited<ReturnType<typeof attack>>
     );
   const poolTruth = truth((r) => [r.shieldTx, r.unshieldTx]);
   const byId = <T extends Item>(items: T[]) => new Map(items.map((i) => [i.id, i]));
-  const deposits = byId(guesses.deposits);
-  const withdrawals = byId(guesses.withdrawals);
   const poolDep = (r: RouteTruth) => r.shieldTx;
   const poolWd = (r: RouteTruth) => r.unshieldTx;
   const srcDep = (r: RouteTruth) => r.depositAddress;
   const payout = (r: RouteTruth) => r.payoutTx;
+
+  const groups: GroupFigures[] = [...new Set(scored.map((r) => r.group))].map((group) => {
+    const members = scored.filter((r) => r.group === group);
+    return {
+      group,
+      size: members.length,
+      pool: {
+        value: scoreGroup(members, g.pool.value, poolDep, poolWd),
+        rootAware: scoreGroup(members, g.pool.rootAware, poolDep, poolWd),
+        classFifo: scoreGroup(members, g.pool.classFifo, poolDep, poolWd),
+        fingerprint: g.pool.fingerprint ? scoreGroup(members, g.pool.fingerprint, poolDep, poolWd) : null,
+      },
+      endToEnd: {
+        value: scoreGroup(members, g.endToEnd.value, srcDep, payout),
+        classFifo: scoreGroup(members, g.endToEnd.classFifo, srcDep, payout),
+        fingerprint: g.endToEnd.fingerprint ? scoreGroup(members, g.endToEnd.fingerprint, srcDep, payout) : null,
+      },
+    };
+  });
+
+  const effective = (w: string, d: string | null) => effectiveSet(g.posterior, w, d);
+  const routeFigures: RouteFigures[] = routes.map((r) => {
+    const set = r.status === 'COMPLETED' && !r.attackerOwn ? routeSet(r, effective, g.candidates) : null;
+    const paidValue = g.paid.find((p) => p.id === r.payoutTx)?.value.toString() ?? null;
+    return {
+      ...r,
+      payoutValue: paidValue,
+      offGrid: paidValue !== null && r.classValue !== null && paidValue !== r.classValue,
+      effectiveSet: set?.effective ?? null,
+      overstated: set?.overstated ?? false,
+      miss: set?.miss ?? false,
+      poolLinked: !!r.shieldTx && g.pool.classFifo.get(r.shieldTx) === r.unshieldTx,
+      endToEndLinked: g.endToEnd.classFifo.get(r.depositAddress) === r.payoutTx,
+    };
+  });
+  const compared = routeFigures.filter((r) => r.effectiveSet !== null && r.anonymitySet !== null);
+  // The fingerprint without time order: the expected number right when ties among the predicted value's payouts are broken at random.
+  const options = g.pool.fingerprintOptions;
+  const fingerprintValueOnly = options
+    ? scored.reduce((sum, r) => {
+        const ids = r.shieldTx ? options.get(r.shieldTx) : undefined;
+        return sum + (ids && r.unshieldTx && ids.includes(r.unshieldTx) ? 1 / ids.length : 0);
+      }, 0)
+    : null;
+
+  // The ASP: per withdrawal (mined order) what its root approved; per rejected route, where its deposit was left out.
+  const withdrawalsInOrder = [...g.exits].sort((a, b) => a.withdrawal.order - b.withdrawal.order);
+  const rejected = routes
+    .filter((r) => r.rejected)
+    .map((r) => {
+      const entry = g.entries.find((e) => e.id === r.shieldTx);
+      const possible = entry ? g.classes.get(entry.id) : undefined;
+      const sameClassAfter = withdrawalsInOrder.filter(
+        (x) => entry && x.payout && x.withdrawal.order > entry.deposit.order && (!possible || (x.classKey !== null && possible.has(x.classKey))),
+      );
+      return {
+        routeId: r.routeId,
+        status: r.status,
+        approvedIndex: g.asp.labelApprovedAt(entry?.deposit.label ?? null),
+        ragequit: r.status === 'FAILED',
+        sameClassWithdrawalsAfter: sameClassAfter.length,
+        candidateOf: sameClassAfter.filter((x) => g.candidates.get(x.id)?.ids.includes(entry!.id)).length,
+      };
+    });
+
   return {
     completed: completed.length,
     control: scoreLinks(
-      guesses.control,
+      g.control,
       truth((r) => [r.fillTx, r.shieldTx]),
     ),
+    tracing: {
+      entries: scoreTracing(completed, new Map(g.entries.map((e) => [e.id, e.source?.id ?? null])), poolDep, srcDep),
+      exits: scoreTracing(completed, new Map(g.exits.map((x) => [x.id, x.payout?.id ?? null])), poolWd, payout),
+      via: [...new Set([...g.entries.map((e) => `in: ${e.via}`), ...g.exits.map((x) => `out: ${x.via}`)])],
+    },
     pool: {
-      identifier: scoreLinks(guesses.pool.identifier, poolTruth),
-      stateRoot: scoreLinks(guesses.pool.stateRoot, poolTruth),
-      proofRoots: [...guesses.withdrawals].sort((a, b) => a.order - b.order).map((w) => ({ proofLeaves: w.proofLeaves, leavesBefore: w.leavesBefore })),
-      gas: { ...scoreLinks(guesses.pool.gas.links, poolTruth), funders: guesses.pool.gas.funders },
-      shared: scoreGroup(shared, guesses.pool.matching, poolDep, poolWd),
-      sharedRootAware: scoreGroup(shared, guesses.pool.rootAware, poolDep, poolWd),
-      distinct: scoreGroup(distinct, guesses.pool.matching, poolDep, poolWd),
-      order: orderScore(shared, deposits, withdrawals),
+      identifier: scoreLinks(g.pool.identifier, poolTruth),
+      stateRoot: scoreLinks(g.pool.stateRoot, poolTruth),
+      gas: { ...scoreLinks(g.pool.gas.links, poolTruth), funders: g.pool.gas.funders },
+      /** Per group of look-alikes: exit order against entry order. */
+      order: [...new Set(scored.map((r) => r.group))]
+        .filter((group) => group !== 'distinct')
+        .map((group) => ({
+          group,
+          ...orderScore(
+            scored.filter((r) => r.group === group),
+            byId(g.deposits),
+            byId(g.withdrawals),
+          ),
+        })),
     },
     endToEnd: {
       identifier: scoreLinks(
-        guesses.endToEnd.identifier,
+        g.endToEnd.identifier,
         truth((r) => [r.depositAddress, r.payoutTx]),
       ),
-      shared: scoreGroup(shared, guesses.endToEnd.matching, srcDep, payout),
-      distinct: scoreGroup(distinct, guesses.endToEnd.matching, srcDep, payout),
-      quotePredictable: guesses.endToEnd.quotePredictable,
-      order: orderScore(
-        shared.map((r) => ({ ...r, shieldTx: r.depositAddress, unshieldTx: r.payoutTx })),
-        byId(guesses.entered),
-        byId(guesses.paid),
-      ),
+      quotePredictable: g.endToEnd.quotePredictable,
     },
-    routes: routes.map((r) => ({
-      ...r,
-      rootBoundedSet: rootBoundedSet(r, deposits, withdrawals),
-      poolLinked: !!r.shieldTx && guesses.pool.matching.get(r.shieldTx) === r.unshieldTx,
-      endToEndLinked: guesses.endToEnd.matching.get(r.depositAddress) === r.payoutTx,
-    })),
+    groups,
+    fingerprintValueOnly,
+    asp: {
+      leaves: g.asp.leaves,
+      rootsOnChain: g.asp.rootsOnChain,
+      rootsReproduced: g.asp.rootsReproduced,
+      ragequits: g.asp.ragequits,
+      withdrawals: withdrawalsInOrder.map((x) => {
+        const c = g.candidates.get(x.id)!;
+        return { withdrawal: x.id, classKey: c.classKey, candidates: c.ids.length, approvedAtRoot: c.approvedAtRoot, excluded: c.excluded };
+      }),
+      rejected,
+    },
+    routes: routeFigures,
+    summary: {
+      compared: compared.length,
+      overstated: compared.filter((r) => r.overstated).length,
+      misses: routeFigures.filter((r) => r.miss).length,
+      offGrid: routeFigures.filter((r) => r.offGrid).length,
+      unsolved: g.posterior.unsolved.length,
+    },
   };
 }
 
 // ------------------------------------------------------------------ report
 
+interface ScenarioResult {
+  scenario: Scenario;
+  mode: 'relay' | 'cctp';
+  settings: Record<string, string | number | boolean>;
+  notes: string[];
+  planned: number;
+  seconds: { stack: number; transfers: number; attack: number; total: number };
+  observed: { poolDeposits: number; poolWithdrawals: number; sourceDeposits: number; payouts: number; relayRequests: number | null; ownPairs: number };
+  crossAsset: CrossAssetFigures | null;
+  scored: ReturnType<typeof score>;
+}
+
 const pad = (text: string | number, width: number) => String(text).padEnd(width);
-function sharedMean(r: Results, key: 'anonymitySet' | 'rootBoundedSet' | 'waitedSeconds'): string {
-  const xs = r.routes.flatMap((x) => (x.group === 'shared' && x[key] !== null ? [x[key]] : []));
-  return xs.length ? (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(1) : '-';
-}
+const short = (id: string | null) => (id ? `${id.slice(0, 10)}…` : '-');
 
-function groupLine(label: string, g: GroupScore, target: boolean): string {
-  if (g.size === 0) return `  ${label}: none`;
-  const verdict = target ? `; target ≤ ${g.chance + 1} → ${g.correct <= g.chance + 1 ? 'MET' : 'MISSED'}` : '';
-  return `  ${label} (K=${g.size}): attacker correct ${g.correct}/${g.size}; chance ${g.chance.toFixed(1)}/${g.size}${verdict}`;
-}
-
-function linkLines(label: string, s: LinkScore): string[] {
-  const lines = [`  ${label}: ${s.links} (correct ${s.correct})`];
-  for (const d of s.details.slice(0, 8))
-    lines.push(`      ${d.correct ? 'CORRECT' : 'wrong  '} ${d.deposit.slice(0, 12)}… ↔ ${d.withdrawal.slice(0, 12)}…  via ${d.via}`);
-  if (s.details.length > 8) lines.push(`      … ${s.details.length - 8} more`);
-  return lines;
-}
-
-function orderLine(o: OrderScore): string {
-  return `  shared group exit order (entry 1..${o.exitPositions.length} → exit positions): [${o.exitPositions.join(', ')}]; inversions ${o.inversions}/${o.pairs}, Kendall tau ${o.kendallTau.toFixed(2)} (1 = FIFO, ~0 = unrelated)`;
-}
-
-function report(r: Results): string {
-  const s = r.settings;
-  const lines = [
-    `linkability benchmark: ${s.transfers} transfers (${s.shared} × ${s.sharedAmount} USDC, ${s.transfers - s.shared} distinct) funded 0–${s.gapMaxSeconds} s apart, delay 1–${s.delayMaxSeconds} s, min anonymity set ${s.minAnonymitySet}, max wait ${s.maxWaitSeconds} s`,
-    `completed ${r.completed}/${s.transfers}; time: stack ${r.seconds.stack} s, transfers ${r.seconds.transfers} s, attack ${r.seconds.attack} s, total ${r.seconds.total} s`,
-    `observed (public data): ${r.observed.poolDeposits} pool deposits, ${r.observed.poolWithdrawals} pool withdrawals, ${r.observed.sourceDeposits} source deposits, ${r.observed.payouts} destination payouts`,
-    '',
-    `positive control: identifier attack links bridge-in fills to pool deposits ${r.control.correct}/${r.completed} correct (${r.control.links} links; should be all: they share the hub account)`,
-    '',
-    'pool deposit → pool withdrawal (hub chain)',
-    ...linkLines('identifier links', r.pool.identifier),
-    ...linkLines('state-root links (proof names the root right after a deposit)', r.pool.stateRoot),
-    `  tree size at each proof's state root / just before it was mined (mined order): ${r.pool.proofRoots.map((x) => `${x.proofLeaves ?? '?'}/${x.leavesBefore}`).join(', ')}`,
-    ...linkLines('gas-funding links', r.pool.gas),
-    ...r.pool.gas.funders.map((f) => `      funder ${f.funder}: funds accounts of ${f.deposits} deposits, ${f.withdrawals} withdrawals`),
-    groupLine('shared-amount group, FIFO', r.pool.shared, true),
-    groupLine('shared-amount group, FIFO among deposits inside the proof root', r.pool.sharedRootAware, true),
-    `  distinct amounts (${r.pool.distinct.size}): linked by amount ${r.pool.distinct.correct}/${r.pool.distinct.size} (expected: a unique amount is its own anonymity set)`,
-    orderLine(r.pool.order),
-    '',
-    'end-to-end: source deposit → destination payout',
-    ...linkLines('identifier links', r.endToEnd.identifier),
-    groupLine('shared-amount group, FIFO', r.endToEnd.shared, true),
-    `  distinct amounts (${r.endToEnd.distinct.size}): linked by amount ${r.endToEnd.distinct.correct}/${r.endToEnd.distinct.size} (expected: a unique amount is its own anonymity set)`,
-    `  public quote predicts the exact payout of ${r.endToEnd.quotePredictable}/${r.observed.sourceDeposits} source deposits`,
-    orderLine(r.endToEnd.order),
-    '',
-    'per route (GET of the harness’s own routes)',
-    `  ${pad('routeId', 14)} ${pad('group', 8)} ${pad('amount', 8)} ${pad('status', 10)} ${pad('anonSet', 8)} ${pad('rootSet', 8)} ${pad('waited s', 9)} ${pad('pool', 5)} e2e`,
-    ...r.routes.map(
-      (x) =>
-        `  ${pad(`${x.routeId.slice(0, 11)}…`, 14)} ${pad(x.group, 8)} ${pad(x.amount, 8)} ${pad(x.status, 10)} ${pad(x.anonymitySet ?? '-', 8)} ${pad(x.rootBoundedSet ?? '-', 8)} ${pad(x.waitedSeconds ?? '-', 9)} ${pad(x.poolLinked ? 'LINK' : '-', 5)} ${x.endToEndLinked ? 'LINK' : '-'}`,
-    ),
-    "  anonSet = GET privacy.anonymitySet; rootSet = own + later same-value deposits inside the proof's state root (what a proof reader sees)",
-    `  shared group means: anonSet ${sharedMean(r, 'anonymitySet')}, rootSet ${sharedMean(r, 'rootBoundedSet')}, waited ${sharedMean(r, 'waitedSeconds')} s`,
+function groupLines(figures: GroupFigures): string[] {
+  const { group, size } = figures;
+  const s = (label: string, x: GroupScore | null) => (x ? `${label} ${x.correct}/${x.size}` : null);
+  const attacks = (side: GroupFigures['pool'] | GroupFigures['endToEnd'], extra: Array<string | null>) =>
+    [s('by value (FIFO)', side.value), ...extra, s('quote inversion + FIFO in class', side.classFifo), s('price fingerprint', side.fingerprint)]
+      .filter(Boolean)
+      .join('; ');
+  const best = Math.max(...[...Object.values(figures.pool), ...Object.values(figures.endToEnd)].map((x) => x?.correct ?? 0));
+  const verdict =
+    group === 'distinct'
+      ? '(expected: each its own class, linked)'
+      : `chance 1.0/${size}; target ≤ 2 → ${size <= 2 ? 'n/a (K ≤ 2)' : best <= 2 ? 'MET' : 'MISSED'}`;
+  return [
+    `  ${group} (K=${size}) ${verdict}`,
+    `      pool:       ${attacks(figures.pool, [s('inside proof root', figures.pool.rootAware)])}`,
+    `      end to end: ${attacks(figures.endToEnd, [])}`,
   ];
+}
+
+function linkLine(label: string, x: LinkScore): string {
+  const wrong = x.details.filter((d) => !d.correct).length;
+  return `  ${label}: ${x.links} links, ${x.correct} correct${wrong ? `, ${wrong} wrong` : ''}`;
+}
+
+function orderLine(o: OrderScore & { group: string }): string {
+  return o.exitPositions.length < 2
+    ? `  ${o.group} group exit order: n/a`
+    : `  ${o.group} group exit order (entry 1..${o.exitPositions.length} → exit positions): [${o.exitPositions.join(', ')}]; Kendall tau ${o.kendallTau.toFixed(2)} (1 = FIFO, ~0 = unrelated)`;
+}
+
+function report(r: ScenarioResult): string {
+  const sc = r.scored;
+  const settings = Object.entries(r.settings)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const lines = [
+    `=== linkability: scenario ${r.scenario} (${r.mode === 'cctp' ? 'burn-and-mint, CCTP' : 'deposit-address, Relay'}) ===`,
+    `settings: ${settings}`,
+    ...r.notes.map((n) => `note: ${n}`),
+    `completed ${sc.completed}/${r.planned}; time: stack ${r.seconds.stack} s, transfers ${r.seconds.transfers} s, attack ${r.seconds.attack} s, total ${r.seconds.total} s`,
+    `observed (public data): ${r.observed.poolDeposits} pool deposits, ${r.observed.poolWithdrawals} withdrawals, ${r.observed.sourceDeposits} source deposits, ${r.observed.payouts} payouts, ${r.observed.relayRequests ?? 'no'} Relay requests; attacker's own routes known: ${r.observed.ownPairs}`,
+    `public bridges: entries traced to their source deposit ${sc.tracing.entries.correct}/${sc.tracing.entries.routes} correct, exits to their payout ${sc.tracing.exits.correct}/${sc.tracing.exits.routes} correct (${sc.tracing.via.join('; ')})`,
+    `positive control: identifier attack links bridge-in fills to pool deposits ${sc.control.correct}/${sc.completed}`,
+    '',
+    'shared identifiers, roots, gas (pool deposit → withdrawal; end to end)',
+    linkLine('identifier links (pool)', sc.pool.identifier),
+    linkLine('state-root links (pool)', sc.pool.stateRoot),
+    linkLine('gas-funding links (pool)', sc.pool.gas),
+    linkLine('identifier links (end to end)', sc.endToEnd.identifier),
+    ...sc.pool.order.map(orderLine),
+    `  the public quote of a source deposit's exact value names its payout's value for ${sc.endToEnd.quotePredictable}/${r.observed.sourceDeposits} deposits (with classes: the class, shared by the class's routes)`,
+    '',
+    'groups: attacker correct / K (chance: a random matching of K look-alikes gets 1 right; target ≤ chance + 1)',
+    ...sc.groups.flatMap(groupLines),
+  ];
+  if (r.crossAsset) {
+    const c = r.crossAsset;
+    lines.push(
+      '',
+      'price fingerprint (cross-asset)',
+      c.pricesMove
+        ? `  quote samples ${c.samples}: ${c.epochsSeen} price epochs seen (runs of one held price), ${c.sampledValues} distinct quoted values; the ${c.payouts} WETH payouts got ${c.payoutValues} distinct values; samples predicted a class for ${c.predicted}/${c.deposits} deposits; by value alone (ties at random) expected correct ${sc.fingerprintValueOnly?.toFixed(1) ?? '-'}/${c.deposits}`
+        : '  n/a: the bridge has no moving prices (no GET /_emulator/prices); every quote of the input was the same',
+    );
+  }
+  lines.push(
+    '',
+    `ASP: ${sc.asp.leaves ?? 'n/a (no public list)'} approved labels; ${sc.asp.rootsReproduced}/${sc.asp.rootsOnChain} on-chain roots reproduced (LeanIMT of a prefix); ${sc.asp.ragequits} ragequit(s)`,
+    ...sc.asp.withdrawals.map(
+      (w, i) =>
+        `  withdrawal ${i + 1} ${short(w.withdrawal)}: ${w.approvedAtRoot ?? '?'} labels approved at its root; ${w.candidates} candidates; same-class deposits ruled out: after its state root ${w.excluded.stateRoot}, not approved at its ASP root ${w.excluded.asp}, ragequit ${w.excluded.ragequit}`,
+    ),
+    ...sc.asp.rejected.map(
+      (x) =>
+        `  rejected ${x.routeId}: ${x.status}${x.ragequit ? ' (ragequit)' : ''}; its label ${x.approvedIndex >= 0 ? `WAS approved (position ${x.approvedIndex + 1})` : 'never approved'}; candidate of ${x.candidateOf} of the ${x.sameClassWithdrawalsAfter} same-class withdrawals after it`,
+    ),
+    '',
+    'per route: GET anonymitySet beside the attacker’s effective set (⌊1 / largest posterior⌋ of a uniform matching of the class’s withdrawals to their candidates)',
+    `  ${pad('routeId', 14)} ${pad('group', 9)} ${pad('amount', 9)} ${pad('class', 18)} ${pad('status', 10)} ${pad('GET set', 8)} ${pad('maxWait', 8)} ${pad('attacker', 9)} ${pad('flag', 11)} ${pad('pool', 5)} e2e`,
+    ...sc.routes.map((x) => {
+      const flag = [x.attackerOwn ? 'own' : '', x.overstated ? 'OVERSTATED' : '', x.miss ? 'MISS' : '', x.offGrid ? `OFF-GRID(paid ${x.payoutValue})` : '']
+        .filter(Boolean)
+        .join(' ');
+      return `  ${pad(`${x.routeId.slice(0, 11)}…`, 14)} ${pad(x.group, 9)} ${pad(x.amount, 9)} ${pad(x.classValue ?? '-', 18)} ${pad(x.status, 10)} ${pad(x.anonymitySet ?? '-', 8)} ${pad(x.leftAtMaxWait === null ? '-' : x.leftAtMaxWait ? 'yes' : 'no', 8)} ${pad(x.effectiveSet ?? '-', 9)} ${pad(flag, 11)} ${pad(x.poolLinked ? 'LINK' : '-', 5)} ${x.endToEndLinked ? 'LINK' : '-'}`;
+    }),
+    "  pool / e2e LINK: the quote-inversion + FIFO-in-class attack named the route's own withdrawal / payout. MISS: the attacker's rules left out the route's own deposit. OFF-GRID: its payout is not its class value",
+    `summary: routes overstated ${sc.summary.overstated}/${sc.summary.compared} (target 0); attacker rule misses ${sc.summary.misses}; payouts off the grid ${sc.summary.offGrid}; unsolved withdrawals ${sc.summary.unsolved}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
 // ------------------------------------------------------------------ main
 
-async function main(): Promise<number> {
-  const { json, bench } = options();
+async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResult; failed: boolean }> {
   const t0 = Date.now();
   const secondsSince = (t: number) => Math.round((Date.now() - t) / 1000);
-  bench.progress('starting the local stack');
+  bench.progress(`starting the local stack (${bench.mode} mode)`);
   const running = await startBench(bench);
-  let failed = false;
   try {
     const { stack } = running;
     const tStack = secondsSince(t0);
     const t1 = Date.now();
-    const created = await createTransfers(stack, bench);
-    bench.progress(`created ${created.length} transfers`);
-    await fundTransfers(stack, created, bench);
+    const known = publicKnowledge(stack, bench.mode);
+    const { planned, notes } = await planRoutes(stack, bench);
+    const sampler =
+      bench.scenario === 'cross-asset'
+        ? startQuoteSampler(known, bench.crossAmount, { role: 'destination', tokenSymbol: 'WETH' }, bench.sampleEverySeconds * 1000)
+        : null;
+    let samples: QuoteSample[] | null = null;
+    let created: Awaited<ReturnType<typeof createAndFund>>;
+    try {
+      created = await createAndFund(stack, planned, bench);
+    } finally {
+      samples = (await sampler?.stop()) ?? null;
+    }
     const views = await awaitTransfers(stack, created, bench);
     const routes = await groundTruth(stack, created, views);
     const tTransfers = secondsSince(t1);
-    const incomplete = routes.filter((r) => r.status !== 'COMPLETED');
-    if (incomplete.length > 0) {
-      failed = true;
+    const unfinished = routes.filter((r) => r.status !== 'COMPLETED' && !r.rejected);
+    if (unfinished.length > 0) {
       bench.progress(
-        `WARNING: ${incomplete.length} transfers did not complete (${incomplete.map((r) => `${r.routeId}: ${r.status}`).join(', ')}); scoring the completed ones`,
+        `WARNING: ${unfinished.length} transfers did not complete (${unfinished.map((r) => `${r.routeId}: ${r.status}`).join(', ')}); scoring the completed ones`,
       );
     }
 
     const t2 = Date.now();
-    const known = publicKnowledge(stack);
-    const guesses = await attack(known, await observe(known));
+    const view = await observe(known);
+    const guesses = await attack(known, view, {
+      samples,
+      sampledInput: bench.scenario === 'cross-asset' ? bench.crossAmount : null,
+      own: routes.filter((r) => r.attackerOwn).map((r) => ({ depositAddress: r.depositAddress, payoutTx: r.payoutTx })),
+    });
     const scored = score(routes, guesses);
-    const results: Results = {
-      settings: {
-        transfers: bench.transfers,
-        shared: bench.shared,
-        sharedAmount: bench.sharedAmount,
-        delayMaxSeconds: bench.delayMaxSeconds,
-        gapMaxSeconds: bench.gapMaxSeconds,
-        minAnonymitySet: bench.minAnonymitySet,
-        maxWaitSeconds: bench.maxWaitSeconds,
-      },
-      completed: scored.completed,
-      control: scored.control,
+    const settings: ScenarioResult['settings'] = {
+      'min set': bench.minAnonymitySet,
+      'max wait s': bench.maxWaitSeconds,
+      'delay s': `1–${bench.delayMaxSeconds}`,
+      'gap s': `0–${bench.gapMaxSeconds}`,
+    };
+    if (bench.scenario === 'cross-asset')
+      Object.assign(settings, {
+        routes: `${bench.cross} × ${bench.crossAmount} USDC → WETH`,
+        'spacing s': bench.crossSpacingSeconds,
+        'price epoch s': bench.priceEpochSeconds,
+        'volatility bps': `${bench.volatilityBps} per ${bench.priceStepSeconds} s`,
+        'price seed': bench.priceSeed,
+        'sample every s': bench.sampleEverySeconds,
+      });
+    else
+      Object.assign(settings, {
+        shared: `${bench.shared} × ${bench.sharedAmount} USDC`,
+        ...(bench.sybil ? { sybil: `${bench.sybil} × ${bench.sharedAmount} USDC (one client, the attacker's)` } : {}),
+        ...(bench.classSize ? { class: `${bench.classSize} around ${bench.classAmount} USDC` } : {}),
+        ...(bench.distinct ? { distinct: bench.distinct } : {}),
+        ...(bench.hub ? { 'paid on the hub': `${bench.hub} × ${bench.sharedAmount} USDC` } : {}),
+        ...(bench.rejected ? { 'ASP rejects': bench.rejected, ragequit: bench.ragequitRejected } : {}),
+      });
+    const result: ScenarioResult = {
+      scenario: bench.scenario,
+      mode: bench.mode,
+      settings,
+      notes,
+      planned: planned.length,
       seconds: { stack: tStack, transfers: tTransfers, attack: secondsSince(t2), total: secondsSince(t0) },
       observed: {
         poolDeposits: guesses.deposits.length,
         poolWithdrawals: guesses.withdrawals.length,
         sourceDeposits: guesses.entered.length,
         payouts: guesses.paid.length,
+        relayRequests: view.relayRequests?.length ?? null,
+        ownPairs: guesses.ownPairs,
       },
-      pool: scored.pool,
-      endToEnd: scored.endToEnd,
-      routes: scored.routes,
+      crossAsset: guesses.crossAsset,
+      scored,
     };
-    process.stdout.write(json ? `${JSON.stringify(results, null, 2)}\n` : report(results));
+    return { result, failed: unfinished.length > 0 };
   } finally {
     const tStop = Date.now();
     bench.progress('stopping the local stack');
     await running.close();
     bench.progress(`stopped in ${secondsSince(tStop)} s`);
   }
+}
+
+async function main(): Promise<number> {
+  const { json, runs } = options();
+  const results: ScenarioResult[] = [];
+  let failed = false;
+  for (const bench of runs) {
+    const { result, failed: f } = await runScenario(bench);
+    failed ||= f;
+    results.push(result);
+    if (!json) process.stdout.write(`${report(result)}\n`);
+  }
+  if (json) process.stdout.write(`${JSON.stringify({ scenarios: results }, (_, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
+  else if (results.length > 1)
+    process.stdout.write(
+      `overall: routes overstated ${results.reduce((a, r) => a + r.scored.summary.overstated, 0)}/${results.reduce((a, r) => a + r.scored.summary.compared, 0)} (target 0)\n`,
+    );
   return failed ? 1 : 0;
 }
 

@@ -6,22 +6,37 @@ import type { Item, Link } from './attacks.ts';
 
 export interface RouteTruth {
   routeId: string;
-  group: 'shared' | 'distinct';
+  /** 'shared' (one input), 'class' (distinct inputs, one class), 'distinct' (each its own class), 'cross' (USDC → WETH),
+   * 'hub' (paid on the hub), 'sybil' (the attacker's own client); the harness's plan. */
+  group: string;
   /** Human amount as requested. */
   amount: string;
+  /** The client it was created from (X-Forwarded-For). */
+  client: string;
+  /** Created by the attacker's own client: the attacker knows both of its ends. */
+  attackerOwn: boolean;
+  /** The harness had the ASP reject its deposit. */
+  rejected: boolean;
   status: string;
+  needsAttention: boolean;
   /** Source side: the route's deposit address (the id of its SourceDeposit). */
   depositAddress: string;
   /** The bridge-in fill on the hub (positive control of the identifier attack). */
   fillTx: string | null;
-  /** Pool deposit and withdrawal transactions (ids of PoolDeposit / PoolWithdrawal). */
+  /** Pool deposit and withdrawal transactions (ids of PoolDeposit / PoolWithdrawal, of Entry / Exit). */
   shieldTx: string | null;
   unshieldTx: string | null;
-  /** Destination payout transaction (id of its Payout). */
+  /** The payout transaction (id of its Payout: on the destination, or the withdrawal itself when paid on the hub). */
   payoutTx: string | null;
   /** From GET (the harness created the route). */
   anonymitySet: number | null;
+  leftAtMaxWait: boolean | null;
   waitedSeconds: number | null;
+  /** GET amountClass.value (null: a service without classes). */
+  classValue: string | null;
+  /** When it was created and when its deposit was sent (ms epoch). */
+  createdAt: number;
+  fundedAt: number | null;
 }
 
 export interface LinkScore {
@@ -43,7 +58,7 @@ export interface GroupScore {
   chance: number;
 }
 
-/** How many of `routes`' deposits the matching sent to their own withdrawal. */
+/** How many of `routes`' deposits the matching sent to their own withdrawal (chance: 1 for a group of look-alikes). */
 export function scoreGroup(
   routes: RouteTruth[],
   guess: Map<string, string>,
@@ -81,20 +96,34 @@ export function orderScore(routes: RouteTruth[], deposits: Map<string, Item>, wi
   return { exitPositions, inversions, pairs, kendallTau: pairs > 0 ? 1 - (2 * inversions) / pairs : 0 };
 }
 
-/**
- * The anonymity set a route really had against an observer who reads its withdrawal proof: its own deposit
- * plus the later deposits of the same value that were already in the tree at the proof's state root (a
- * deposit inserted after that root cannot be the spent note). GET's anonymitySet counts every same-bucket
- * deposit until the withdrawal was mined.
- */
-export function rootBoundedSet(
+export interface RouteSet {
+  /** The attacker's effective set (posterior.ts effectiveSet); null when its withdrawal was not solved. */
+  effective: number | null;
+  /** GET reported more than the attacker leaves. */
+  overstated: boolean;
+  /** The route's own deposit is not among its withdrawal's candidates: the attacker's rules excluded the truth. */
+  miss: boolean;
+}
+
+/** Per route: the attacker's effective set beside GET's. */
+export function routeSet(
   route: RouteTruth,
-  deposits: Map<string, Item & { leafIndex: number | null }>,
-  withdrawals: Map<string, Item & { proofLeaves: number | null }>,
-): number | null {
-  const own = deposits.get(route.shieldTx ?? '');
-  const exit = withdrawals.get(route.unshieldTx ?? '');
-  if (!own || !exit || exit.proofLeaves === null) return null;
-  const limit = exit.proofLeaves;
-  return 1 + [...deposits.values()].filter((d) => d.value === own.value && d.order > own.order && d.leafIndex !== null && d.leafIndex <= limit).length;
+  effective: (withdrawal: string, deposit: string | null) => number | null,
+  candidates: Map<string, { ids: string[] }>,
+): RouteSet | null {
+  if (!route.unshieldTx) return null;
+  const set = effective(route.unshieldTx, route.shieldTx);
+  const miss = !!route.shieldTx && !(candidates.get(route.unshieldTx)?.ids ?? []).includes(route.shieldTx);
+  return { effective: set, overstated: route.anonymitySet !== null && set !== null && route.anonymitySet > set, miss };
+}
+
+/** How many tracing links (entry → source deposit, exit → payout) name the route's own. */
+export function scoreTracing(
+  routes: RouteTruth[],
+  traced: Map<string, string | null>,
+  key: (r: RouteTruth) => string | null,
+  truth: (r: RouteTruth) => string | null,
+) {
+  const placed = routes.filter((r) => key(r) !== null && truth(r) !== null);
+  return { routes: placed.length, correct: placed.filter((r) => traced.get(key(r)!) === truth(r)).length };
 }

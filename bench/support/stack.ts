@@ -111,16 +111,23 @@ export async function startBenchStack(
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** One call of the public API; throws with the answer's error unless it is a success. */
 /** statusToken by routeId of the transfers api() created: a GET of one reads the full view, as its creator would. */
 const statusTokens = new Map<string, string>();
 
-export async function api<T>(stack: LocalStack, method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
+/**
+ * One call of the public API; throws with the answer's error unless it is a success. `headers` are sent as well
+ * (e.g. `X-Forwarded-For` to act as a distinct client of a stack started with TRUST_PROXY_HOPS=1).
+ */
+export async function api<T>(stack: LocalStack, method: 'GET' | 'POST', route: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const routeId = method === 'GET' ? /^\/api\/private-route\/(rt_[0-9a-f]{32})$/.exec(route)?.[1] : undefined;
   const statusToken = routeId ? statusTokens.get(routeId) : undefined;
   const res = await fetch(`${stack.apiUrl}${route}`, {
     method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(statusToken ? { authorization: `Bearer ${statusToken}` } : {}) },
+    headers: {
+      ...headers,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(statusToken ? { authorization: `Bearer ${statusToken}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
