@@ -152,14 +152,26 @@ export function setIfWithdrawnNow(
 ): { members: SetMember[]; size: number } {
   const withdrawals = classWithdrawals(notes, own, { provedLeaves: proving.leafCount, withdrawnAt: null });
   const members = unsettledMembers(anonymitySetMembers(own, notes, state, proving.amount), withdrawals);
-  return { members, size: anonymitySetSize(own.routeId, members, withdrawals) };
+  return { members, size: anonymitySetSize({ own: own.routeId, candidates: members.map((m) => m.routeId), withdrawals, clientOf: clientsOf(notes) }) };
+}
+
+/** Each note's client pseudonym, by route. */
+function clientsOf(notes: readonly ClassNote[]): (routeId: string) => string | null | undefined {
+  const clients = new Map(notes.map((n) => [n.routeId, n.client]));
+  return (routeId) => clients.get(routeId);
 }
 
 /** What GET reports for a withdrawn route: its recorded candidates, without those ragequit since, among the class's withdrawals. */
 export function reportedSize(own: ClassNote, notes: readonly ClassNote[]): number {
   if (!own.members || own.amountClass === null) return 1;
   const ragequit = new Set(notes.filter((n) => n.ragequit).map((n) => n.routeId));
-  return anonymitySetSize(own.routeId, own.members, classWithdrawals(notes, own), ragequit);
+  return anonymitySetSize({
+    own: own.routeId,
+    candidates: own.members.map((m) => m.routeId),
+    withdrawals: classWithdrawals(notes, own),
+    clientOf: clientsOf(notes),
+    excluded: ragequit,
+  });
 }
 
 /**

@@ -106,16 +106,36 @@ function settledPrefix(before: readonly ClassWithdrawal[], without: ReadonlySet<
   return settled;
 }
 
-/** The set of `own` against `members` and the class's other `withdrawals`, none of the routes in `without` counted. */
-function setWithout(own: string, members: readonly SetMember[], withdrawals: ClassWithdrawals, without: ReadonlySet<string>): number {
-  const before = withdrawals.before.filter((w) => !without.has(w.routeId));
+/** Everything the size of one route's set is counted from. */
+export interface SetInput {
+  own: string;
+  /** The candidates of the route's own withdrawal, itself left out (recorded when it was proved, or what it would have now). */
+  candidates: readonly string[];
+  /** The class's other withdrawals, in the order of the pool state they proved against. */
+  withdrawals?: ClassWithdrawals;
+  /** Each route's client, as a pseudonym valid in the class; null or unknown routes: all one unknown client. */
+  clientOf?: (routeId: string) => string | null | undefined;
+  /** Routes whose notes never were anyone's to spend (ragequit). */
+  excluded?: ReadonlySet<string>;
+}
+
+/** The set of `own` with every route in `without` taken away (its note and its withdrawal). */
+function setWithout(input: SetInput, without: ReadonlySet<string>): number {
+  const { own } = input;
+  const gone = (id: string) => id !== own && without.has(id);
+  const before = (input.withdrawals?.before ?? []).filter((w) => !gone(w.routeId));
   const settled = settledPrefix(before, without);
-  const universe = new Set([own, ...members.map((m) => m.routeId)].filter((id) => !without.has(id) && !settled.notes.has(id)));
-  const open = (list: readonly ClassWithdrawal[]) =>
-    list.filter((w) => !without.has(w.routeId)).map((w) => new Set(w.candidates.filter((id) => universe.has(id))));
-  const chain = [...open(before.slice(settled.withdrawals)), universe, ...open(withdrawals.after)].filter((candidates) => candidates.size > 0);
-  const ours = chain.indexOf(universe);
-  const left = chain.map((candidates, i) => candidates.size - i);
+  const open = (candidates: readonly string[]) => new Set(candidates.filter((id) => !gone(id) && !settled.notes.has(id)));
+  const ours = open([own, ...input.candidates]);
+  const chain = [
+    ...before.slice(settled.withdrawals).map((w) => open(w.candidates)),
+    ours,
+    ...(input.withdrawals?.after ?? []).filter((w) => !gone(w.routeId)).map((w) => open(w.candidates)),
+  ].filter((candidates) => candidates.size > 0);
+  const at = chain.indexOf(ours);
+  // The notes each withdrawal had left to choose from: its candidates less one for every earlier withdrawal that could
+  // have taken one of them (all of them, when each could spend what the ones before could).
+  const left = chain.map((candidates, i) => candidates.size - chain.slice(0, i).filter((earlier) => [...earlier].some((id) => candidates.has(id))).length);
   if (left.some((f) => f <= 0)) return 1;
   /** P(withdrawal `j` spent `note`): every earlier withdrawal that could have taken it did not, then j chose it. */
   const spentBy = (note: string, j: number): Fraction => {
@@ -125,9 +145,9 @@ function setWithout(own: string, members: readonly SetMember[], withdrawals: Cla
     return p;
   };
   let worst = ZERO;
-  for (const note of universe) worst = larger(worst, spentBy(note, ours));
+  for (const note of ours) worst = larger(worst, spentBy(note, at));
   for (let j = 0; j < chain.length; j++) worst = larger(worst, spentBy(own, j));
-  return worst.n === 0n ? universe.size : Math.max(1, Number(worst.d / worst.n));
+  return worst.n === 0n ? ours.size : Math.max(1, Number(worst.d / worst.n));
 }
 
 /** The candidates that leading withdrawals have not certainly spent: what a withdrawal records (its record stays small). */
@@ -137,21 +157,17 @@ export function unsettledMembers(members: readonly SetMember[], withdrawals: Cla
 }
 
 /**
- * The anonymity set of route `own` (module comment): its candidates `members`, the class's other `withdrawals`, and
- * routes `excluded` since (ragequit). The smallest over taking any one client away.
+ * The anonymity set of a route (module comment): the smallest over taking away nobody, or any one client's routes
+ * (notes and withdrawals; the route's own client's other routes too).
  */
-export function anonymitySetSize(
-  own: string,
-  members: readonly SetMember[],
-  withdrawals: ClassWithdrawals = { before: [], after: [] },
-  excluded: ReadonlySet<string> = new Set(),
-): number {
-  const counted = members.filter((m) => !excluded.has(m.routeId));
-  const clients = new Set(counted.map((m) => m.client));
-  const sizes = [setWithout(own, counted, withdrawals, excluded)];
-  for (const client of clients) {
-    const theirs = new Set([...excluded, ...counted.filter((m) => m.client === client).map((m) => m.routeId)]);
-    sizes.push(setWithout(own, counted, withdrawals, theirs));
-  }
+export function anonymitySetSize(input: SetInput): number {
+  const excluded = input.excluded ?? new Set<string>();
+  const routes = new Set([...input.candidates, ...(input.withdrawals?.before ?? []).flatMap((w) => w.candidates), ...(input.withdrawals?.after ?? []).flatMap((w) => w.candidates)]);
+  routes.delete(input.own);
+  const clientOf = (id: string) => input.clientOf?.(id) ?? UNKNOWN_CLIENT;
+  const byClient = new Map<string, string[]>();
+  for (const id of routes) byClient.set(clientOf(id), [...(byClient.get(clientOf(id)) ?? []), id]);
+  const sizes = [setWithout(input, excluded)];
+  for (const theirs of byClient.values()) sizes.push(setWithout(input, new Set([...excluded, ...theirs])));
   return Math.min(...sizes);
 }

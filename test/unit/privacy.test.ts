@@ -121,41 +121,90 @@ describe('anonymity set', () => {
     );
   });
 
-  const member = (routeId: string, client: number) => ({ routeId, client });
-  const others = (...ids: string[]) => ids.map((id, i) => member(id, i + 1));
+  type Withdrawal = { routeId: string; candidates: string[] };
+  /** The set of `own` with these candidates and withdrawals; every route its own client unless `clients` says otherwise. */
+  const size = (
+    own: string,
+    candidates: string[],
+    before: Withdrawal[] = [],
+    after: Withdrawal[] = [],
+    clients: Record<string, string> = {},
+    excluded: string[] = [],
+  ) => anonymitySetSize({ own, candidates, withdrawals: { before, after }, clientOf: (id) => clients[id] ?? id, excluded: new Set(excluded) });
+
+  /**
+   * The observer's exact odds by brute force: every matching of the withdrawals (ours at `at`) to distinct candidates,
+   * with nobody's or any one client's routes (notes and withdrawals) taken away; ⌊1 / the largest chance⌋ that ours
+   * spent some note or that some withdrawal spent our note, the smallest over those observers.
+   */
+  function bruteForce(own: string, chain: Withdrawal[], at: number, clientOf: (id: string) => string, excluded: string[] = []): number {
+    const routes = new Set(chain.flatMap((w) => w.candidates).filter((id) => id !== own));
+    const observers = [null, ...new Set([...routes].map(clientOf))];
+    return Math.min(
+      ...observers.map((observer) => {
+        const gone = (id: string) => excluded.includes(id) || (id !== own && observer !== null && clientOf(id) === observer);
+        const kept = chain
+          .map((w, i) => ({ i, candidates: w.candidates.filter((id) => !gone(id)), gone: w.routeId !== own && gone(w.routeId) }))
+          .filter((w) => !w.gone);
+        const ours = kept.findIndex((w) => w.i === at);
+        let total = 0;
+        const counts = new Map<string, number>();
+        const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+        const walk = (k: number, used: Set<string>, picks: string[]) => {
+          if (k === kept.length) {
+            total++;
+            bump(`ours:${picks[ours]}`);
+            const j = picks.indexOf(own);
+            if (j !== -1) bump(`took-own:${j}`);
+            return;
+          }
+          for (const id of kept[k]!.candidates) if (!used.has(id)) walk(k + 1, new Set([...used, id]), [...picks, id]);
+        };
+        walk(0, new Set(), []);
+        return total === 0 ? 1 : Math.max(1, Math.floor(total / Math.max(...counts.values())));
+      }),
+    );
+  }
 
   test('size: what the best guess of an observer leaves, either way', () => {
     // Any one client may be the observer (it knows its own routes), so a set counts what is left without the worst one.
     const all3 = (id: string) => ({ routeId: id, candidates: ['a', 'b', 'c'] });
-    const before = (...withdrawals: Array<{ routeId: string; candidates: string[] }>) => ({ before: withdrawals, after: [] });
-    const cases: Array<[string, number, Parameters<typeof anonymitySetSize>]> = [
-      ['alone', 1, ['r', []]],
-      ['three peers from three clients, nobody left yet: any one of them may be the observer', 3, ['r', others('a', 'b', 'c')]],
-      ['the last of three that left together', 2, ['c', others('a', 'b'), before(all3('a'), all3('b'))]],
-      ['the second of three that left together', 2, ['b', others('a', 'c'), { before: [all3('a')], after: [all3('c')] }]],
-      ['the first of three that left together, once the others left too', 2, ['a', others('b', 'c'), { before: [], after: [all3('b'), all3('c')] }]],
-      [
-        'a peer left before the route deposited, and the other peer is the observer',
-        1,
-        ['r', others('a', 'b'), before({ routeId: 'a', candidates: ['a', 'b'] })],
-      ],
-      ['a peer left before the route deposited, among many clients', 3, ['r', others('a', 'b', 'c', 'd'), before({ routeId: 'a', candidates: ['a', 'b'] })]],
+    const cases: Array<[string, number, number]> = [
+      ['alone', 1, size('r', [])],
+      ['three peers from three clients, nobody left yet: any one of them may be the observer', 3, size('r', ['a', 'b', 'c'])],
+      ['the last of three that left together', 2, size('c', ['a', 'b'], [all3('a'), all3('b')])],
+      ['the second of three that left together', 2, size('b', ['a', 'c'], [all3('a')], [all3('c')])],
+      ['the first of three that left together, once the others left too', 2, size('a', ['b', 'c'], [], [all3('b'), all3('c')])],
+      ['a peer left before the route deposited, and the other peer is the observer', 1, size('r', ['a', 'b'], [{ routeId: 'a', candidates: ['a', 'b'] }])],
+      ['a peer left before the route deposited, among many clients', 3, size('r', ['a', 'b', 'c', 'd'], [{ routeId: 'a', candidates: ['a', 'b'] }])],
       [
         'an older proof mined later comes first: it could only take the early notes',
         1,
-        ['r2', others('r0', 'r1'), before({ routeId: 'r1', candidates: ['r0', 'r1'] })],
+        size('r2', ['r0', 'r1'], [{ routeId: 'r1', candidates: ['r0', 'r1'] }]),
       ],
-      [
-        'a later withdrawal that may have taken the route’s note',
-        2,
-        ['r', others('a', 'b'), { before: [], after: [{ routeId: 'a', candidates: ['a', 'b', 'r'] }] }],
-      ],
-      ['a settled withdrawal (it could take only its own note) changes nothing', 3, ['r', others('a', 'b', 'c'), before({ routeId: 'x', candidates: ['x'] })]],
-      ['one client holds every peer: taking it away leaves the route alone', 1, ['r', [member('a', 1), member('b', 1), member('c', 1)]]],
-      ['two of the three peers are the route’s own client’s', 2, ['r', [member('a', 0), member('b', 0), member('c', 1)]]],
-      ['a ragequit peer no longer counts', 2, ['r', others('a', 'b', 'c'), before(), new Set(['c'])]],
+      ['a later withdrawal that may have taken the route’s note', 2, size('r', ['a', 'b'], [], [{ routeId: 'a', candidates: ['a', 'b', 'r'] }])],
+      ['a settled withdrawal (it could take only its own note) changes nothing', 3, size('r', ['a', 'b', 'c'], [{ routeId: 'x', candidates: ['x'] }])],
+      ['one client holds every peer: taking it away leaves the route alone', 1, size('r', ['a', 'b', 'c'], [], [], { a: 'x', b: 'x', c: 'x' })],
+      ['two of the three peers are the route’s own client’s', 2, size('r', ['a', 'b', 'c'], [], [], { r: 'me', a: 'me', b: 'me' })],
+      ['a ragequit peer no longer counts', 2, size('r', ['a', 'b', 'c'], [], [], {}, ['c'])],
     ];
-    for (const [what, expected, args] of cases) assert.equal(anonymitySetSize(...args), expected, what);
+    for (const [what, expected, got] of cases) assert.equal(got, expected, what);
+  });
+
+  test('later withdrawals that could also take notes the route never saw do not count as taking the route’s', () => {
+    // A proved with B and C; D and E deposited after, and the four others left later.
+    const after = [
+      { routeId: 'B', candidates: ['A', 'B', 'C'] },
+      { routeId: 'C', candidates: ['A', 'B', 'C', 'D'] },
+      { routeId: 'D', candidates: ['A', 'B', 'C', 'D', 'E'] },
+      { routeId: 'E', candidates: ['A', 'B', 'C', 'D', 'E'] },
+    ];
+    const chain = [{ routeId: 'A', candidates: ['A', 'B', 'C'] }, ...after];
+    assert.equal(
+      size('A', ['B', 'C'], [], after),
+      bruteForce('A', chain, 0, (id) => id),
+    );
+    assert.ok(size('A', ['B', 'C'], [], after) >= 2);
   });
 
   test('a withdrawal records only the candidates leading withdrawals have not certainly spent', () => {
@@ -168,77 +217,51 @@ describe('anonymity set', () => {
       ],
       after: [],
     };
+    const members = ['x', 'y', 'a', 'b'].map((routeId, i) => ({ routeId, client: i + 1 }));
     assert.deepEqual(
-      unsettledMembers(others('x', 'y', 'a', 'b'), withdrawals).map((m) => m.routeId),
+      unsettledMembers(members, withdrawals).map((m) => m.routeId),
       ['a', 'b'],
     );
-    assert.equal(anonymitySetSize('r', others('x', 'y', 'a', 'b'), withdrawals), anonymitySetSize('r', others('a', 'b'), withdrawals));
+    assert.equal(size('r', ['x', 'y', 'a', 'b'], withdrawals.before), size('r', ['a', 'b'], withdrawals.before));
   });
 
-  /**
-   * Every matching of the class's withdrawals (ours at `oursAt`) to distinct candidates, counted: the observer's exact
-   * odds by brute force, as ⌊1 / the largest chance⌋ that ours spent some note or that some withdrawal spent our note.
-   */
-  function bruteForce(own: string, chain: string[][], oursAt: number): number {
-    let total = 0;
-    const counts = new Map<string, number>();
-    const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
-    const walk = (i: number, used: Set<string>, picks: string[]) => {
-      if (i === chain.length) {
-        total++;
-        bump(`ours:${picks[oursAt]}`);
-        const j = picks.indexOf(own);
-        if (j !== -1) bump(`took-own:${j}`);
-        return;
-      }
-      for (const id of chain[i]!) if (!used.has(id)) walk(i + 1, new Set([...used, id]), [...picks, id]);
-    };
-    walk(0, new Set(), []);
-    if (total === 0) return 1;
-    return Math.max(1, Math.floor(total / Math.max(...counts.values())));
-  }
-
-  /** Whether some matching has withdrawal `oursAt` spend `own`. */
-  function possible(own: string, chain: string[][], oursAt: number): boolean {
-    const walk = (i: number, used: Set<string>): boolean =>
-      i === chain.length || chain[i]!.some((id) => !used.has(id) && (i !== oursAt || id === own) && walk(i + 1, new Set([...used, id])));
-    return walk(0, new Set());
-  }
-
-  test('with each withdrawal proved against the pool as it then was, the size never exceeds the observer’s exact odds (brute force)', () => {
-    // A class's history: deposits and withdrawals in time; each withdrawal's candidates are the deposits before it.
-    // The route's own withdrawal is one of them (or the next one); every client is distinct.
-    const history = fc.array(fc.constantFrom('deposit', 'withdraw'), { minLength: 1, maxLength: 10 });
+  test('with each withdrawal proved against the pool as it then was, the size is the observer’s exact odds (brute force)', () => {
+    // A class's history: deposits and withdrawals in time. Each withdrawal spends a note still unspent (the truth,
+    // which nobody outside sees), its candidates are every deposit before it; clients are drawn from a few.
+    const event = fc.constantFrom('deposit', 'withdraw');
     fc.assert(
-      fc.property(history, fc.nat(), fc.nat(), (events, pickNote, pickWithdrawal) => {
+      fc.property(fc.array(event, { minLength: 1, maxLength: 9 }), fc.array(fc.nat(), { minLength: 20, maxLength: 20 }), (events, picks) => {
+        let pick = 0;
+        const next = () => picks[pick++ % picks.length]!;
         const deposits: string[] = [];
-        const chain: string[][] = [];
-        let unspent = 0;
-        for (const event of events) {
-          if (event === 'deposit') {
+        const unspent: string[] = [];
+        const chain: Withdrawal[] = [];
+        for (const e of events) {
+          if (e === 'deposit') {
             deposits.push(`d${deposits.length}`);
-            unspent++;
-          } else if (unspent > 0) {
-            chain.push([...deposits]);
-            unspent--;
+            unspent.push(deposits.at(-1)!);
+          } else if (unspent.length > 0) {
+            const [spent] = unspent.splice(next() % unspent.length, 1);
+            chain.push({ routeId: spent!, candidates: [...deposits] });
           }
         }
-        if (unspent === 0) chain.pop();
         if (deposits.length === 0) return;
-        // Our withdrawal: one of the recorded ones, or one more at the end (it can spend anything deposited).
-        const at = pickWithdrawal % (chain.length + 1);
-        const oursCandidates = at === chain.length ? [...deposits] : chain[at]!;
-        const own = oursCandidates[pickNote % oursCandidates.length]!;
-        const withOurs = [...chain.slice(0, at), oursCandidates, ...chain.slice(at + 1)];
-        const members = oursCandidates.filter((d) => d !== own).map((d, i) => member(d, i + 1));
-        const named = (list: string[][], from: number) => list.map((candidates, i) => ({ routeId: `w${from + i}`, candidates }));
-        const setSize = anonymitySetSize(own, members, { before: named(chain.slice(0, at), 0), after: named(chain.slice(at + 1), at + 1) });
-        const exact = bruteForce(own, withOurs, at);
-        // Only histories where our withdrawal can have spent our note happen.
-        if (!possible(own, withOurs, at)) return;
-        assert.ok(setSize <= exact, `reported ${setSize}, an observer leaves ${exact} (history ${events.join(' ')}, ours at ${at}, own ${own})`);
+        // Our route: one that withdrew, or one still unspent withdrawing now.
+        const choice = next() % (chain.length + unspent.length);
+        const at = choice < chain.length ? choice : chain.length;
+        const full = choice < chain.length ? chain : [...chain, { routeId: unspent[choice - chain.length]!, candidates: [...deposits] }];
+        const own = full[at]!.routeId;
+        const clients = Object.fromEntries(deposits.map((d) => [d, `client${next() % 3}`]));
+        const clientOf = (id: string) => clients[id] ?? id;
+        const reported = anonymitySetSize({
+          own,
+          candidates: full[at]!.candidates.filter((id) => id !== own),
+          withdrawals: { before: full.slice(0, at), after: full.slice(at + 1) },
+          clientOf,
+        });
+        assert.equal(reported, bruteForce(own, full, at, clientOf), `history ${events.join(' ')}, ours ${own} at ${at}, clients ${JSON.stringify(clients)}`);
       }),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );
   });
 });
