@@ -15,7 +15,8 @@
  * Other withdrawals. Each withdrawal of the class took one of its own candidates (recorded when it was proved), and
  * the observer does not know which. Taking every matching of withdrawals to candidates as equally likely, and the
  * withdrawals in the order of the pool state they proved against (each could spend what the ones before could), the
- * withdrawal at place i chose among f_i = |candidates_i| − i notes not yet taken, and
+ * withdrawal at place i chose among f_i = |candidates_i| − (earlier withdrawals that could take one of them) notes
+ * not yet taken, and
  *   P(withdrawal j spent note D) = Π_{i < j, D a candidate of i} (1 − 1/f_i) × 1/f_j.
  * The set reported is ⌊1 / the largest such probability⌋ over both directions: which note the route's withdrawal
  * spent, and which withdrawal spent the route's note (any of the class's, before or after it). The observer's best
