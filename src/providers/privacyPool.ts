@@ -49,8 +49,9 @@ export interface PrivacyPool {
 export type NoteReview = 'pending' | 'approved' | 'rejected';
 
 /**
- * Asked before each proof of a new withdrawal attempt, after its destination, with the pool as the proof will see it;
- * throwing refuses the withdrawal: nothing is proved, recorded or sent, and `withdraw` rejects with that error.
+ * Asked before each proof of a new withdrawal attempt with the pool as the proof will see it: first with an amount of 0,
+ * before the destination is asked for, then with the amount the destination takes; throwing refuses the withdrawal:
+ * nothing is proved, recorded or sent, and `withdraw` rejects with that error.
  */
 export type WithdrawalAdmission = (state: ProvingState) => Promise<void>;
 

@@ -238,7 +238,9 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
       }
     };
     const { withdrawal, proof } = await proofSlots(async () => {
-      const trees = await currentTrees();
+      // Admitted once before the destination is asked for (a bridge order is opened only for a withdrawal that can go
+      // ahead), and again with the amount it takes.
+      const trees = await admit(await currentTrees(), 0n);
       const { to, amount } = await input.destination();
       const withdrawal = withdrawalTo(to);
       return { withdrawal, proof: await proveAgainstLatestRoots(withdrawal, amount, await admit(trees, amount)) };
