@@ -163,7 +163,11 @@ export function unsettledMembers(members: readonly SetMember[], withdrawals: Cla
  */
 export function anonymitySetSize(input: SetInput): number {
   const excluded = input.excluded ?? new Set<string>();
-  const routes = new Set([...input.candidates, ...(input.withdrawals?.before ?? []).flatMap((w) => w.candidates), ...(input.withdrawals?.after ?? []).flatMap((w) => w.candidates)]);
+  const routes = new Set([
+    ...input.candidates,
+    ...(input.withdrawals?.before ?? []).flatMap((w) => w.candidates),
+    ...(input.withdrawals?.after ?? []).flatMap((w) => w.candidates),
+  ]);
   routes.delete(input.own);
   const clientOf = (id: string) => input.clientOf?.(id) ?? UNKNOWN_CLIENT;
   const byClient = new Map<string, string[]>();
