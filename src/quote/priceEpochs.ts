@@ -30,6 +30,9 @@ export interface PriceEpochs {
   held(token: { chainId: number; address: string }, live: () => Promise<string | null>): Promise<HeldPrice | null>;
 }
 
+/** How a token's epochs are keyed: `<chainId>:<address, lowercase>`. */
+const tokenKey = (token: { chainId: number; address: string }) => `${token.chainId}:${token.address.toLowerCase()}`;
+
 /** The end of the clock epoch that contains `now`. */
 export function epochEnd(now: Date, epochSeconds: number): Date {
   const length = epochSeconds * 1000;
@@ -93,11 +96,10 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
 
   return {
     async held(token, live) {
-      const key = `${token.chainId}:${token.address.toLowerCase()}`;
       const price = await live();
       if (price === null) return null;
       const at = now();
-      return stillHeld(await currentEpoch(db, key, at), price, at, settings) ?? (await startOrJoin(key, price, at));
+      return stillHeld(await currentEpoch(db, tokenKey(token), at), price, at, settings) ?? (await startOrJoin(tokenKey(token), price, at));
     },
   };
 }
@@ -107,12 +109,15 @@ export function createInMemoryPriceEpochs(settings: PriceEpochSettings, now: () 
   const current = new Map<string, HeldPrice>();
   return {
     async held(token, live) {
-      const key = `${token.chainId}:${token.address.toLowerCase()}`;
       const price = await live();
       if (price === null) return null;
       const at = now();
-      const held = stillHeld(current.get(key) ?? null, price, at, settings) ?? { usdPrice: price, startedAt: at, endsAt: epochEnd(at, settings.epochSeconds) };
-      current.set(key, held);
+      const held = stillHeld(current.get(tokenKey(token)) ?? null, price, at, settings) ?? {
+        usdPrice: price,
+        startedAt: at,
+        endsAt: epochEnd(at, settings.epochSeconds),
+      };
+      current.set(tokenKey(token), held);
       return held;
     },
   };

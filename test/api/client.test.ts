@@ -390,18 +390,21 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const client = createPrivateRouteClient({ baseUrl });
     for (const transport of ['auto', 'poll'] as const) {
       const route = await client.create(CREATE);
-      const done = client.waitForCompletion(route.routeId, {
-        statusToken: route.statusToken,
-        transport,
-        pollIntervalMs: 50,
-        signal: AbortSignal.timeout(20_000),
-      });
+      // The outcome is taken at once: the wait may end while the moves below are still being awaited.
+      const outcome = client
+        .waitForCompletion(route.routeId, {
+          statusToken: route.statusToken,
+          transport,
+          pollIntervalMs: 50,
+          signal: AbortSignal.timeout(20_000),
+        })
+        .then(
+          () => assert.fail('resolved for a FAILED transfer'),
+          (error: unknown) => error,
+        );
       await move(route.routeId, 'BRIDGING_IN');
       await move(route.routeId, 'FAILED', 'the bridge refunded the deposit');
-      const failure = await done.then(
-        () => assert.fail('resolved for a FAILED transfer'),
-        (error: unknown) => error,
-      );
+      const failure = await outcome;
       assert.ok(failure instanceof PrivateRouteFailedError, `${transport}: ${String(failure)}`);
       assert.equal(failure.routeId, route.routeId);
       assert.equal(failure.reason, 'the bridge refunded the deposit');
