@@ -74,7 +74,8 @@ export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }
       }),
       /** Addition to the spec: where undeliverable deposits go back to, on the source chain. */
       refundAddress: evmAddress('refundAddress').optional().openapi({
-        description: 'Addition to the spec. Source-chain address that undeliverable deposits are refunded to; without it they are held for an operator.',
+        description:
+          'Addition to the spec. Source-chain address that undeliverable deposits are refunded to; without it they are held for an operator. Must differ from userDestinationAddress (400 INVALID_ADDRESS).',
       }),
       /** Addition to the spec: wait for at least this anonymity set in the pool (bounded by PRIVACY_MAX_ANONYMITY_SET). */
       minAnonymitySet: z
@@ -97,6 +98,17 @@ export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }
             'Addition to the spec. https URL that receives a signed POST at every status change (http only for localhost); at most 2048 characters, no credentials in it.',
           example: 'https://partner.example/hooks/private-route',
         }),
+    })
+    .superRefine((request, ctx) => {
+      // Refunds leave on the source side, payouts on the destination: one address on both ends would link them.
+      if (request.refundAddress !== undefined && request.refundAddress.toLowerCase() === request.userDestinationAddress.toLowerCase()) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['refundAddress'],
+          message:
+            'refundAddress must differ from userDestinationAddress: a refund to the recipient would link the deposit to the payout; give an address of the sending side, or none',
+        });
+      }
     })
     .openapi('CreateTransferRequest');
 }

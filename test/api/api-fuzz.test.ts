@@ -34,6 +34,7 @@ const SOURCE = 1;
 const HUB = 2;
 const DEST = 3;
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+const REFUND_TO = '0x000000000000000000000000000000000000dEaD';
 const MAX_ANONYMITY_SET = 50;
 /** The statuses a malformed request may meet (400 bad input, 401 bad key, 404 no such thing, 405, 413, 429). */
 const CLIENT_ERRORS = new Set([400, 401, 404, 405, 413, 429]);
@@ -115,7 +116,7 @@ before(
       },
     });
     // No workflow can start (the stub above refuses), so create stores the transfer, marks it FAILED and throws.
-    await real.create({ ...validQuote, userDestinationAddress: RECIPIENT as Address, refundAddress: RECIPIENT as Address }).catch(() => {});
+    await real.create({ ...validQuote, userDestinationAddress: RECIPIENT as Address, refundAddress: REFUND_TO as Address }).catch(() => {});
     const [seeded] = await database.db.select({ routeId: transfers.routeId }).from(transfers);
     existingRouteId = seeded!.routeId;
     const spied: TransferService = {
@@ -338,7 +339,7 @@ const badMinAnonymitySet = fc.oneof(
 );
 
 const validQuote = { sourceChainId: SOURCE, destChainId: DEST, amount: '10', tokenSymbol: 'USDC', destTokenSymbol: 'USDC' };
-const validCreate = { ...validQuote, userDestinationAddress: RECIPIENT, refundAddress: RECIPIENT, minAnonymitySet: 2 };
+const validCreate = { ...validQuote, userDestinationAddress: RECIPIENT, refundAddress: REFUND_TO, minAnonymitySet: 2 };
 
 /** A request body with one field (or a required field's absence) broken; the other fields valid. */
 function brokenObject(kind: 'quote' | 'create'): fc.Arbitrary<Record<string, unknown>> {

@@ -213,6 +213,13 @@ describe('error codes', { timeout: 60_000 }, () => {
         'INVALID_ADDRESS',
         /refundAddress must not be the zero address/,
       ],
+      [
+        'POST',
+        '/api/private-route',
+        { ...CREATE_BODY, refundAddress: CREATE_BODY.userDestinationAddress.toLowerCase() },
+        'INVALID_ADDRESS',
+        /refundAddress must differ from userDestinationAddress/,
+      ],
       ['POST', '/api/private-route', { ...CREATE_BODY, minAnonymitySet: 51 }, 'INVALID_REQUEST', /minAnonymitySet must be at most 50/],
       ['POST', '/api/private-route/quote', { ...QUOTE_BODY, padding: 'x'.repeat(70_000) }, 'BODY_TOO_LARGE', /request body is too large/],
       ['GET', `/api/private-route/rt_${'0'.repeat(32)}`, undefined, 'UNKNOWN_ROUTE', /unknown routeId/],
