@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import type { Database } from '../src/db/client.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
@@ -13,6 +13,7 @@ import {
   type PoolStateView,
   type SetMember,
 } from '../src/privacy/anonymitySet.ts';
+import { nextExitEpoch, type ExitRules, type ExitTiming } from '../src/privacy/exitEpochs.ts';
 import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
 
 /**
@@ -44,6 +45,8 @@ const noteColumns = {
   client: poolNotes.clientTag,
   withdrawnAt: poolNotes.withdrawnAt,
   ragequitAt: poolNotes.ragequitAt,
+  depositedAt: poolNotes.depositedAt,
+  approvedAt: poolNotes.approvedAt,
   members: poolNotes.anonymityMembers,
   provedLeaves: poolNotes.provedLeaves,
 };
@@ -58,6 +61,8 @@ interface NoteRow {
   client: string | null;
   withdrawnAt: Date | null;
   ragequitAt: Date | null;
+  depositedAt: Date;
+  approvedAt: Date | null;
   members: SetMember[] | null;
   provedLeaves: number | null;
 }
@@ -72,6 +77,8 @@ function toClassNote(row: NoteRow): ClassNote {
     value: BigInt(row.value),
     client: row.client,
     ragequit: row.ragequitAt !== null,
+    depositedAt: row.depositedAt.getTime(),
+    approvedAt: row.approvedAt?.getTime() ?? null,
     withdrawnAt: row.withdrawnAt,
     members: row.members,
     provedLeaves: row.provedLeaves,
@@ -142,16 +149,17 @@ function classWithdrawals(notes: readonly ClassNote[], own: ClassNote, at: { pro
 
 /**
  * The set of `own` if it withdrew `amount` now, proving against `state` (a leaf count of null: the pool as it is now,
- * after every withdrawal so far): its candidates among the class's notes, and the size.
+ * after every withdrawal so far) in the exit epoch `timing` (none: a route from before exit epochs): its candidates
+ * among the class's notes, and the size.
  */
 export function setIfWithdrawnNow(
   own: ClassNote,
   notes: readonly ClassNote[],
   state: PoolStateView,
-  proving: { leafCount: number | null; amount: bigint },
+  proving: { leafCount: number | null; amount: bigint; timing?: ExitTiming },
 ): { members: SetMember[]; size: number } {
   const withdrawals = classWithdrawals(notes, own, { provedLeaves: proving.leafCount, withdrawnAt: null });
-  const members = unsettledMembers(anonymitySetMembers(own, notes, state, proving.amount), withdrawals);
+  const members = unsettledMembers(anonymitySetMembers(own, notes, state, proving.amount, proving.timing), withdrawals);
   return { members, size: anonymitySetSize({ own: own.routeId, candidates: members.map((m) => m.routeId), withdrawals, clientOf: clientsOf(notes) }) };
 }
 
@@ -176,19 +184,38 @@ export function reportedSize(own: ClassNote, notes: readonly ClassNote[]): numbe
 
 /**
  * The gate's view (activities/privacyWatcher.ts, and a route's own check): each note's review, and the set it would
- * leave with now, counting the candidates the ASP's latest root approves (every recorded note is in the pool's state
- * tree; the withdrawal counts again against the exact roots and amount it proves).
+ * leave with if its gate opened now (it would leave in the next exit epoch), counting the candidates the ASP's latest
+ * root approves (every recorded note is in the pool's state tree; the withdrawal counts again against the exact roots,
+ * amount and epoch it proves in). Records when a note is first seen approved.
  */
-export async function setsNow(db: Database, pool: Pick<PrivacyPool, 'reviewMany'>, own: ClassNote[]) {
+export async function setsNow(db: Database, pool: Pick<PrivacyPool, 'reviewMany'>, own: ClassNote[], rules?: ExitRules) {
   const classes = [...new Set(own.flatMap((n) => (n.amountClass === null ? [] : [n.amountClass])))];
   const notes = await notesOfClasses(db, classes);
   // Withdrawn notes were approved when they left (the ASP's set only grows); the ASP is asked about the rest.
   const asked = [...new Map([...own, ...notes].filter((n) => !n.ragequit && n.withdrawnAt === null).map((n) => [n.routeId, n])).values()];
   const reviewed = asked.length > 0 ? await pool.reviewMany(asked) : [];
   const reviews = new Map<string, NoteReview>(asked.map((n, i) => [n.routeId, reviewed[i] ?? 'pending']));
+  const now = Date.now();
+  const newlyApproved = asked.filter((n) => n.approvedAt === null && reviews.get(n.routeId) === 'approved');
+  if (newlyApproved.length > 0) {
+    await db
+      .update(poolNotes)
+      .set({ approvedAt: new Date(now) })
+      .where(
+        and(
+          inArray(
+            poolNotes.routeId,
+            newlyApproved.map((n) => n.routeId),
+          ),
+          isNull(poolNotes.approvedAt),
+        ),
+      );
+    for (const note of [...notes, ...own]) if (note.approvedAt === null && reviews.get(note.routeId) === 'approved') note.approvedAt = now;
+  }
   const approved = new Set(notes.filter((n) => n.withdrawnAt !== null || reviews.get(n.routeId) === 'approved').map((n) => n.label));
   const view: PoolStateView = { inState: () => true, approved: (label) => approved.has(label) };
-  const sizes = new Map(own.map((n) => [n.routeId, setIfWithdrawnNow(n, notes, view, { leafCount: null, amount: 0n }).size]));
+  const timing = rules ? nextExitEpoch(rules, now) : undefined;
+  const sizes = new Map(own.map((n) => [n.routeId, setIfWithdrawnNow(n, notes, view, { leafCount: null, amount: 0n, ...(timing && { timing }) }).size]));
   return { reviews, sizes };
 }
 

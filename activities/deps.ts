@@ -5,6 +5,7 @@ import type { IntentControl, TxSender } from '../src/chain/txSender.ts';
 import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
+import type { ExitRules } from '../src/privacy/exitEpochs.ts';
 import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
 import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
 
@@ -49,6 +50,8 @@ export interface ActivityDeps {
   notifier?: WorkflowNotifier;
   /** PRIVACY_POLL_SECONDS: how often the privacy watcher asks the ASP about the notes in the pool. */
   privacyPollSeconds?: number;
+  /** PRIVACY_EXIT_EPOCH_SECONDS and PRIVACY_MAX_WAIT_SECONDS: which peers the privacy gate counts (src/privacy/exitEpochs.ts). */
+  exitRules?: ExitRules;
   /** DEPOSIT_CONFIRMATIONS: blocks a deposit must be below the source chain's head before it funds a route. */
   depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */

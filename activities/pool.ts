@@ -5,7 +5,7 @@ import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import type { NoteReview, PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
 import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
-import type { BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
+import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../workflows/types.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
@@ -127,7 +127,7 @@ export function poolActivities(deps: ActivityDeps) {
     async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
       const own = await noteOfRoute(deps.db, routeId);
       if (!own) throw failure('PoolNoteMissing', `route ${routeId} has no note in the pool`);
-      const { reviews, sizes } = await setsNow(deps.db, deps.pool, [own]);
+      const { reviews, sizes } = await setsNow(deps.db, deps.pool, [own], deps.exitRules);
       return { review: reviews.get(routeId) ?? 'pending', anonymitySet: sizes.get(routeId) ?? 1 };
     },
 
@@ -142,15 +142,18 @@ export function poolActivities(deps: ActivityDeps) {
      * `requireAnonymitySet`: before anything is proved, the route's anonymity set is counted against the very trees
      * the proof will use; below this, nothing is proved or sent and the route is told to wait again (`deferred`).
      * The peers counted are recorded before the proof, and the set GET reports is counted from them.
+     * `exitEpoch`: the exit epoch the route leaves in; only peers that could leave in it count (src/privacy/exitEpochs.ts).
      */
     async unshield({
       plan,
       sent,
       requireAnonymitySet = 1,
+      exitEpoch,
     }: {
       plan: RoutePlan;
       sent?: StatusProjection;
       requireAnonymitySet?: number;
+      exitEpoch?: ExitEpoch;
     }): Promise<{ funded: BridgeOrderRef | null; deferred?: { anonymitySet: number } }> {
       await assertPlanIsRecorded(deps, plan);
       const note = await requireNote(plan.routeId);
@@ -168,11 +171,12 @@ export function poolActivities(deps: ActivityDeps) {
         }
         return { to: payTo, amount: gross };
       };
+      const timing = exitEpoch && { startsAt: exitEpoch.startsAt, epochMs: exitEpoch.seconds * 1000, maxWaitMs: plan.privacy.maxWaitSeconds * 1000 };
       const admit = async (state: ProvingState) => {
         const own = await noteOfRoute(deps.db, plan.routeId);
         const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
         const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
-        const { members, size } = own ? setIfWithdrawnNow(own, notes, view, state) : { members: [], size: 1 };
+        const { members, size } = own ? setIfWithdrawnNow(own, notes, view, { ...state, ...(timing && { timing }) }) : { members: [], size: 1 };
         if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
         await deps.db.update(poolNotes).set({ anonymityMembers: members, provedLeaves: state.leafCount }).where(eq(poolNotes.routeId, plan.routeId));
       };
@@ -189,7 +193,7 @@ export function poolActivities(deps: ActivityDeps) {
       const { order } = await mover.prepare(request);
       await deps.db
         .update(poolNotes)
-        .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000) })
+        .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000), approvedAt: sql`coalesce(${poolNotes.approvedAt}, now())` })
         .where(eq(poolNotes.routeId, plan.routeId));
       const own = await noteOfRoute(deps.db, plan.routeId);
       const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;

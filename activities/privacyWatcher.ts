@@ -43,7 +43,7 @@ export function privacyWatcherActivities(deps: ActivityDeps) {
       const told = new Map<string, string>();
       for (;;) {
         const { notes, minimums } = await shieldedNotes();
-        const { reviews, sizes } = await setsNow(deps.db, deps.pool, notes);
+        const { reviews, sizes } = await setsNow(deps.db, deps.pool, notes, deps.exitRules);
         for (const note of notes) {
           const review = reviews.get(note.routeId) ?? 'pending';
           const anonymitySet = sizes.get(note.routeId) ?? 1;

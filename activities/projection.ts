@@ -1,5 +1,5 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { ledgerEntries, transfers } from '../src/db/schema.ts';
+import { ledgerEntries, transferStatuses, transfers } from '../src/db/schema.ts';
 import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
 import type { HeldFunds, ParkedStep, TransferStatus } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -69,6 +69,8 @@ export function projectionActivities(deps: ActivityDeps) {
 export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter'>, input: StatusProjection | undefined): Promise<void> {
   if (!input) return;
   const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
+  // First the history the public view reads (src/transfers/transferService.ts): a retried write keeps the first time.
+  await deps.db.insert(transferStatuses).values({ routeId: input.routeId, statusSeq: input.seq, status: input.status }).onConflictDoNothing();
   const applied = await deps.db
     .update(transfers)
     .set({

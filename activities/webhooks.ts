@@ -50,7 +50,7 @@ export async function enqueueWebhook(
     select state from ${webhookDeliveries} where event_id = ${eventId}`);
   if (rows[0]?.state !== 'pending') return;
   try {
-    await deps.webhookStarter.start(eventId);
+    await deps.webhookStarter.start(eventId, input.status);
   } catch (error) {
     // Not the calling money step's failure: the delivery is recorded as pending, and the worker's sweep
     // (startStalledWebhooks) starts it once Temporal answers again. Failing here would spend the step's attempts.
@@ -68,7 +68,7 @@ export async function startStalledWebhooks(
   opts: { stalledAfterSeconds: number; limit?: number },
 ): Promise<number> {
   const stalled = await deps.db
-    .select({ eventId: webhookDeliveries.eventId })
+    .select({ eventId: webhookDeliveries.eventId, status: webhookDeliveries.status })
     .from(webhookDeliveries)
     .where(
       and(
@@ -79,7 +79,7 @@ export async function startStalledWebhooks(
     )
     .orderBy(webhookDeliveries.createdAt)
     .limit(opts.limit ?? 100);
-  for (const { eventId } of stalled) await deps.webhookStarter.start(eventId);
+  for (const { eventId, status } of stalled) await deps.webhookStarter.start(eventId, status);
   return stalled.length;
 }
 

@@ -51,13 +51,12 @@ function devnetPriceWalk(env: { volatilityBps?: string; stepSeconds?: string; se
 
 /**
  * The local stack's privacy rules: the same mechanisms as production (the ASP's approval, a minimum anonymity
- * set with a bounded wait, then a random delay) in a window of seconds, so a transfer takes about 20 s.
+ * set with a bounded wait, then exit epochs) in a window of seconds, so a transfer takes about 20 s.
  * Override any of them with the same variables (docs/privacy.md).
  */
 export const DEVNET_PRIVACY_ENV = {
   POOL_ETA_SECONDS: '1',
-  PRIVACY_DELAY_MIN_SECONDS: '1',
-  PRIVACY_DELAY_MAX_SECONDS: '4',
+  PRIVACY_EXIT_EPOCH_SECONDS: '3',
   PRIVACY_MIN_ANONYMITY_SET: '1',
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',

@@ -141,9 +141,11 @@ export const configSchema = z.object({
   PROOF_CONCURRENCY: positiveInt.default(1),
   /** Expected time from a deposit into the pool until the ASP approves it (part of etaSeconds). */
   POOL_ETA_SECONDS: z.coerce.number().int().nonnegative().default(3600),
-  /** Each withdrawal waits a uniformly random delay in [min, max] after its note is approved. */
-  PRIVACY_DELAY_MIN_SECONDS: z.coerce.number().int().nonnegative().default(300),
-  PRIVACY_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(1800),
+  /**
+   * Routes leave the pool in exit epochs of this many seconds on the clock: a route whose gate opens in one epoch
+   * withdraws at a uniformly random moment of the next (docs/privacy.md, "Exit epochs").
+   */
+  PRIVACY_EXIT_EPOCH_SECONDS: positiveInt.default(1800),
   /** A route leaves the pool once its anonymity set (src/privacy/anonymitySet.ts: its own note included) is this large... */
   PRIVACY_MIN_ANONYMITY_SET: positiveInt.default(5),
   /** ...but waits at most this long after its deposit for them. */
@@ -216,6 +218,8 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
   /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */
   RATE_LIMIT_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(10),
+  /** Reads by routeId without a statusToken (GET and the event stream) per client and minute; 0 = no limit (docs/privacy.md). */
+  RATE_LIMIT_PUBLIC_READS_PER_MINUTE: z.coerce.number().int().nonnegative().default(30),
   /** A client's transfers still awaiting their deposit; creates beyond it answer 429 until some are funded or expire. 0 = no cap. */
   MAX_UNFUNDED_TRANSFERS_PER_CLIENT: z.coerce.number().int().nonnegative().default(20),
   /** Reverse proxies in front of the API that append to X-Forwarded-For; 0: the client is the socket's address. */
@@ -302,9 +306,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.GAS_ACCOUNT_PRIVATE_KEY && config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY?.toLowerCase()) {
     throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
-  }
-  if (config.PRIVACY_DELAY_MIN_SECONDS > config.PRIVACY_DELAY_MAX_SECONDS) {
-    throw new ConfigError('PRIVACY_DELAY_MIN_SECONDS must not exceed PRIVACY_DELAY_MAX_SECONDS');
   }
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');

@@ -74,6 +74,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
+    exitRules: { epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS, maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS },
     webhooks: webhookSettings(config),
   };
   const close = async () => {
@@ -92,6 +93,7 @@ export function webhookSettings(config: Config): WebhookSettings | undefined {
     signingSecret: config.WEBHOOK_SIGNING_SECRET,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     maxDelaySeconds: config.WEBHOOK_MAX_DELAY_SECONDS,
+    exitEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
     requestTimeoutMs: WEBHOOK_REQUEST_TIMEOUT_MS,
     retry: DEFAULT_WEBHOOK_RETRY,
   };
@@ -207,16 +209,18 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
 /** Rough time of a withdrawal proof and its submission, part of etaSeconds. */
 const PROOF_ETA_SECONDS = 15;
 
-/** Expected time in the pool: the ASP's review, the mean privacy delay, and the proof (etaSeconds). */
+/**
+ * Expected time in the pool (etaSeconds): the ASP's review, then on average half an exit epoch until the next one
+ * starts and half of it until the route's moment in it, and the proof.
+ */
 export function expectedPoolSeconds(config: Config): number {
-  return config.POOL_ETA_SECONDS + Math.round((config.PRIVACY_DELAY_MIN_SECONDS + config.PRIVACY_DELAY_MAX_SECONDS) / 2) + PROOF_ETA_SECONDS;
+  return config.POOL_ETA_SECONDS + config.PRIVACY_EXIT_EPOCH_SECONDS + PROOF_ETA_SECONDS;
 }
 
 /** The privacy rules of the configuration, from which each transfer's own plan is drawn at creation. */
 export function privacySettings(config: Config): PrivacySettings {
   return {
-    delayMinSeconds: config.PRIVACY_DELAY_MIN_SECONDS,
-    delayMaxSeconds: config.PRIVACY_DELAY_MAX_SECONDS,
+    exitEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
     minAnonymitySet: config.PRIVACY_MIN_ANONYMITY_SET,
     maxAnonymitySet: config.PRIVACY_MAX_ANONYMITY_SET,
     maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,

@@ -17,6 +17,7 @@ import {
 import type { TransferActivities } from '../activities/index.ts';
 import type { StatusProjection } from '../activities/projection.ts';
 import { failure, failureTypeOf, finalTypes } from '../src/failures.ts';
+import { nextEpochStart } from '../src/privacy/exitEpochs.ts';
 import { redactUrls } from '../src/redact.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
 import {
@@ -24,6 +25,7 @@ import {
   taskQueues,
   type BridgeLeg,
   type BridgeOrderRef,
+  type ExitEpoch,
   type HeldFunds,
   type ParkedStep,
   type RoutePlan,
@@ -75,6 +77,12 @@ const PRIVACY_RECHECK_MS = 10 * 60 * 1000;
  * the minimum the route waited for, which sends the route back to wait (histories before it have no such round).
  */
 const ANONYMITY_SET_AT_PROOF = 'anonymity-set-at-proof';
+
+/**
+ * Patch: once a route may leave the pool it withdraws at a random moment of the next exit epoch, not after a delay of
+ * its own from its trigger (histories before it sleep `delaySeconds`).
+ */
+const EXIT_EPOCHS = 'exit-epochs';
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -275,9 +283,9 @@ class TransferRoute {
   async leavePool(shieldedAt: number) {
     const { plan } = this;
     for (;;) {
-      const gate = await this.awaitPrivacy(shieldedAt);
+      const { gate, exitEpoch } = await this.awaitPrivacy(shieldedAt);
       const requireAnonymitySet = patched(ANONYMITY_SET_AT_PROOF) ? (gate === 'set-reached' ? plan.privacy.minAnonymitySet : 1) : undefined;
-      const exit = await this.unshield(requireAnonymitySet);
+      const exit = await this.unshield(requireAnonymitySet, exitEpoch);
       if (!exit.deferred) return exit;
       log.info('withdrawal deferred: the anonymity set fell below the minimum', { routeId: plan.routeId, anonymitySet: exit.deferred.anonymitySet });
       // Heard from the withdrawal itself: the gate waits for the set again (the watcher, or the route's own check, says when).
@@ -288,16 +296,16 @@ class TransferRoute {
 
   /**
    * Still SHIELDED: waits until the pool approves the note and its anonymity set is reached (or it has waited
-   * its longest), then the route's own random delay, so that its withdrawal follows neither its deposit nor the
-   * deposit that completed its set at a predictable time (docs/privacy.md). The privacy watcher signals what
+   * its longest), then for its moment in the next exit epoch (`leaveInNextEpoch`), so that its withdrawal tells
+   * nothing finer than the epoch in which it could leave (docs/privacy.md, "Exit epochs"). The privacy watcher signals what
    * changes (activities/privacyWatcher.ts); when it has said nothing for PRIVACY_RECHECK_MS, or before the route
    * gives up on the review, the route asks the pool itself, so a watcher that is down delays a route but never
-   * strands it. Says why the gate opened: the set was reached, or the route waited its longest.
+   * strands it. Says why the gate opened (the set was reached, or the route waited its longest) and the exit epoch.
    */
-  awaitPrivacy(shieldedAt: number): Promise<'set-reached' | 'max-wait'> {
+  awaitPrivacy(shieldedAt: number): Promise<{ gate: 'set-reached' | 'max-wait'; exitEpoch?: ExitEpoch }> {
     const { plan } = this;
     return this.runStep('privacy-wait', async () => {
-      const { delaySeconds, minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds } = plan.privacy;
+      const { minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds } = plan.privacy;
       let askedNow = false;
       for (;;) {
         const { review, anonymitySet } = this.privacy;
@@ -306,14 +314,8 @@ class TransferRoute {
         const waited = Date.now() - shieldedAt;
         // The longest wait first: a route that waited it leaves with what it has, even when the gate saw its set
         // reached but the withdrawal, counting against its exact roots, did not.
-        if (review === 'approved' && waited >= maxWaitSeconds * 1000) {
-          await sleep(delaySeconds * 1000);
-          return 'max-wait';
-        }
-        if (review === 'approved' && anonymitySet >= minAnonymitySet) {
-          await sleep(delaySeconds * 1000);
-          return 'set-reached';
-        }
+        if (review === 'approved' && waited >= maxWaitSeconds * 1000) return { gate: 'max-wait', ...(await this.leaveInNextEpoch()) };
+        if (review === 'approved' && anonymitySet >= minAnonymitySet) return { gate: 'set-reached', ...(await this.leaveInNextEpoch()) };
         if (review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
           if (!askedNow) {
             this.privacy = await this.activities.steps.privacyStatus({ routeId: plan.routeId });
@@ -334,14 +336,37 @@ class TransferRoute {
   }
 
   /**
+   * The route may leave: it sleeps until a uniformly random moment of the next exit epoch (epochs of
+   * `exitEpochSeconds` on the clock), so every route that could leave within one epoch leaves within the next, in
+   * random order. Routes created before exit epochs sleep their own delay instead.
+   */
+  private async leaveInNextEpoch(): Promise<{ exitEpoch?: ExitEpoch }> {
+    const { exitEpochSeconds, delaySeconds } = this.plan.privacy;
+    if (!patched(EXIT_EPOCHS) || exitEpochSeconds === undefined) {
+      await sleep((delaySeconds ?? 0) * 1000);
+      return {};
+    }
+    const now = Date.now();
+    const startsAt = nextEpochStart(now, exitEpochSeconds);
+    // Workflow Math.random: seeded per run by the server, so replays draw the same moment.
+    await sleep(startsAt - now + Math.floor(Math.random() * exitEpochSeconds * 1000));
+    return { exitEpoch: { startsAt, seconds: exitEpochSeconds } };
+  }
+
+  /**
    * The withdrawal: it funds the bridge-out order itself (or pays the recipient, or the exit account that burns).
    * `deferred`: the set at proof time was below `requireAnonymitySet`; nothing was sent.
    */
-  async unshield(requireAnonymitySet?: number) {
+  async unshield(requireAnonymitySet?: number, exitEpoch?: ExitEpoch) {
     const { plan } = this;
     const sent = this.next('UNSHIELD_SENT');
     const exit = await this.runStep('unshield', () =>
-      this.activities.proving.unshield({ plan, sent, ...(requireAnonymitySet !== undefined && { requireAnonymitySet }) }),
+      this.activities.proving.unshield({
+        plan,
+        sent,
+        ...(requireAnonymitySet !== undefined && { requireAnonymitySet }),
+        ...(exitEpoch !== undefined && { exitEpoch }),
+      }),
     );
     if (exit.deferred) return exit;
     this.inPool = false;

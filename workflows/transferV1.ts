@@ -249,7 +249,7 @@ export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus>
         const untilGiveUp = maxWaitSeconds * 1000 - waited;
         await sleep(status.review === 'approved' && untilGiveUp > 0 ? Math.min(interval, untilGiveUp) : interval);
       }
-      await sleep(delaySeconds * 1000);
+      await sleep((delaySeconds ?? 0) * 1000);
     });
 
   try {

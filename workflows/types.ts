@@ -49,10 +49,21 @@ export interface RoutePlan {
   privacy: PrivacyPlan;
 }
 
+/** The exit epoch a withdrawal leaves in: it starts at `startsAt` (ms since the epoch) and lasts `seconds`. */
+export interface ExitEpoch {
+  startsAt: number;
+  seconds: number;
+}
+
 /** When a route may leave the privacy pool (docs/privacy.md). */
 export interface PrivacyPlan {
-  /** Seconds the withdrawal waits once it may leave (approved, set reached or waited its longest): drawn uniformly from the configured window at creation. */
-  delaySeconds: number;
+  /**
+   * Exit epochs (docs/privacy.md): once the route may leave (approved, set reached or waited its longest), it withdraws
+   * at a random moment of the next epoch of this many seconds on the clock. Absent from routes created before them.
+   */
+  exitEpochSeconds?: number;
+  /** Routes created before exit epochs: the delay drawn at creation that the withdrawal waited once it could leave. */
+  delaySeconds?: number;
   /** The anonymity set (its own deposit included) the route waits for... */
   minAnonymitySet: number;
   /** ...at most this long after its deposit; then it leaves with what it has. */

@@ -44,7 +44,7 @@ export interface BenchOptions {
   /** Per-route minAnonymitySet of the routes meant to leave together (distinct routes ask for 1). */
   minAnonymitySet: number;
   maxWaitSeconds: number;
-  delayMaxSeconds: number;
+  exitEpochSeconds: number;
   /** Longest random gap between two fundings. */
   gapMaxSeconds: number;
   timeoutSeconds: number;
@@ -75,6 +75,8 @@ export interface Planned {
 
 export interface Created extends Planned {
   routeId: string;
+  /** The creator's token: the full view, at once (the public view moves once an exit epoch). */
+  statusToken: string;
   /** Smallest units. */
   units: string;
   depositAddress: Address;
@@ -98,8 +100,7 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
     env: {
       // Each simulated client sends its own X-Forwarded-For; the stack trusts one proxy hop.
       TRUST_PROXY_HOPS: '1',
-      PRIVACY_DELAY_MIN_SECONDS: '1',
-      PRIVACY_DELAY_MAX_SECONDS: String(opts.delayMaxSeconds),
+      PRIVACY_EXIT_EPOCH_SECONDS: String(opts.exitEpochSeconds),
       // Routes ask for their own minimum at create (Planned.minAnonymitySet).
       PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
@@ -239,7 +240,7 @@ export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise
 }
 
 async function create(stack: LocalStack, p: Planned): Promise<Created> {
-  const t = await api<{ routeId: string; amount: string; depositAddress: Address }>(
+  const t = await api<{ routeId: string; statusToken: string; amount: string; depositAddress: Address }>(
     stack,
     'POST',
     '/api/private-route',
@@ -254,7 +255,7 @@ async function create(stack: LocalStack, p: Planned): Promise<Created> {
     },
     { 'X-Forwarded-For': p.client },
   );
-  return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
+  return { ...p, routeId: t.routeId, statusToken: t.statusToken, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
 }
 
 function shuffled<T>(items: T[]): T[] {
@@ -343,7 +344,15 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
   const failed = new Set<string>();
   for (;;) {
     views = new Map(
-      await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)),
+      await Promise.all(
+        created.map(
+          async (t) =>
+            [
+              t.routeId,
+              await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`, undefined, { authorization: `Bearer ${t.statusToken}` }),
+            ] as const,
+        ),
+      ),
     );
     const parked = (t: Created) => t.reject && !!views.get(t.routeId)?.needsAttention;
     const othersDone = created.every((t) => t.reject || TERMINAL.has(views.get(t.routeId)!.status));

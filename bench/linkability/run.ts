@@ -7,7 +7,7 @@
  *     [--shared N] [--shared-amount 100] [--class N] [--class-amount 150] [--distinct N] [--sybil N] [--hub N]
  *     [--cross N] [--cross-amount 100] [--cross-spacing 25] [--price-epoch 30] [--volatility 20] [--price-step 5]
  *     [--price-seed S] [--sample-every 3] [--rejected N] [--no-ragequit]
- *     [--min-set N] [--max-wait S] [--delay-max S] [--gap-max S] [--timeout S]; BENCH_LOG_LEVEL=info shows service logs
+ *     [--min-set N] [--max-wait S] [--exit-epoch S] [--gap-max S] [--timeout S]; BENCH_LOG_LEVEL=info shows service logs
  *
  * The attacker (attacks.ts, posterior.ts) sees only public data (observe.ts): the three chains' JSON-RPC, the public
  * quote endpoint (also sampled while the transfers were created), Relay's public request history and the ASP's
@@ -73,10 +73,10 @@ import { type GroupScore, type LinkScore, type OrderScore, orderScore, type Rout
 // ------------------------------------------------------------------ options
 
 const DEFAULTS: Record<Scenario, Record<string, string>> = {
-  relay: { shared: '4', sybil: '2', class: '4', distinct: '2', 'min-set': '3', 'max-wait': '150', 'delay-max': '10' },
-  'cross-asset': { cross: '5', 'min-set': '2', 'max-wait': '90', 'delay-max': '10' },
-  asp: { shared: '5', rejected: '1', 'min-set': '3', 'max-wait': '150', 'delay-max': '10' },
-  cctp: { shared: '3', hub: '3', distinct: '1', 'min-set': '2', 'max-wait': '150', 'delay-max': '10' },
+  relay: { shared: '4', sybil: '2', class: '4', distinct: '2', 'min-set': '3', 'max-wait': '150', 'exit-epoch': '10' },
+  'cross-asset': { cross: '5', 'min-set': '2', 'max-wait': '90', 'exit-epoch': '10' },
+  asp: { shared: '5', rejected: '1', 'min-set': '3', 'max-wait': '150', 'exit-epoch': '10' },
+  cctp: { shared: '3', hub: '3', distinct: '1', 'min-set': '2', 'max-wait': '150', 'exit-epoch': '10' },
 };
 const COMMON: Record<string, string> = {
   shared: '0',
@@ -146,7 +146,7 @@ function options(): { json: boolean; runs: BenchOptions[] } {
       ragequitRejected: !given['no-ragequit'],
       minAnonymitySet: int('min-set', 1),
       maxWaitSeconds: int('max-wait', 1),
-      delayMaxSeconds: int('delay-max', 1),
+      exitEpochSeconds: int('exit-epoch', 3),
       gapMaxSeconds: seconds('gap-max'),
       timeoutSeconds: int('timeout', 10),
       priceEpochSeconds: int('price-epoch', 1),
@@ -644,7 +644,7 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
     const settings: ScenarioResult['settings'] = {
       'min set': bench.minAnonymitySet,
       'max wait s': bench.maxWaitSeconds,
-      'delay s': `1–${bench.delayMaxSeconds}`,
+      'exit epoch s': bench.exitEpochSeconds,
       'gap s': `0–${bench.gapMaxSeconds}`,
     };
     if (bench.scenario === 'cross-asset')

@@ -20,13 +20,12 @@ export { freshAddress };
 export type Role = 'source' | 'hub' | 'destination';
 
 /**
- * The privacy window at its minimum: no anonymity set to wait for, a delay of 0–1 s, the ASP emulator's
+ * The privacy window at its minimum: no anonymity set to wait for, exit epochs of 1 s, the ASP emulator's
  * 1 s approval. What is left of a transfer's time is orchestration, chains and the proof.
  */
 export const MIN_PRIVACY_WINDOW_ENV: Record<string, string> = {
   POOL_ETA_SECONDS: '1',
-  PRIVACY_DELAY_MIN_SECONDS: '0',
-  PRIVACY_DELAY_MAX_SECONDS: '1',
+  PRIVACY_EXIT_EPOCH_SECONDS: '1',
   PRIVACY_MIN_ANONYMITY_SET: '1',
   PRIVACY_MAX_WAIT_SECONDS: '5',
   PRIVACY_POLL_SECONDS: '1',

@@ -5,7 +5,10 @@
  *
  * - quotes and creates together per minute (RATE_LIMIT_PER_MINUTE, or the partner's own),
  * - creates per minute (RATE_LIMIT_CREATES_PER_MINUTE, or the partner's own),
- * - transfers awaiting their deposit (MAX_UNFUNDED_TRANSFERS_PER_CLIENT, or the partner's own).
+ * - transfers awaiting their deposit (MAX_UNFUNDED_TRANSFERS_PER_CLIENT, or the partner's own),
+ * - reads by routeId without a statusToken, GET and the event stream (RATE_LIMIT_PUBLIC_READS_PER_MINUTE): whoever
+ *   holds only a routeId learns nothing faster by asking more often (the public view changes once an exit epoch), and
+ *   guessing routeIds costs a client a minute per few dozen tries.
  *
  * Counters live in Postgres in fixed one-minute windows, so every API instance counts against the same numbers.
  * Neither an IP nor a key is stored: buckets and transfers.client_hash hold an HMAC of the client.
@@ -31,6 +34,8 @@ export interface AbuseLimitSettings {
   createsPerMinute: number;
   /** 0: no cap. */
   maxUnfundedPerClient: number;
+  /** 0: no limit on reads without a statusToken. */
+  publicReadsPerMinute: number;
   /** Proxies in front of the API that append the address they saw to X-Forwarded-For. */
   trustProxyHops: number;
 }
@@ -40,6 +45,7 @@ export function abuseLimitSettings(config: Config): AbuseLimitSettings {
     requestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
     createsPerMinute: config.RATE_LIMIT_CREATES_PER_MINUTE,
     maxUnfundedPerClient: config.MAX_UNFUNDED_TRANSFERS_PER_CLIENT,
+    publicReadsPerMinute: config.RATE_LIMIT_PUBLIC_READS_PER_MINUTE,
     trustProxyHops: config.TRUST_PROXY_HOPS,
   };
 }
@@ -59,6 +65,7 @@ declare module 'hono' {
     /** Set by hono-rate-limiter (its requestPropertyName). */
     rateLimit?: RateLimitInfo;
     createRateLimit?: RateLimitInfo;
+    publicReadRateLimit?: RateLimitInfo;
   }
 }
 
@@ -67,6 +74,8 @@ export interface AbuseLimits {
   quote: MiddlewareHandler;
   /** Runs before POST /api/private-route; the handler passes `clientHashOf(c)` to the transfer it creates. */
   create: MiddlewareHandler;
+  /** Runs before GET /api/private-route/{routeId} and its event stream; counts only reads without a statusToken. */
+  publicRead: MiddlewareHandler;
 }
 
 /** The client hash of this request (computed whether or not the limits are on). */
@@ -224,7 +233,7 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     c.set('abuseClient', { partner, hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`) });
     await next();
   };
-  if (!enabled) return { quote: identify, create: identify };
+  if (!enabled) return { quote: identify, create: identify, publicRead: identify };
 
   const client = (c: Context) => c.get('abuseClient')!;
   const store = new PostgresRateLimitStore(db, deps.logger);
@@ -287,5 +296,24 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     await next();
   };
 
-  return { quote: every(identify, requests), create: every(identify, requests, creates, unfundedCap) };
+  // A read that presents a statusToken (right or wrong: a wrong one is a 401 anyway) is the holder's, and not counted.
+  const presentsToken = (c: Context) => c.req.header('x-status-token') !== undefined || c.req.header('authorization') !== undefined;
+  const publicReads = rateLimiter({
+    windowMs: WINDOW_MS,
+    store,
+    standardHeaders: false,
+    requestPropertyName: 'publicReadRateLimit',
+    requestStorePropertyName: 'publicReadRateLimitStore',
+    keyGenerator: (c) => `public-read:${client(c).hash}`,
+    limit: settings.publicReadsPerMinute,
+    skip: (c) => settings.publicReadsPerMinute === 0 || presentsToken(c),
+    handler: (c) =>
+      tooManyRequests(
+        c,
+        retryAfterSeconds(c.get('publicReadRateLimit')?.resetTime),
+        `rate limit reached: at most ${settings.publicReadsPerMinute} reads without a statusToken per minute for ${whose(client(c))}; send the statusToken to read without this limit`,
+      ),
+  });
+
+  return { quote: every(identify, requests), create: every(identify, requests, creates, unfundedCap), publicRead: every(identify, publicReads) };
 }

@@ -49,7 +49,7 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
       idempotency: createIdempotencyStore(service.db),
       statusFeed,
       webhookAllowHttp: config.WEBHOOK_ALLOW_HTTP,
-      events: { trustProxyHops: config.TRUST_PROXY_HOPS },
+      events: { trustProxyHops: config.TRUST_PROXY_HOPS, publicEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS },
     });
     // Beside the spec routes: /healthz and /readyz (Postgres and Temporal answer). /metrics (transfers by
     // status: the live anonymity set) has a listener of its own that only the scraper's network reaches.

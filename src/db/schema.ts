@@ -148,6 +148,22 @@ export interface HeldFunds {
 }
 
 /**
+ * Every status a transfer reached and when (the projection writes it with the status). Only the public view reads it:
+ * without the statusToken, GET and the event stream show the status as it stood at the start of the current exit
+ * epoch (docs/privacy.md, "Quiet public channels").
+ */
+export const transferStatuses = pgTable(
+  'transfer_statuses',
+  {
+    routeId: text('route_id').notNull(),
+    statusSeq: integer('status_seq').notNull(),
+    status: text('status').notNull(),
+    reachedAt: timestamp('reached_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.statusSeq] })],
+);
+
+/**
  * A route's note in the privacy pool: the public facts of its deposit (the note's secrets derive from the
  * signer's keys and the route's account index, and are never stored). Written by the shield activity.
  */
@@ -169,6 +185,11 @@ export const poolNotes = pgTable(
     withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
     /** Set when the note went back to its depositor: it no longer hides anyone. */
     ragequitAt: timestamp('ragequit_at', { withTimezone: true }),
+    /**
+     * When the service first saw the ASP approve the note (the privacy gate's pass, or a route's own check): no earlier
+     * than the public root that approved it. A withdrawal counts a peer only if it was approved before its exit epoch.
+     */
+    approvedAt: timestamp('approved_at', { withTimezone: true }),
     /**
      * The creating client as a pseudonym of this class only (SHA-256 of transfers.privacy_client and the class): one
      * client's notes of a class count once in an anonymity set (src/privacy/anonymitySet.ts); across classes, or without

@@ -8,7 +8,11 @@
  * - in the pool state the withdrawal proves against (a later deposit cannot be the spent note);
  * - approved in the ASP's set at the root the withdrawal proves against (an unapproved note cannot be withdrawn);
  * - worth at least what the withdrawal takes (note values are public);
- * - never ragequit (a ragequit shows its note was not the spent one: reports are counted again when a peer ragequits).
+ * - never ragequit (a ragequit shows its note was not the spent one: reports are counted again when a peer ragequits);
+ * - able to leave in the withdrawal's exit epoch (docs/privacy.md, "Exit epochs"): a route leaves in the epoch after the
+ *   one in which its gate opened, so a note approved only once the exit epoch began cannot be the spent one, nor can a
+ *   note that had waited its longest before the epoch before (it would have left already; one still in the pool is
+ *   stuck, and an observer counts it out).
  * Notes of other users of the pool do not count: the shared gas account and relayer mark which deposits and
  * withdrawals are the service's.
  *
@@ -30,6 +34,8 @@
  * cannot fill a victim's set alone. It counts the route itself: 1 means nobody else.
  */
 
+import { couldLeaveIn, type ExitTiming } from './exitEpochs.ts';
+
 /** What the set needs to know of one note of the service. */
 export interface PoolNoteFacts {
   routeId: string;
@@ -43,6 +49,10 @@ export interface PoolNoteFacts {
   client: string | null;
   /** Went back to its depositor: never the note anyone withdrew. */
   ragequit: boolean;
+  /** When its deposit was mined (ms since the epoch). */
+  depositedAt: number;
+  /** When the service first saw the ASP approve it (ms; never before the public root did); null while not seen. */
+  approvedAt: number | null;
 }
 
 /** The pool as a withdrawal proves against it (or, for the gate, as it is now). */
@@ -73,14 +83,24 @@ export interface ClassWithdrawals {
 
 const UNKNOWN_CLIENT = '\u0000unknown';
 
-/** The candidates of `own` among `notes` in `state` worth at least `minValue`, each with its client numbered within the set (0 = own's client). */
-export function anonymitySetMembers(own: PoolNoteFacts, notes: readonly PoolNoteFacts[], state: PoolStateView, minValue = 0n): SetMember[] {
+/**
+ * The candidates of `own` among `notes` in `state` worth at least `minValue` (and, for a withdrawal in an exit epoch,
+ * able to leave in it), each with its client numbered within the set (0 = own's client).
+ */
+export function anonymitySetMembers(
+  own: PoolNoteFacts,
+  notes: readonly PoolNoteFacts[],
+  state: PoolStateView,
+  minValue = 0n,
+  timing?: ExitTiming,
+): SetMember[] {
   if (own.amountClass === null) return [];
   const clients = new Map<string, number>([[own.client ?? UNKNOWN_CLIENT, 0]]);
   const members: SetMember[] = [];
   for (const note of notes) {
     if (note.routeId === own.routeId || note.amountClass !== own.amountClass || note.ragequit || note.value < minValue) continue;
     if (!state.inState(note.commitment) || !state.approved(note.label)) continue;
+    if (timing && !couldLeaveIn(note, timing)) continue;
     const client = note.client ?? UNKNOWN_CLIENT;
     if (!clients.has(client)) clients.set(client, clients.size);
     members.push({ routeId: note.routeId, client: clients.get(client)! });

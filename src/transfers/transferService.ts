@@ -1,10 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { eq, sql } from 'drizzle-orm';
+import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
-import { routeAccountIndex, transfers } from '../db/schema.ts';
+import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
@@ -51,8 +51,7 @@ export interface PrivacyReport {
 
 /** The service's privacy rules, from configuration. */
 export interface PrivacySettings {
-  delayMinSeconds: number;
-  delayMaxSeconds: number;
+  exitEpochSeconds: number;
   minAnonymitySet: number;
   maxAnonymitySet: number;
   maxWaitSeconds: number;
@@ -99,7 +98,7 @@ export interface PublicTransferView {
 }
 
 /** A GET by routeId: the full view for the statusToken's holder, the public view without a token, denied with a wrong one. */
-export type TransferRead = { access: 'full'; transfer: TransferView } | { access: 'public'; transfer: PublicTransferView } | { access: 'denied' };
+export type TransferRead = { access: 'full'; transfer: TransferView } | { access: 'public'; transfer: PublicTransferView; seq: number } | { access: 'denied' };
 
 export interface TransferServiceDeps {
   db: Database;
@@ -112,13 +111,13 @@ export interface TransferServiceDeps {
   privacy: PrivacySettings;
 }
 
-/** The route's own privacy plan: its delay drawn from the window, its anonymity set at least the service's. */
+/** The route's own privacy plan: the service's exit epochs, its anonymity set at least the service's. */
 export function drawPrivacyPlan(settings: PrivacySettings, requested?: number): PrivacyPlan {
   if (requested !== undefined && requested > settings.maxAnonymitySet) {
     throw new QuoteError(`minAnonymitySet must be at most ${settings.maxAnonymitySet}`);
   }
   return {
-    delaySeconds: randomInt(settings.delayMinSeconds, settings.delayMaxSeconds + 1),
+    exitEpochSeconds: settings.exitEpochSeconds,
     minAnonymitySet: Math.max(settings.minAnonymitySet, requested ?? 0),
     maxWaitSeconds: settings.maxWaitSeconds,
     pollSeconds: settings.pollSeconds,
@@ -244,6 +243,11 @@ export function createTransferService(deps: TransferServiceDeps) {
               updatedAt: sql`now()`,
             })
             .where(eq(transfers.routeId, routeId));
+          // Never funded: nothing to hide, so the public view shows it at once.
+          await deps.db
+            .insert(transferStatuses)
+            .values({ routeId, statusSeq: 1_000_000, status: 'FAILED', reachedAt: new Date(0) })
+            .onConflictDoNothing();
           throw error;
         }
       }
@@ -268,12 +272,7 @@ export function createTransferService(deps: TransferServiceDeps) {
     async read(routeId: string, statusToken: string | undefined): Promise<TransferRead | null> {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
       if (!row) return null;
-      if (statusToken === undefined) {
-        return {
-          access: 'public',
-          transfer: { routeId, status: row.status as TransferStatus, error: publicError(row.error), needsAttention: row.needsAttention },
-        };
-      }
+      if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy.exitEpochSeconds)) };
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
       return { access: 'full', transfer: transferView(row) };
     },
@@ -283,6 +282,32 @@ export function createTransferService(deps: TransferServiceDeps) {
       return row ? transferView(row) : null;
     },
   };
+}
+
+/**
+ * The public view (no statusToken): the status as it stood when the current exit epoch began (table
+ * transfer_statuses), so that anyone holding a routeId learns when the route moved to the epoch and no finer: the
+ * pool's deposit and withdrawal happen within an epoch like every other route's (docs/privacy.md, "Quiet public
+ * channels"). The error and the attention flag follow the same clock. `seq` is that status's sequence number.
+ */
+async function publicView(db: Database, row: typeof transfers.$inferSelect, epochSeconds: number, now = Date.now()) {
+  const epochStart = new Date(Math.floor(now / (epochSeconds * 1000)) * epochSeconds * 1000);
+  const [stood] = await db
+    .select({ status: transferStatuses.status, seq: transferStatuses.statusSeq })
+    .from(transferStatuses)
+    .where(and(eq(transferStatuses.routeId, row.routeId), lte(transferStatuses.reachedAt, epochStart)))
+    .orderBy(desc(transferStatuses.statusSeq))
+    .limit(1);
+  const status = (stood?.status ?? 'AWAITING_DEPOSIT') as TransferStatus;
+  const ended = status === 'COMPLETED' || status === 'FAILED';
+  const parkedBefore = row.parkedSince !== null ? row.parkedSince <= epochStart : ended;
+  const transfer: PublicTransferView = {
+    routeId: row.routeId,
+    status,
+    error: status === 'FAILED' ? publicError(row.error) : null,
+    needsAttention: row.needsAttention && parkedBefore,
+  };
+  return { transfer, seq: stood?.seq ?? 0 };
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */

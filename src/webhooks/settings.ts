@@ -27,20 +27,35 @@ export interface WebhookSettings {
   allowPrivateTargets: boolean;
   /** WEBHOOK_MAX_DELAY_SECONDS: each delivery waits a random 0..max seconds first (docs/privacy.md). */
   maxDelaySeconds: number;
+  /**
+   * PRIVACY_EXIT_EPOCH_SECONDS: deliveries of the statuses in EPOCH_ALIGNED_STATUSES wait for the next exit epoch to
+   * begin before their random delay. Unset: none waits (tests of delivery alone).
+   */
+  exitEpochSeconds?: number;
   requestTimeoutMs: number;
   retry: WebhookRetryPolicy;
 }
+
+/**
+ * Statuses from the pool's deposit on: their deliveries go out at the start of the exit epoch after they happened (in
+ * its first WEBHOOK_MAX_DELAY_SECONDS), so that traffic to a receiver times the route's pool phase to the epoch and no
+ * finer (docs/privacy.md, "Quiet public channels"). A deposit's BRIDGING_IN follows a public transfer anyway.
+ */
+export const EPOCH_ALIGNED_STATUSES: ReadonlySet<string> = new Set(['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED', 'FAILED']);
 
 /** The webhookDelivery workflow's input: the event id and the policy, never the URL (it stays in Postgres). */
 export interface WebhookDeliveryInput {
   eventId: string;
   maxDelaySeconds: number;
+  /** Set: the delivery first waits for the next epoch of this many seconds on the clock to begin. */
+  epochSeconds?: number;
   retry: WebhookRetryPolicy;
 }
 
 /** Starts the delivery workflow of one event, idempotently (workflow id `webhook-<eventId>`). */
 export interface WebhookStarter {
-  start(eventId: string): Promise<void>;
+  /** `status`: the event's, which decides whether the delivery waits for the next exit epoch. */
+  start(eventId: string, status: string): Promise<void>;
 }
 
 export const WEBHOOK_WORKFLOW_TYPE = 'webhookDelivery';

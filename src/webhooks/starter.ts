@@ -1,19 +1,24 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { type WebhookSettings, type WebhookStarter, WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from './settings.ts';
+import { EPOCH_ALIGNED_STATUSES, type WebhookSettings, type WebhookStarter, WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from './settings.ts';
 
 /**
  * Starts delivery workflows through `client` on `taskQueue` (the steps queue). A workflow id that was ever
  * used is refused (REJECT_DUPLICATE), so an event is delivered by one workflow only, however often its
  * status is written again.
  */
-export function temporalWebhookStarter(client: Client, taskQueue: string, settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry'>): WebhookStarter {
+export function temporalWebhookStarter(
+  client: Client,
+  taskQueue: string,
+  settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry' | 'exitEpochSeconds'>,
+): WebhookStarter {
   return {
-    async start(eventId) {
+    async start(eventId, status) {
+      const epochSeconds = EPOCH_ALIGNED_STATUSES.has(status) ? settings.exitEpochSeconds : undefined;
       try {
         await client.workflow.start(WEBHOOK_WORKFLOW_TYPE, {
           workflowId: webhookWorkflowId(eventId),
           taskQueue,
-          args: [{ eventId, maxDelaySeconds: settings.maxDelaySeconds, retry: settings.retry }],
+          args: [{ eventId, maxDelaySeconds: settings.maxDelaySeconds, retry: settings.retry, ...(epochSeconds !== undefined && { epochSeconds }) }],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
         });
       } catch (error) {

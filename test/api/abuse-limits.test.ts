@@ -54,9 +54,14 @@ const fakeTransfers = {
     createdRoutes.push(routeId);
     return { ...QUOTE, routeId, status: 'AWAITING_DEPOSIT' };
   },
+  // Any read: the public view without a token, the full one with any token (the limits are what is tested here).
+  async read(routeId: string, token: string | undefined) {
+    const transfer = { routeId, status: 'AWAITING_DEPOSIT', error: null, needsAttention: false };
+    return token === undefined ? { access: 'public', transfer, seq: 0 } : { access: 'full', transfer };
+  },
 } as unknown as TransferService;
 
-const DEFAULTS: AbuseLimitSettings = { requestsPerMinute: 60, createsPerMinute: 10, maxUnfundedPerClient: 20, trustProxyHops: 0 };
+const DEFAULTS: AbuseLimitSettings = { requestsPerMinute: 60, createsPerMinute: 10, maxUnfundedPerClient: 20, publicReadsPerMinute: 30, trustProxyHops: 0 };
 
 async function api(settings: Partial<AbuseLimitSettings> = {}) {
   const abuse = await createAbuseLimits({ db: database.db, settings: { ...DEFAULTS, ...settings }, logger });
@@ -133,9 +138,35 @@ describe('abuse limits: per-client rate limits in Postgres, the unfunded cap, pa
     }
     assert.ok(!buckets.some((b) => b.bucket === 'request:old-window'), 'old windows are deleted');
     assert.ok(
-      buckets.every((b) => /^(request|create):[A-Za-z0-9_-]{32}$/.test(b.bucket) && !b.bucket.includes('198.51')),
+      buckets.every((b) => /^(request|create|public-read):[A-Za-z0-9_-]{32}$/.test(b.bucket) && !b.bucket.includes('198.51')),
       'buckets hold HMACs only',
     );
+  });
+
+  test('reads by routeId without a statusToken are limited per client; the token holder is not', async () => {
+    const app = await api({ publicReadsPerMinute: 3 });
+    const routeId = `rt_${'ab'.repeat(16)}`;
+    const read = (ip: string, headers: Record<string, string> = {}) =>
+      app.request(`/api/private-route/${routeId}`, { headers }, { incoming: { socket: { remoteAddress: ip, remotePort: 40000, remoteFamily: 'IPv4' } } });
+    await awayFromWindowEdge();
+    for (let i = 0; i < 3; i++) assert.equal((await read('198.51.100.7')).status, 200, `public read ${i + 1} of 3`);
+    const refused = await read('198.51.100.7');
+    assert.equal(refused.status, 429);
+    const body = (await refused.json()) as { code: string; error: string };
+    assert.equal(body.code, 'RATE_LIMITED');
+    assert.match(body.error, /at most 3 reads without a statusToken per minute for this client address; send the statusToken/);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal((await read('198.51.100.7', { authorization: 'Bearer st_holder' })).status, 200, 'the statusToken holder reads on');
+    assert.equal((await read('198.51.100.7', { 'x-status-token': 'st_holder' })).status, 200);
+    assert.equal((await read('198.51.100.8')).status, 200, 'another address has its own counter');
+    const events = await app.request(
+      `/api/private-route/${routeId}/events`,
+      {},
+      {
+        incoming: { socket: { remoteAddress: '198.51.100.7', remotePort: 40000, remoteFamily: 'IPv4' } },
+      },
+    );
+    assert.equal(events.status, 429, 'the public event stream counts against the same limit');
   });
 
   test('the create limit is lower than the quote limit', async () => {

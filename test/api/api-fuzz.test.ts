@@ -106,8 +106,7 @@ before(
       addresses: createRouteAddressBook(createRouteKeyring(generateMnemonic(english)).xpubs()),
       settings: { depositTimeoutSeconds: 3600 } as never,
       privacy: {
-        delayMinSeconds: 1,
-        delayMaxSeconds: 2,
+        exitEpochSeconds: 2,
         minAnonymitySet: 1,
         maxAnonymitySet: MAX_ANONYMITY_SET,
         maxWaitSeconds: 10,
@@ -133,7 +132,7 @@ before(
     // The real abuse limits, high enough that the fuzz meets validation rather than 429s; unknown X-Api-Keys are 401s.
     const abuse = await createAbuseLimits({
       db: database.db,
-      settings: { requestsPerMinute: 1_000_000, createsPerMinute: 1_000_000, maxUnfundedPerClient: 1_000, trustProxyHops: 1 },
+      settings: { requestsPerMinute: 1_000_000, createsPerMinute: 1_000_000, maxUnfundedPerClient: 1_000, publicReadsPerMinute: 1_000_000, trustProxyHops: 1 },
       hashKey: 'api-fuzz-client-hash-key',
       logger,
     });

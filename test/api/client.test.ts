@@ -97,8 +97,7 @@ const addresses: RouteAddressBook<ApiAccountRole> = {
   },
 };
 const PRIVACY: PrivacySettings = {
-  delayMinSeconds: 0,
-  delayMaxSeconds: 0,
+  exitEpochSeconds: 1,
   minAnonymitySet: 1,
   maxAnonymitySet: 100,
   maxWaitSeconds: 60,

@@ -113,7 +113,7 @@ describe('Idempotency-Key on create', { timeout: 60_000 }, () => {
     // Limits off: the partner is still identified (its key must be valid, and scopes the Idempotency-Key).
     const abuse = await createAbuseLimits({
       db: h.database.db,
-      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, trustProxyHops: 0 },
+      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
       logger: h.logger,
     });
     const app = h.api({ abuse });

@@ -137,15 +137,27 @@ describe('GET /api/private-route/{routeId}/events', { timeout: 90_000 }, () => {
     assert.equal(views.at(-1)!.payoutTxHash, `0x${'ab'.repeat(32)}`);
   });
 
-  test('without a token: public views only; a FAILED transfer ends the stream', async () => {
-    const url = await serve();
+  test('without a token: the public view, which moves only when an exit epoch begins; a FAILED transfer ends the stream', async () => {
+    // The harness's exit epochs last 2 s (its PrivacySettings); the stream looks again on the same clock.
+    const EPOCH_MS = 2_000;
+    const url = await serve({ events: { publicEpochSeconds: EPOCH_MS / 1000 } });
     const { routeId } = await create();
     const stream = sseReader((await open(url, routeId)).body!);
     const first = JSON.parse((await nextStatus(stream))!.data!) as Record<string, unknown>;
     assert.deepEqual(first, { routeId, status: 'AWAITING_DEPOSIT', error: null, needsAttention: false });
+    // Wait for the start of an epoch, so both writes and the GET below fall well inside one.
+    await new Promise((resolve) => setTimeout(resolve, EPOCH_MS - (Date.now() % EPOCH_MS) + 20));
+    const epochEnds = Math.floor(Date.now() / EPOCH_MS) * EPOCH_MS + EPOCH_MS;
+    await writeStatus({ db: h.database.db }, { routeId, status: 'BRIDGING_IN', seq: 1 });
     await writeStatus({ db: h.database.db }, { routeId, status: 'FAILED', seq: 3, error: `deposit of 5 refunded to ${CREATE_BODY.userDestinationAddress}` });
-    const failed = JSON.parse((await nextStatus(stream))!.data!) as Record<string, unknown>;
-    assert.deepEqual(failed, { routeId, status: 'FAILED', error: 'deposit of … refunded to 0x…', needsAttention: false });
+    const meanwhile = await call(h.api(), 'GET', `/api/private-route/${routeId}`);
+    if (Date.now() < epochEnds) {
+      assert.deepEqual(meanwhile.body.data, first, 'within the epoch, GET without a token still shows the status it began with');
+    }
+    const failed = (await nextStatus(stream))!;
+    assert.ok(Date.now() >= epochEnds, 'the change reaches the public stream once the next epoch began, not when it happened');
+    assert.deepEqual(JSON.parse(failed.data!), { routeId, status: 'FAILED', error: 'deposit of … refunded to 0x…', needsAttention: false });
+    assert.equal(failed.id, '3', 'BRIDGING_IN lasted less than an epoch: the public stream never showed it');
     assert.equal(await stream.next(), undefined);
   });
 

@@ -21,8 +21,7 @@ before(async () => {
     env: {
       STEP_MAX_ATTEMPTS: '2',
       STEP_TIME_BUDGET_SECONDS: '60',
-      PRIVACY_DELAY_MIN_SECONDS: '1',
-      PRIVACY_DELAY_MAX_SECONDS: '2',
+      PRIVACY_EXIT_EPOCH_SECONDS: '2',
       PRIVACY_MAX_WAIT_SECONDS: '30',
       // Each create below comes from a client of its own (X-Forwarded-For), as different users would.
       TRUST_PROXY_HOPS: '1',

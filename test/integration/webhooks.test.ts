@@ -278,6 +278,30 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     }
   });
 
+  test('pool-phase statuses are delivered when the next exit epoch begins, not when they happened; a deposit’s is not held', async () => {
+    const EPOCH_S = 3;
+    const saved = settings.exitEpochSeconds;
+    settings.exitEpochSeconds = EPOCH_S;
+    try {
+      const routeId = await createRoute('/epoch');
+      // Early in an epoch, so the wait for the next one is long enough to see.
+      await new Promise((resolve) => setTimeout(resolve, EPOCH_S * 1000 - (Date.now() % (EPOCH_S * 1000)) + 100));
+      const writtenAt = Date.now();
+      const nextEpoch = Math.floor(writtenAt / (EPOCH_S * 1000)) * EPOCH_S * 1000 + EPOCH_S * 1000;
+      await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+      await writeStatus(deps(), { routeId, seq: 4, status: 'SHIELDED' });
+      await Promise.all([finished(`${routeId}:2`), finished(`${routeId}:4`)]);
+      const [first, second] = (received.get('/epoch') ?? []).map((r) => ({ status: (JSON.parse(r.body) as { status: string }).status, at: r.receivedAt }));
+      assert.equal(first?.status, 'BRIDGING_IN');
+      assert.ok(first.at < nextEpoch, 'BRIDGING_IN goes out at once (the deposit was public already)');
+      assert.equal(second?.status, 'SHIELDED');
+      assert.ok(second.at >= nextEpoch, `SHIELDED waited for the next epoch (${second.at - nextEpoch} ms after it began)`);
+      assert.ok(second.at < nextEpoch + 1_500, 'and went out at its start (maxDelaySeconds 0 here)');
+    } finally {
+      settings.exitEpochSeconds = saved;
+    }
+  });
+
   test('Temporal refusing the start fails no money step: the delivery waits as pending and the sweep starts it', async () => {
     const routeId = await createRoute('/swept');
     const eventId = `${routeId}:3`;

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { amountClassKey, amountClassOf, isAmountClass, nextAmountClass, previousAmountClass, roundingBps } from '../../src/privacy/amountClass.ts';
 import { anonymitySetMembers, anonymitySetSize, type PoolNoteFacts, type PoolStateView, unsettledMembers } from '../../src/privacy/anonymitySet.ts';
+import { couldLeaveIn, nextEpochStart, nextExitEpoch } from '../../src/privacy/exitEpochs.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
@@ -90,6 +91,8 @@ describe('anonymity set', () => {
     value: 100n,
     client: `client-${routeId}`,
     ragequit: false,
+    depositedAt: 0,
+    approvedAt: 0,
     ...over,
   });
   const everything: PoolStateView = { inState: () => true, approved: () => true };
@@ -119,6 +122,47 @@ describe('anonymity set', () => {
       [1, 0, 1, 2],
       'clients are numbered within the set, the route’s own client is 0',
     );
+  });
+
+  test('candidates in an exit epoch: only notes that could be leaving in it', () => {
+    const own = note('own');
+    // Exit epoch [10 000, 11 000) ms; the gate epoch before it [9 000, 10 000); routes wait at most 2 000 ms.
+    const timing = { startsAt: 10_000, epochMs: 1_000, maxWaitMs: 2_000 };
+    const cases: Array<[string, Partial<PoolNoteFacts>, boolean]> = [
+      ['approved during the gate epoch', { depositedAt: 8_500, approvedAt: 9_500 }, true],
+      ['approved long before, deposited within the longest wait', { depositedAt: 6_000, approvedAt: 6_100 }, true],
+      ['approved just before the exit epoch', { depositedAt: 9_000, approvedAt: 9_999 }, true],
+      ['approved as the exit epoch began: leaves in the one after', { depositedAt: 9_000, approvedAt: 10_000 }, false],
+      ['never seen approved', { depositedAt: 9_000, approvedAt: null }, false],
+      // 4 999 + 2 000 of longest wait + 2 000 of slack < 9 000: it would have left before the gate epoch.
+      ['past its longest wait before the gate epoch (stuck)', { depositedAt: 4_999, approvedAt: 5_000 }, false],
+      ['at the edge of its longest wait and slack', { depositedAt: 5_000, approvedAt: 5_000 }, true],
+    ];
+    for (const [what, over, expected] of cases) {
+      assert.equal(couldLeaveIn({ depositedAt: 0, approvedAt: 0, ...over }, timing), expected, what);
+      assert.deepEqual(
+        anonymitySetMembers(own, [own, note('a', over)], everything, 0n, timing).map((m) => m.routeId),
+        expected ? ['a'] : [],
+        what,
+      );
+    }
+    assert.deepEqual(
+      anonymitySetMembers(own, [own, note('a', { depositedAt: 0, approvedAt: 50_000 })], everything).map((m) => m.routeId),
+      ['a'],
+      'without an exit epoch (routes from before them) time does not count',
+    );
+  });
+
+  test('exit epochs follow the clock: a gate in one epoch leaves in the next', () => {
+    const table: Array<[number, number, number]> = [
+      [0, 1800, 1_800_000],
+      [1, 1800, 1_800_000],
+      [1_799_999, 1800, 1_800_000],
+      [1_800_000, 1800, 3_600_000],
+      [7_000, 3, 9_000],
+    ];
+    for (const [now, seconds, expected] of table) assert.equal(nextEpochStart(now, seconds), expected, `${now} ms, epochs of ${seconds} s`);
+    assert.deepEqual(nextExitEpoch({ epochSeconds: 3, maxWaitSeconds: 20 }, 7_000), { startsAt: 9_000, epochMs: 3_000, maxWaitMs: 20_000 });
   });
 
   type Withdrawal = { routeId: string; candidates: string[] };
@@ -268,8 +312,7 @@ describe('anonymity set', () => {
 
 describe('privacy plan', () => {
   const settings = {
-    delayMinSeconds: 10,
-    delayMaxSeconds: 20,
+    exitEpochSeconds: 600,
     minAnonymitySet: 5,
     maxAnonymitySet: 50,
     maxWaitSeconds: 600,
@@ -277,15 +320,17 @@ describe('privacy plan', () => {
     reviewTimeoutSeconds: 3600,
   };
 
-  test('draws the delay inside the window and never lowers the service’s anonymity set', () => {
-    const delays = new Set<number>();
-    for (let i = 0; i < 200; i++) {
-      const plan = drawPrivacyPlan(settings, i % 2 === 0 ? 2 : 8);
-      assert.ok(plan.delaySeconds >= 10 && plan.delaySeconds <= 20);
-      assert.equal(plan.minAnonymitySet, i % 2 === 0 ? 5 : 8);
-      delays.add(plan.delaySeconds);
+  test('carries the service’s exit epochs and never lowers the service’s anonymity set', () => {
+    for (const [requested, expected] of [
+      [2, 5],
+      [8, 8],
+      [undefined, 5],
+    ] as const) {
+      const plan = drawPrivacyPlan(settings, requested);
+      assert.equal(plan.minAnonymitySet, expected);
+      assert.equal(plan.exitEpochSeconds, 600);
+      assert.equal(plan.delaySeconds, undefined, 'no delay of its own: the route leaves at its moment of the next exit epoch');
     }
-    assert.ok(delays.size > 5, 'the delay is random');
   });
 
   test('refuses an anonymity set above the configured maximum', () => {

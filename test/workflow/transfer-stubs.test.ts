@@ -76,6 +76,8 @@ interface RouteScript {
   deferrals: number;
   /** The requireAnonymitySet of each unshield call. */
   required: Array<number | undefined>;
+  /** When each privacyStatus and unshield call came (ms), and the exit epoch each unshield was given. */
+  times: Array<{ call: string; at: number; exitEpoch?: { startsAt: number; seconds: number } }>;
 }
 
 const scripts = new Map<string, RouteScript>();
@@ -89,6 +91,7 @@ function script(routeId: string, init: Partial<RouteScript> = {}): RouteScript {
     depositBalance: 0n,
     deferrals: 0,
     required: [],
+    times: [],
     ...init,
   };
   scripts.set(routeId, created);
@@ -138,12 +141,13 @@ function stubActivities(): Partial<TransferActivities> {
       return { noteValue: '999000' };
     },
     async privacyStatus({ routeId }) {
-      step(routeId, 'privacyStatus');
+      step(routeId, 'privacyStatus').times.push({ call: 'privacyStatus', at: Date.now() });
       return { review: 'approved', anonymitySet: 5 };
     },
-    async unshield({ plan, sent, requireAnonymitySet }) {
+    async unshield({ plan, sent, requireAnonymitySet, exitEpoch }) {
       const route = of(plan.routeId);
       route.required.push(requireAnonymitySet);
+      route.times.push({ call: 'unshield', at: Date.now(), ...(exitEpoch && { exitEpoch }) });
       if (route.deferrals > 0) {
         route.deferrals -= 1;
         step(plan.routeId, 'unshield');
@@ -374,6 +378,38 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     assert.deepEqual(statuses(route), ['1:BRIDGING_IN', '2:RECEIVED_ON_HUB', '3:SHIELDED', '4:UNSHIELD_SENT', '5:BRIDGING_OUT', '6:COMPLETED']);
     const recordTo = process.env.RECORD_STUB_HISTORY;
     if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+  });
+
+  test('exit epochs: routes that may leave within one epoch withdraw within the next, at moments of their own', { timeout: 60_000 }, async () => {
+    const EPOCH_S = 3;
+    const plans = [0, 1, 2].map((i) =>
+      routePlan(nextRouteId(`epoch-${i}`), {
+        privacy: { exitEpochSeconds: EPOCH_S, minAnonymitySet: 1, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+      }),
+    );
+    const routes = plans.map((plan) => script(plan.routeId));
+    const handles = await Promise.all(plans.map((plan) => start(plan)));
+    await Promise.all(handles.map((handle) => handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 })));
+    assert.deepEqual(await Promise.all(handles.map((handle) => handle.result())), ['COMPLETED', 'COMPLETED', 'COMPLETED']);
+    const epochMs = EPOCH_S * 1000;
+    const withdrawals = routes.map((route) => {
+      const gate = route.times.find((t) => t.call === 'privacyStatus')!;
+      const unshield = route.times.find((t) => t.call === 'unshield')!;
+      const epoch = unshield.exitEpoch;
+      assert.ok(epoch, 'the withdrawal is told its exit epoch');
+      assert.equal(epoch.seconds, EPOCH_S);
+      assert.equal(epoch.startsAt % epochMs, 0, 'epochs start on the clock');
+      // The gate opened (the route asked the pool, as it does with a review timeout of 0) in the epoch before.
+      assert.ok(gate.at < epoch.startsAt + 500 && gate.at >= epoch.startsAt - epochMs - 500, `gate at ${gate.at}, exit epoch ${epoch.startsAt}`);
+      assert.ok(
+        unshield.at >= epoch.startsAt - 50 && unshield.at < epoch.startsAt + epochMs + 1000,
+        `withdrawal at ${unshield.at}, exit epoch ${epoch.startsAt}`,
+      );
+      return unshield.at - epoch.startsAt;
+    });
+    assert.equal(new Set(withdrawals.map((offset) => Math.round(offset / 10))).size, 3, `each route draws its own moment: ${withdrawals}`);
+    const recordTo = process.env.RECORD_STUB_EPOCH_HISTORY;
+    if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handles[0]!.fetchHistory()).finish());
   });
 
   test('a route that waited its longest leaves with what it has: the withdrawal asks for no minimum', { timeout: 30_000 }, async () => {

@@ -1,16 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import { addressBucket, clientAddress } from '../abuseLimits.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError } from '../errorCodes.ts';
 import { headerParameters, routeIdParamsSchema } from '../schemas.ts';
-import { failures, newApp } from './common.ts';
+import { failures, newApp, passThrough } from './common.ts';
 import { presentedStatusToken, readTransfer, STATUS_TOKEN_SECURITY } from './transfers.ts';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 const DEFAULT_MAX_STREAMS = 10;
 const DEFAULT_HEARTBEAT_MS = 15_000;
+const DEFAULT_PUBLIC_EPOCH_SECONDS = 1800;
 /** The reconnection delay the browser's EventSource is told to use. */
 const RETRY_MS = 3_000;
 
@@ -24,6 +26,7 @@ export function eventRoutes(deps: ApiDeps) {
   const maxStreams = deps.events?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS;
   const heartbeatMs = deps.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const trustProxyHops = deps.events?.trustProxyHops ?? 0;
+  const publicEpochMs = (deps.events?.publicEpochSeconds ?? DEFAULT_PUBLIC_EPOCH_SECONDS) * 1000;
   /** Open streams per client on this instance. */
   const open = new Map<string, number>();
 
@@ -36,10 +39,12 @@ export function eventRoutes(deps: ApiDeps) {
     description: [
       'A `text/event-stream` of `event: status` messages whose `data` is exactly what GET /api/private-route/{routeId} answers this caller (full view with the statusToken, public view without).',
       'The first event is the current status, then one per change; the server closes the stream after COMPLETED or FAILED.',
+      'Without a statusToken the stream carries the public view, which changes only when an exit epoch begins (docs/privacy.md): it looks again then, and sends what changed.',
       "Event ids are the transfer's status sequence: a reconnecting EventSource sends Last-Event-ID and gets only later changes. A `: heartbeat` comment every 15 s keeps proxies from closing an idle stream.",
       `At most ${DEFAULT_MAX_STREAMS} open streams per client address and API instance (429 TOO_MANY_STREAMS).`,
     ].join(' '),
     security: STATUS_TOKEN_SECURITY,
+    middleware: [deps.abuse?.publicRead ?? passThrough],
     parameters: [headerParameters.statusToken, headerParameters.lastEventId],
     request: { params: routeIdParamsSchema },
     responses: {
@@ -53,9 +58,9 @@ export function eventRoutes(deps: ApiDeps) {
           },
         },
       },
-      401: failures[401](['STATUS_TOKEN_MISMATCH']),
+      401: failures[401](['STATUS_TOKEN_MISMATCH', 'INVALID_API_KEY']),
       404: failures[404](['UNKNOWN_ROUTE', 'UNKNOWN_ENDPOINT']),
-      429: failures[429](['TOO_MANY_STREAMS']),
+      429: failures[429](['TOO_MANY_STREAMS', 'RATE_LIMITED']),
       500: failures[500](),
     },
   });
@@ -85,6 +90,28 @@ export function eventRoutes(deps: ApiDeps) {
       else open.set(owner, left);
     };
 
+    /**
+     * The public view changes only when an exit epoch begins (src/transfers/transferService.ts): read it now, then again
+     * at each epoch's start, and send it when its status moved on. Its changes are not announced at the moment they
+     * happen, so the stream's timing tells no more than the view does.
+     */
+    const streamPublicView = async (stream: SSEStreamingApi, signal: AbortSignal) => {
+      let lastSeq = afterSeq;
+      let first = true;
+      while (!signal.aborted) {
+        const read = await deps.transfers.read(routeId, undefined);
+        if (read?.access !== 'public') return;
+        if (read.seq > lastSeq) {
+          await stream.writeSSE({ event: 'status', id: String(read.seq), data: JSON.stringify(read.transfer), ...(first ? { retry: RETRY_MS } : {}) });
+          first = false;
+          lastSeq = read.seq;
+        }
+        if (TERMINAL.has(read.transfer.status)) return;
+        // A moment into the next epoch, so the view read then is the one that epoch shows.
+        await sleep(publicEpochMs - (Date.now() % publicEpochMs) + 50, undefined, { signal }).catch(() => undefined);
+      }
+    };
+
     c.header('Vary', 'Authorization, X-Status-Token');
     // Tells nginx-like proxies not to buffer the stream.
     c.header('X-Accel-Buffering', 'no');
@@ -97,6 +124,10 @@ export function eventRoutes(deps: ApiDeps) {
           stream.write(': heartbeat\n\n').catch(() => aborted.abort());
         }, heartbeatMs);
         try {
+          if (token === undefined) {
+            await streamPublicView(stream, aborted.signal);
+            return;
+          }
           let first = true;
           for await (const change of feed.changes(routeId, afterSeq, aborted.signal)) {
             if (aborted.signal.aborted) break;

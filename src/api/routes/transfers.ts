@@ -93,14 +93,16 @@ export function transferRoutes(deps: ApiDeps) {
     tags: ['Transfers'],
     summary: 'Get a transfer',
     description:
-      "With the transfer's statusToken (Authorization: Bearer, or X-Status-Token): the full view. Without a token: the public view (routeId, status, error with details hidden, needsAttention). Any other token: 401. Answers carry `Cache-Control: no-store`.",
+      "With the transfer's statusToken (Authorization: Bearer, or X-Status-Token): the full view. Without a token: the public view (routeId, status, error with details hidden, needsAttention) as it stood when the current exit epoch began, at most RATE_LIMIT_PUBLIC_READS_PER_MINUTE per client (429). Any other token: 401. Answers carry `Cache-Control: no-store`.",
     security: STATUS_TOKEN_SECURITY,
+    middleware: [deps.abuse?.publicRead ?? passThrough],
     parameters: [headerParameters.statusToken],
     request: { params: routeIdParamsSchema },
     responses: {
       200: success('The full view (right statusToken) or the public view (no token).', z.union([transferViewSchema, publicTransferViewSchema])),
-      401: failures[401](['STATUS_TOKEN_MISMATCH']),
+      401: failures[401](['STATUS_TOKEN_MISMATCH', 'INVALID_API_KEY']),
       404: failures[404](['UNKNOWN_ROUTE']),
+      429: failures[429](['RATE_LIMITED']),
       500: failures[500](),
     },
   });
