@@ -56,6 +56,8 @@ export interface ActivityDeps {
   depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
+  /** REFUND_DELAY_MIN/MAX_SECONDS: the window an automatic refund of a stray deposit waits in (none: at once). */
+  refundDelay?: { minSeconds: number; maxSeconds: number };
   /** OPERATOR_ALLOWED_DESTINATIONS: where operators may send a route's funds besides its refundAddress and recipient. */
   operatorAllowedDestinations?: readonly string[];
   /** WEBHOOK_*: how the worker signs and sends webhook deliveries (activities/webhooks.ts). */

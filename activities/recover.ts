@@ -3,7 +3,7 @@ import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Addr
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { ledgerEntries, operatorActions, transfers } from '../src/db/schema.ts';
-import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
+import { destinationRefusal, finishAction, type RouteSide, recoverDestinationRefusal, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
@@ -26,12 +26,16 @@ export interface RecoverStepInput {
   routeId: string;
   to: Address;
   actionId?: number;
+  /** The side recovered (absent: a recovery requested before sides, any of the route's own addresses). */
+  side?: RouteSide;
+  /** The operator's reason for a destination the side's rule refuses (recorded in the audit row). */
+  override?: string;
 }
 
 /**
- * `routectl recover`: moves what a FAILED route still holds on the hub chain to an address the operator names.
- * The pool note goes back to the hub account (ragequit), then the hub and exit accounts each send their whole
- * hub-token balance. Every send is recorded before broadcast under (route, `recover:<place>:<n>`); recorded ones
+ * `routectl recover`: moves what a FAILED route still holds on the hub chain to an address the operator names, one
+ * side at a time: the deposit side (the pool note back to the hub account by ragequit, then the hub account's whole
+ * hub-token balance) or the exit side (the exit account's). Every send is recorded before broadcast under (route, `recover:<place>:<n>`); recorded ones
  * are settled before a new one is considered, so a rerun moves only what arrived since, and never twice. As before
  * a refund, the route's sends that never reached a node are voided first, and one a node has stops the recovery.
  * A recorded send that reverted moved nothing: it is passed over (booked nothing) and the next index decides anew.
@@ -43,7 +47,8 @@ export function recoverActivities(deps: ActivityDeps) {
    */
   async function failedRoute(input: RecoverStepInput) {
     const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
-    await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params: { to: input.to } });
+    const params = { to: input.to, ...(input.side && { side: input.side }), ...(input.override && { override: input.override }) };
+    await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params });
     if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
     if (route.status !== 'FAILED') {
       throw await refuseAction(
@@ -52,9 +57,18 @@ export function recoverActivities(deps: ActivityDeps) {
         `refused: route ${input.routeId} is ${route.status}; only a FAILED route's funds are recovered (fail it first: routectl fail ${input.routeId} --reason "…")`,
       );
     }
-    const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
+    const notAllowed = input.side
+      ? recoverDestinationRefusal(route, input.side, input.to, deps.operatorAllowedDestinations, input.override)
+      : destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
     if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
     return route;
+  }
+
+  /** A step of one side run for the other: refused (the workflow runs a side's steps only; this guards a hand-made start). */
+  async function requireSide(input: RecoverStepInput, side: RouteSide) {
+    if (input.side && input.side !== side) {
+      throw await refuseAction(deps.db, input.actionId, `refused: a recovery of the ${input.side} side does not move the route's ${side}-side funds`);
+    }
   }
 
   /** What the transaction moved of `token` out of `from` (its Transfer events). */
@@ -84,6 +98,7 @@ export function recoverActivities(deps: ActivityDeps) {
   return {
     /** The route's unspent pool note back to its hub account (ragequit, as when it failed); null when there is none. */
     async recoverPoolNote(input: RecoverStepInput): Promise<Recovered | null> {
+      await requireSide(input, 'deposit');
       const route = await failedRoute(input);
       const plan = { routeId: route.routeId, accountIndex: route.accountIndex, hubChainId: route.hubChainId, hubToken: route.hubToken as Address };
       const returned = await poolActivities(deps).ragequit(plan);
@@ -97,6 +112,7 @@ export function recoverActivities(deps: ActivityDeps) {
 
     /** Sends everything the route's hub or exit account holds of the hub token to `to`. */
     async recoverAccount(input: RecoverStepInput & { place: 'hub' | 'exit' }): Promise<Recovered[]> {
+      await requireSide(input, input.place === 'hub' ? 'deposit' : 'exit');
       const route = await failedRoute(input);
       const accounts = deps.keyring.routeAccounts(route.accountIndex);
       const from = input.place === 'hub' ? accounts.hub : accounts.exit;

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { heartbeat, log } from '@temporalio/activity';
 import { and, eq, gt, inArray, isNull, or } from 'drizzle-orm';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
@@ -19,6 +20,8 @@ export interface StrayDeposit {
   refundAddress: Address | null;
   /** The token contract to refund: the route's source token, or another ERC-20 sent to its deposit address. */
   token?: Address;
+  /** How long its refund waits before it is sent (drawn from REFUND_DELAY_MIN/MAX_SECONDS). */
+  delaySeconds?: number;
 }
 
 type Route = typeof transfers.$inferSelect;
@@ -35,6 +38,9 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  * never missed.
  */
 export function strayActivities(deps: ActivityDeps) {
+  /** A refund's own wait, drawn here (the activity's result is recorded, so the scanner workflow replays it). */
+  const refundDelay = () => (deps.refundDelay ? { delaySeconds: randomInt(deps.refundDelay.minSeconds, deps.refundDelay.maxSeconds + 1) } : {});
+
   /** Tokens the bridge lists on a chain (verified ones): only those are refunded without an operator. */
   async function knownTokens(chainId: number): Promise<Set<string> | null> {
     try {
@@ -140,7 +146,7 @@ export function strayActivities(deps: ActivityDeps) {
           // Dust below REFUND_MIN_AMOUNT is listed, never refunded automatically: its gas would cost more.
           const dust = belowRefundMinimum(deps, route, token, balance);
           if (route.refundAddress && refundable && !dust) {
-            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token });
+            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() });
             // Being refunded: an existing listing stays until the refund clears it.
             next.push(...listed.filter((h) => same(h.token, token)));
             continue;

@@ -61,6 +61,9 @@ export const DEVNET_PRIVACY_ENV = {
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',
   PRIVACY_REVIEW_TIMEOUT_SECONDS: '300',
+  // Refunds of stray deposits wait 1–5 s (production: 1–6 h) after they are found.
+  REFUND_DELAY_MIN_SECONDS: '1',
+  REFUND_DELAY_MAX_SECONDS: '5',
   // Cross-asset quotes hold their prices for a minute (production: an hour) while the emulator's prices walk.
   PRICE_EPOCH_SECONDS: '60',
 } as const;

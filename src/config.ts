@@ -194,6 +194,13 @@ export const configSchema = z.object({
   /** How often finished routes that received a transfer since their last check are checked for surplus, second and late deposits. */
   STRAY_SCAN_INTERVAL_SECONDS: positiveInt.default(60),
   /**
+   * Automatic refunds of surplus, second and late deposits wait a random time in [min, max] seconds after they are found,
+   * so that a refund does not follow the route's completion (or a deposit an observer sent to test it) in time
+   * (docs/privacy.md, "Strays and refunds").
+   */
+  REFUND_DELAY_MIN_SECONDS: z.coerce.number().int().nonnegative().default(3600),
+  REFUND_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
+  /**
    * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
@@ -306,6 +313,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.GAS_ACCOUNT_PRIVATE_KEY && config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY?.toLowerCase()) {
     throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
+  }
+  if (config.REFUND_DELAY_MIN_SECONDS > config.REFUND_DELAY_MAX_SECONDS) {
+    throw new ConfigError('REFUND_DELAY_MIN_SECONDS must not exceed REFUND_DELAY_MAX_SECONDS');
   }
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');

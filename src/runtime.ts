@@ -71,6 +71,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     poolRelayer,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     refundMinimums: config.REFUND_MIN_AMOUNT,
+    refundDelay: { minSeconds: config.REFUND_DELAY_MIN_SECONDS, maxSeconds: config.REFUND_DELAY_MAX_SECONDS },
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,

@@ -36,6 +36,13 @@ export interface RecoverInput {
   actionId?: number;
   operator?: string;
   reason?: string;
+  /**
+   * `deposit`: the pool note (ragequit) and the hub account; `exit`: the exit account. Absent (recoveries requested
+   * before sides): both.
+   */
+  side?: 'deposit' | 'exit';
+  /** The operator's recorded reason for a destination the side's rule refuses. */
+  override?: string;
 }
 
 export interface RecoverResult {
@@ -45,17 +52,21 @@ export interface RecoverResult {
 }
 
 /**
- * `routectl recover`: a FAILED route's funds on the hub chain (pool note via ragequit, hub and exit accounts) go
- * to `to`. Workflow id `<routeId>:recover`, one at a time per route; survives crashes like any workflow, and
+ * `routectl recover`: one side of a FAILED route's funds on the hub chain goes to `to`: the deposit side (pool note
+ * via ragequit, hub account) or the exit side (exit account). Workflow id `<routeId>:recover`, one at a time per route; survives crashes like any workflow, and
  * every send is written ahead (activities/recover.ts), so a rerun completes or finds nothing left.
  */
 export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResult> {
   try {
     const recovered: Recovered[] = [];
-    const step = { routeId: input.routeId, to: input.to, actionId: input.actionId };
-    const pool = await moves.recoverPoolNote(step);
-    if (pool) recovered.push(pool);
-    for (const place of ['hub', 'exit'] as const) recovered.push(...(await moves.recoverAccount({ ...step, place })));
+    const { side } = input;
+    const step = { routeId: input.routeId, to: input.to, actionId: input.actionId, ...(side && { side }), ...(input.override && { override: input.override }) };
+    if (side !== 'exit') {
+      const pool = await moves.recoverPoolNote(step);
+      if (pool) recovered.push(pool);
+      recovered.push(...(await moves.recoverAccount({ ...step, place: 'hub' })));
+    }
+    if (side !== 'deposit') recovered.push(...(await moves.recoverAccount({ ...step, place: 'exit' })));
     const held = await bookkeeping.refreshHeldFunds({ routeId: input.routeId, actionId: input.actionId });
     log.info('route funds recovered', { routeId: input.routeId, moves: recovered.length, actionId: input.actionId });
     return { recovered, held };

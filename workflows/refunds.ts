@@ -54,16 +54,20 @@ export interface RefundInput {
   /** An operator's refund (routectl refund): its audit row in operator_actions, which the activity requires. */
   actionId?: number;
   operator?: string;
+  /** An automatic refund of a stray deposit first waits this long (docs/privacy.md, "Strays and refunds"). */
+  delaySeconds?: number;
 }
 
 /**
- * Refunds what a finished route's deposit address holds. Workflow id `<routeId>:refund`; one runs at a
- * time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice, and an
+ * Refunds what a finished route's deposit address holds, after `delaySeconds` when the stray-deposit scanner asked.
+ * Workflow id `<routeId>:refund`; one runs (or waits) at a time per route. The refund transaction is keyed by this run, so a retried activity never refunds twice, and an
  * earlier run's refund is settled (and booked, if it mined) before this run signs one (activities/funds.ts).
  * A refund that still fails after REFUND_MAX_ATTEMPTS tries (or 15 minutes) ends this run and flags the route
  * (`routectl list --stuck`); dust below REFUND_MIN_AMOUNT and an empty deposit address are refused without a flag.
  */
 export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string; to?: string; earlier?: string }> {
+  // Inputs without a delay (operators' refunds, and every refund started before the delay existed) start at once.
+  if (input.delaySeconds) await sleep(input.delaySeconds * 1000);
   let refund: { amount: string; txHash: string; to?: string; earlier?: string };
   try {
     refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token, actionId: input.actionId });
@@ -100,7 +104,15 @@ export async function strayDepositScannerWorkflow(input: { intervalSeconds: numb
       try {
         await startChild(refundWorkflow, {
           workflowId: refundWorkflowId(stray.routeId),
-          args: [{ routeId: stray.routeId, to: stray.refundAddress, reason: `stray deposit of ${stray.amount}`, token: stray.token }],
+          args: [
+            {
+              routeId: stray.routeId,
+              to: stray.refundAddress,
+              reason: `stray deposit of ${stray.amount}`,
+              token: stray.token,
+              ...(stray.delaySeconds !== undefined && { delaySeconds: stray.delaySeconds }),
+            },
+          ],
           parentClosePolicy: ParentClosePolicy.ABANDON,
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         });

@@ -257,7 +257,9 @@ export async function fail(ctx: OperatorContext, who: Operator, routeId: string)
   print(`${routeId}: ${row.status}${row.error ? ` (${row.error})` : ''}`);
   for (const held of row.heldFunds ?? []) print(`  holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
   if (row.heldFunds?.length)
-    print(`move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --to <address> (hub, pool, exit)`);
+    print(
+      `move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --side deposit (pool, hub) | --side exit (exit), at unrelated times`,
+    );
 }
 
 export async function refund(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
@@ -283,17 +285,45 @@ export async function refund(ctx: OperatorContext, who: Operator, routeId: strin
   else print(`${routeId}: refunded ${result.amount} to ${result.to ?? to} (tx ${result.txHash})`);
 }
 
-/** `routectl recover`: a FAILED route's funds at its hub account, pool note (ragequit) and exit account go to `to`. */
-export async function recover(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
-  if (!to || !isAddress(to, { strict: true })) throw usageError('recover needs --to <0x address on the hub chain>');
+/** The two sides of one route are recovered at least this far apart (unless overridden): unrelated times. */
+const RECOVER_SIDES_APART_MS = 3600_000;
+
+/**
+ * `routectl recover --side deposit|exit`: one side of a FAILED route goes to its own address (deposit side: pool note
+ * by ragequit and hub account, to its refundAddress; exit side: exit account, to its recipient) or, with `--to`, to
+ * an allowed address; anything else, or the other side within an hour of this one, needs `--override "<why>"`.
+ */
+export async function recover(
+  ctx: OperatorContext,
+  who: Operator,
+  routeId: string,
+  opts: { side: string | undefined; to: string | undefined; override: string | undefined },
+): Promise<void> {
+  const { side, override } = opts;
+  if (side !== 'deposit' && side !== 'exit') {
+    throw usageError('recover needs --side deposit (pool note and hub account, to the refundAddress) or --side exit (exit account, to the recipient)');
+  }
   const row = await loadRoute(ctx, routeId);
-  const result = await audited(ctx, who, { routeId, action: 'recover', params: { to } }, async (actionId) => {
+  const to = opts.to ?? (side === 'deposit' ? row.refundAddress : row.userDestinationAddress);
+  if (!to) throw usageError(`route ${routeId} has no refundAddress: pass --to <0x address on the hub chain> (and --override "<why>" unless it is allowed)`);
+  if (opts.to !== undefined && !isAddress(opts.to, { strict: true })) throw usageError('recover needs --to <0x address on the hub chain>');
+  const params = { to, side, ...(override?.trim() && { override: override.trim() }) };
+  const result = await audited(ctx, who, { routeId, action: 'recover', params }, async (actionId) => {
     if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
+    const other = side === 'deposit' ? 'exit' : 'deposit';
+    const recent = (await listActions(ctx.db, { routeId })).find(
+      (a) => a.action === 'recover' && a.outcome === 'done' && a.params.side === other && Date.now() - (a.finishedAt?.getTime() ?? 0) < RECOVER_SIDES_APART_MS,
+    );
+    if (recent && !params.override) {
+      throw notAllowed(
+        `refused: the ${other} side of ${routeId} was recovered at ${recent.finishedAt?.toISOString()}; recover the ${side} side at least an hour later (two sides moved back to back are linked by their timing), or pass --override "<why>"`,
+      );
+    }
     const recovered = await runWorkflow<RecoverResult>(
       ctx,
       RECOVER_WORKFLOW_TYPE,
       recoverWorkflowId(routeId),
-      { routeId, to, ...request(who, actionId) },
+      { routeId, ...params, ...request(who, actionId) },
       `a recovery of ${routeId} is already running`,
     );
     return {

@@ -21,7 +21,9 @@ const USAGE = `usage: routectl <command>
                                                      retry every parked transfer that matches (after an outage)
   fail <routeId> --reason "…"                        end a parked (or still unfunded) route as FAILED
   refund <routeId> --to <address> --reason "…"       refund funds held at a finished route's deposit address
-  recover <routeId> --to <address> --reason "…"      move a FAILED route's funds at hub, pool (ragequit) and exit to an address on the hub chain
+  recover <routeId> --side deposit|exit --reason "…" [--to <address>] [--override "…"]
+                                                     move one side of a FAILED route's funds on the hub chain: deposit (pool note by
+                                                     ragequit, hub account) to its refundAddress, exit (exit account) to its recipient
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
   void <intentId> --reason "…" [--cancel]            void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
@@ -31,8 +33,9 @@ const USAGE = `usage: routectl <command>
   apikey revoke <name>                               the key answers 401 from now on
   devnet …                                           local stack only (info, fund, fault): see "routectl devnet help"
 Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
-ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient, or an address
-in the worker's OPERATOR_ALLOWED_DESTINATIONS.`;
+ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient (recover: the
+side's own one), or an address in the worker's OPERATOR_ALLOWED_DESTINATIONS; recover sends anything else only with
+--override "<why>", recorded in the audit log.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -52,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
       step: { type: 'string' },
       error: { type: 'string' },
       to: { type: 'string' },
+      side: { type: 'string' },
+      override: { type: 'string' },
       timeout: { type: 'string', default: '600' },
       name: { type: 'string' },
       'per-minute': { type: 'string' },
@@ -106,7 +111,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'recover': {
       const [routeId, by] = [routeArg(), who()];
-      await withOperatorContext((ctx) => operator.recover(ctx, by, routeId, values.to));
+      await withOperatorContext((ctx) => operator.recover(ctx, by, routeId, { side: values.side, to: values.to, override: values.override }));
       return 0;
     }
     case 'senders':

@@ -111,3 +111,32 @@ export function destinationRefusal(
     'OPERATOR_ALLOWED_DESTINATIONS and restart the worker'
   );
 }
+
+/** The two sides of a route: what it holds before the pool (deposit side) and after it (exit side). */
+export type RouteSide = 'deposit' | 'exit';
+
+/**
+ * Where `routectl recover` may send one side of a failed route: deposit-side funds (the pool note, ragequit, and the
+ * hub account) back to its refundAddress, exit-side funds (the exit account) on to its recipient, or to an address
+ * of the allowlist. Anything else, the other side's address above all (one address receiving both sides links the
+ * route's deposit to its payout), needs an operator's `override` reason, which the audit row records. Null when
+ * allowed, else why not.
+ */
+export function recoverDestinationRefusal(
+  route: { routeId: string; refundAddress: string | null; userDestinationAddress: string },
+  side: RouteSide,
+  to: string,
+  allowlist: readonly string[] | undefined,
+  override: string | undefined,
+): string | null {
+  const own = side === 'deposit' ? route.refundAddress : route.userDestinationAddress;
+  const allowed = [own, ...(allowlist ?? [])].filter((a): a is string => Boolean(a));
+  if (allowed.some((a) => a.toLowerCase() === to.toLowerCase())) return null;
+  if (override?.trim()) return null;
+  const ownName = side === 'deposit' ? `its refundAddress (${route.refundAddress ?? 'none'})` : `its recipient (${route.userDestinationAddress})`;
+  return (
+    `refused: the ${side} side of route ${route.routeId} goes only to ${ownName} or an address in OPERATOR_ALLOWED_DESTINATIONS, not ${to}: ` +
+    "sending a route's deposit-side funds to its recipient, or its exit-side funds to its refund address, links both ends of it. " +
+    'If it must go there, pass --override "<why>" (recorded in the audit log)'
+  );
+}

@@ -53,10 +53,11 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-async function api<T>(apiUrl: string, method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
+/** Calls the API; with `statusToken`, as the transfer's creator (the full view, not limited like reads without one). */
+async function api<T>(apiUrl: string, method: 'GET' | 'POST', route: string, body?: unknown, statusToken?: string): Promise<T> {
   const response = await fetch(`${apiUrl}${route}`, {
     method,
-    headers: body ? { 'content-type': 'application/json' } : {},
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(statusToken ? { authorization: `Bearer ${statusToken}` } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = (await response.json()) as { success: boolean; data: T; error?: string };
@@ -89,7 +90,7 @@ describe('crash recovery of the local stack', { timeout: 480_000 }, () => {
     const chain = (role: string) => manifest.chains.find((c) => c.role === role)!;
     const usdc = (role: string) => chain(role).tokens.find((t) => t.symbol === 'USDC')!.address as Address;
     const recipients: Address[] = ['0x00000000000000000000000000000000000C0001', '0x00000000000000000000000000000000000C0002'];
-    const routes: Array<{ routeId: string; depositAddress: Address; amount: string; quotedOutputAmount: string }> = [];
+    const routes: Array<{ routeId: string; statusToken: string; depositAddress: Address; amount: string; quotedOutputAmount: string }> = [];
     for (const [i, recipient] of recipients.entries()) {
       routes.push(
         await api(current.apiUrl, 'POST', '/api/private-route', {
@@ -117,7 +118,9 @@ describe('crash recovery of the local stack', { timeout: 480_000 }, () => {
     await waitFor(
       'both transfers in flight',
       async () => {
-        const statuses = await Promise.all(routes.map((r) => api<{ status: string }>(current.apiUrl, 'GET', `/api/private-route/${r.routeId}`)));
+        const statuses = await Promise.all(
+          routes.map((r) => api<{ status: string }>(current.apiUrl, 'GET', `/api/private-route/${r.routeId}`, undefined, r.statusToken)),
+        );
         return statuses.every((s) => s.status !== 'AWAITING_DEPOSIT') ? true : undefined;
       },
       120_000,
@@ -145,7 +148,7 @@ describe('crash recovery of the local stack', { timeout: 480_000 }, () => {
       const done = await waitFor(
         `${route.routeId} COMPLETED`,
         async () => {
-          const t = await api<{ status: string }>(current.apiUrl, 'GET', `/api/private-route/${route.routeId}`);
+          const t = await api<{ status: string }>(current.apiUrl, 'GET', `/api/private-route/${route.routeId}`, undefined, route.statusToken);
           assert.notEqual(t.status, 'FAILED');
           return t.status === 'COMPLETED' ? t : undefined;
         },

@@ -293,6 +293,13 @@ describe('deposits that go wrong', () => {
     assert.equal(await stack.balanceOf('destination', 'USDC', recipient), BigInt(created.quotedOutputAmount));
     await waitFor('the surplus refund', async () => ((await stack.balanceOf('source', 'USDC', refundTo)) === 7_000_000n ? true : undefined), 30_000);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n);
+    // The refund waited a time of its own (REFUND_DELAY_MIN/MAX_SECONDS, 1–5 s here) before it was sent, so it does
+    // not follow the route's completion (docs/privacy.md, "Strays and refunds").
+    const history = await stack.temporal.client.workflow.getHandle(refundWorkflowId(created.routeId)).fetchHistory();
+    const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [e.timerStartedEventAttributes.startToFireTimeout!] : []));
+    assert.equal(timers.length, 1, 'one wait before the refund');
+    const waited = Number(timers[0]!.seconds ?? 0);
+    assert.ok(waited >= 1 && waited <= 5, `the refund waited ${waited} s`);
   });
 
   test('a deposit after the deadline without a refundAddress is held, listed, and refunded by an operator', async () => {

@@ -290,19 +290,31 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const held = (await projection(created.routeId)).heldFunds?.find((h) => h.place === 'hub');
     assert.ok(held, 'the hub account holds the funds');
 
-    const notFailed = await routectl('recover', (await create('2')).routeId, '--to', freshAddress(), '--reason', 'test');
+    const notFailed = await routectl('recover', (await create('2')).routeId, '--side', 'deposit', '--to', freshAddress(), '--reason', 'test');
     assert.equal(notFailed.code, 4);
     assert.match(notFailed.stderr, /recover is for FAILED routes/);
+    const noSide = await routectl('recover', created.routeId, '--to', allowedAddress(), '--reason', 'test');
+    assert.equal(noSide.code, 2);
+    assert.match(noSide.stderr, /recover needs --side deposit .* or --side exit/);
+    // The deposit side (the hub account) never goes to the recipient: that would link both ends of the route.
+    const recipient = (await projection(created.routeId)).userDestinationAddress;
+    const crossed = await routectl('recover', created.routeId, '--side', 'deposit', '--to', recipient, '--reason', 'test');
+    assert.equal(crossed.code, 4, crossed.stderr);
+    assert.match(
+      crossed.stderr,
+      /the deposit side of route .* goes only to its refundAddress \(none\) or an address in OPERATOR_ALLOWED_DESTINATIONS.*--override/,
+    );
+    assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), BigInt(held.amount), 'nothing moved');
 
     const to = allowedAddress();
-    const first = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
+    const first = await routectl('recover', created.routeId, '--side', 'deposit', '--to', to, '--reason', 'test');
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, new RegExp(`${held.amount} sent from the hub account \\(ledger recovered:hub:0`));
     assert.equal(await stack.balanceOf('hub', 'USDC', to), BigInt(held.amount));
     assert.equal(await stack.balanceOf('hub', 'USDC', created.hubAccount), 0n);
 
     // Rerun, even to another address: the recorded send is the outcome; nothing moves twice.
-    const again = await routectl('recover', created.routeId, '--to', allowedAddress(), '--reason', 'test');
+    const again = await routectl('recover', created.routeId, '--side', 'deposit', '--to', allowedAddress(), '--reason', 'test');
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await stack.balanceOf('hub', 'USDC', to), BigInt(held.amount));
     const booked = await db()
@@ -318,11 +330,16 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
       audit.map((a) => [a.action, a.operator, a.outcome]),
       [
         ['fail', 'oncall@ops', 'done'],
+        ['recover', 'oncall@ops', 'refused'],
         ['recover', 'oncall@ops', 'done'],
         ['recover', 'oncall@ops', 'done'],
       ],
     );
-    assert.match(audit[1]!.detail ?? '', new RegExp(`^recovered:hub:0 ${held.amount} \\(tx 0x`));
+    assert.match(audit[2]!.detail ?? '', new RegExp(`^recovered:hub:0 ${held.amount} \\(tx 0x`));
+    // The exit side right after the deposit side: refused (back to back, the two sends would be linked by their time).
+    const soon = await routectl('recover', created.routeId, '--side', 'exit', '--reason', 'test');
+    assert.equal(soon.code, 4, soon.stderr);
+    assert.match(soon.stderr, /the deposit side of .* was recovered at .*; recover the exit side at least an hour later/);
     const after = await projection(created.routeId);
     assert.equal(after.heldFunds, null);
     assert.equal(after.needsAttention, false);
@@ -402,7 +419,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const stale = await recordUnsent(hub, created.routeId, 'stale', hubChain, { to: token, data: transfer(thief, held), gas: 100_000n });
 
     const to = allowedAddress();
-    const recovered = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
+    const recovered = await routectl('recover', created.routeId, '--side', 'deposit', '--to', to, '--reason', 'test');
     assert.equal(recovered.code, 0, recovered.stderr);
     assert.match(recovered.stdout, new RegExp(`${held} sent from the hub account \\(ledger recovered:hub:1`));
     assert.equal(await stack.balanceOf('hub', 'USDC', to), held);
@@ -441,7 +458,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     assert.equal((await hubClient.waitForTransactionReceipt({ hash: reverted.txHash as Hex })).status, 'reverted');
 
     const to = allowedAddress();
-    const recovered = await routectl('recover', created.routeId, '--to', to, '--reason', 'test');
+    const recovered = await routectl('recover', created.routeId, '--side', 'deposit', '--to', to, '--reason', 'test');
     assert.equal(recovered.code, 0, recovered.stderr);
     assert.match(recovered.stdout, /pool note of \d+ back to the hub account \(ragequit/);
     const ledger = await db().select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));
