@@ -7,6 +7,7 @@ import { amountClassKey } from '../src/privacy/amountClass.ts';
 import {
   anonymitySetMembers,
   anonymitySetSize,
+  clientIdentities,
   unsettledMembers,
   type ClassWithdrawals,
   type PoolNoteFacts,
@@ -28,6 +29,8 @@ const RECOUNT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 /** A note of the service as the set sees it, with the pool's asset and what its withdrawal recorded. */
 export interface ClassNote extends PoolNoteFacts {
   asset: Address;
+  /** The deposit's sender as a pseudonym of the class (null when unknown). */
+  sender: string | null;
   withdrawnAt: Date | null;
   /** The candidates counted when its withdrawal was proved (null before, and for routes older than that record)... */
   members: SetMember[] | null;
@@ -43,6 +46,7 @@ const noteColumns = {
   label: poolNotes.label,
   value: poolNotes.value,
   client: poolNotes.clientTag,
+  sender: poolNotes.senderTag,
   withdrawnAt: poolNotes.withdrawnAt,
   ragequitAt: poolNotes.ragequitAt,
   depositedAt: poolNotes.depositedAt,
@@ -59,6 +63,7 @@ interface NoteRow {
   label: string;
   value: string;
   client: string | null;
+  sender: string | null;
   withdrawnAt: Date | null;
   ragequitAt: Date | null;
   depositedAt: Date;
@@ -69,6 +74,7 @@ interface NoteRow {
 
 function toClassNote(row: NoteRow): ClassNote {
   return {
+    sender: row.sender,
     routeId: row.routeId,
     asset: row.asset as Address,
     amountClass: row.amountClass,
@@ -87,12 +93,21 @@ function toClassNote(row: NoteRow): ClassNote {
 
 const selectNotes = (db: Database) => db.select(noteColumns).from(poolNotes);
 
+/** The notes with `client` set to their identity (src/privacy/anonymitySet.ts clientIdentities): one creator or one sender is one client. */
+function asIdentities(notes: ClassNote[]): ClassNote[] {
+  const identities = clientIdentities(notes);
+  return notes.map((note) => ({ ...note, client: identities.get(note.routeId) ?? null }));
+}
+
+/** `own` as it stands among `notes` (its identity merged with theirs). */
+const amongNotes = (own: ClassNote, notes: readonly ClassNote[]) => notes.find((n) => n.routeId === own.routeId) ?? own;
+
 /**
  * The class of a route's note, from its transfer (null for a transfer quoted before amount classes), and its client's
  * pseudonym in that class: SHA-256 of the client's keyed hash and the class, so it tells one client's notes of a class
  * apart from another's and names no one (the hash's key is CLIENT_HASH_KEY).
  */
-export async function classOfRoute(db: Database, routeId: string): Promise<{ amountClass: string | null; clientTag: string | null }> {
+export async function classOfRoute(db: Database, routeId: string): Promise<{ amountClass: string | null; clientTag: string | null; senderTag: string | null }> {
   const [row] = await db
     .select({
       destChainId: transfers.destChainId,
@@ -100,20 +115,21 @@ export async function classOfRoute(db: Database, routeId: string): Promise<{ amo
       output: transfers.quotedOutputAmount,
       rounding: transfers.roundingAmount,
       client: transfers.privacyClient,
+      sender: transfers.depositSender,
     })
     .from(transfers)
     .where(eq(transfers.routeId, routeId));
-  if (!row || row.rounding === null) return { amountClass: null, clientTag: null };
+  if (!row || row.rounding === null) return { amountClass: null, clientTag: null, senderTag: null };
   const amountClass = amountClassKey(row.destChainId, row.destToken, BigInt(row.output));
-  const clientTag = row.client === null ? null : createHash('sha256').update(`${row.client}|${amountClass}`).digest('hex').slice(0, 32);
-  return { amountClass, clientTag };
+  const tag = (value: string | null) => (value === null ? null : createHash('sha256').update(`${value}|${amountClass}`).digest('hex').slice(0, 32));
+  return { amountClass, clientTag: tag(row.client), senderTag: tag(row.sender?.toLowerCase() ?? null) };
 }
 
 /** Every note of the service of these classes: in the pool, withdrawn or ragequit. */
 export async function notesOfClasses(db: Database, classes: string[]): Promise<ClassNote[]> {
   if (classes.length === 0) return [];
   const rows = await selectNotes(db).where(inArray(poolNotes.amountClass, classes));
-  return rows.map(toClassNote);
+  return asIdentities(rows.map(toClassNote));
 }
 
 /** The notes of these routes, as the set sees them. */
@@ -158,6 +174,7 @@ export function setIfWithdrawnNow(
   state: PoolStateView,
   proving: { leafCount: number | null; amount: bigint; timing?: ExitTiming },
 ): { members: SetMember[]; size: number } {
+  own = amongNotes(own, notes);
   const withdrawals = classWithdrawals(notes, own, { provedLeaves: proving.leafCount, withdrawnAt: null });
   const members = unsettledMembers(anonymitySetMembers(own, notes, state, proving.amount, proving.timing), withdrawals);
   return { members, size: anonymitySetSize({ own: own.routeId, candidates: members.map((m) => m.routeId), withdrawals, clientOf: clientsOf(notes) }) };
@@ -171,6 +188,7 @@ function clientsOf(notes: readonly ClassNote[]): (routeId: string) => string | n
 
 /** What GET reports for a withdrawn route: its recorded candidates, without those ragequit since, among the class's withdrawals. */
 export function reportedSize(own: ClassNote, notes: readonly ClassNote[]): number {
+  own = amongNotes(own, notes);
   if (!own.members || own.amountClass === null) return 1;
   const ragequit = new Set(notes.filter((n) => n.ragequit).map((n) => n.routeId));
   return anonymitySetSize({
@@ -228,7 +246,7 @@ export async function recountClass(db: Database, amountClass: string | null): Pr
   // One recount of a class at a time, each from what is recorded when it starts: the last one written saw everything.
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`anonymity-set:${amountClass}`}))`);
-    const notes = (await tx.select(noteColumns).from(poolNotes).where(eq(poolNotes.amountClass, amountClass))).map(toClassNote);
+    const notes = asIdentities((await tx.select(noteColumns).from(poolNotes).where(eq(poolNotes.amountClass, amountClass))).map(toClassNote));
     const since = Date.now() - RECOUNT_WINDOW_MS;
     const reported = notes.filter((n) => n.withdrawnAt !== null && n.withdrawnAt.getTime() >= since && n.members !== null);
     for (const note of reported) {

@@ -93,11 +93,12 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       .where(inArray(transfers.routeId, [...new Set(matched.map((m) => m.route.routeId))]));
 
     const deposits = matched.filter(({ log, route }) => route.status === 'AWAITING_DEPOSIT' && getAddress(log.address) === getAddress(route.sourceToken));
-    // The sender's deposit transaction (transfers.deposit_tx_hash): the latest one while the route awaits its deposit.
+    // The sender's deposit transaction and address (transfers.deposit_tx_hash, deposit_sender): the latest while the
+    // route awaits its deposit. The sender is what the chain shows anyway; it makes one sender's routes one client.
     for (const { log, route } of deposits) {
       await deps.db
         .update(transfers)
-        .set({ depositTxHash: log.transactionHash })
+        .set({ depositTxHash: log.transactionHash, ...(log.args.from && { depositSender: getAddress(log.args.from) }) })
         .where(and(eq(transfers.routeId, route.routeId), eq(transfers.status, 'AWAITING_DEPOSIT')));
     }
     const awaiting = new Map(deposits.map(({ route }) => [route.routeId, route]));

@@ -72,7 +72,7 @@ export function poolActivities(deps: ActivityDeps) {
 
   /** Records the note with its class and its client's pseudonym in the class; the transfer forgets the client. */
   async function insertNote(routeId: string, note: PoolNote): Promise<void> {
-    const { amountClass, clientTag } = await classOfRoute(deps.db, routeId);
+    const { amountClass, clientTag, senderTag } = await classOfRoute(deps.db, routeId);
     await deps.db.transaction(async (tx) => {
       await tx
         .insert(poolNotes)
@@ -84,6 +84,7 @@ export function poolActivities(deps: ActivityDeps) {
           value: note.value.toString(),
           amountClass,
           clientTag,
+          senderTag,
           txHash: note.txHash,
           blockNumber: note.blockNumber.toString(),
           depositedAt: new Date(note.timestamp * 1000),
@@ -171,7 +172,12 @@ export function poolActivities(deps: ActivityDeps) {
         }
         return { to: payTo, amount: gross };
       };
-      const timing = exitEpoch && { startsAt: exitEpoch.startsAt, epochMs: exitEpoch.seconds * 1000, maxWaitMs: plan.privacy.maxWaitSeconds * 1000 };
+      const timing = exitEpoch && {
+        startsAt: exitEpoch.startsAt,
+        epochMs: exitEpoch.seconds * 1000,
+        maxWaitMs: plan.privacy.maxWaitSeconds * 1000,
+        minPeerAgeMs: (deps.exitRules?.minPeerAgeSeconds ?? 0) * 1000,
+      };
       const admit = async (state: ProvingState) => {
         const own = await noteOfRoute(deps.db, plan.routeId);
         const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];

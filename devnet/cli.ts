@@ -1,5 +1,4 @@
-import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { Address } from 'viem';
 import { eq } from 'drizzle-orm';
 import { connectDatabase } from '../src/db/client.ts';
 import { transfers } from '../src/db/schema.ts';
@@ -7,6 +6,7 @@ import { faultOperations } from './emulators/faults.ts';
 import { formatAmount, parseAmount } from '../src/money/amount.ts';
 import { parseArgs } from 'node:util';
 import { CliError, connectionSettings, dataDir, print, runCommandLine, unknownRoute, usageError } from '../src/cli/context.ts';
+import { sendAsNewUser } from './newSender.ts';
 import { readStackInfo } from './stackInfo.ts';
 
 /**
@@ -83,20 +83,16 @@ export async function fund(routeId: string, amountText: string | undefined): Pro
     throw usageError(error instanceof Error ? error.message : String(error));
   }
 
-  const account = privateKeyToAccount(manifest.faucetPrivateKey);
-  const transport = http(chain.rpcUrl);
-  const wallet = createWalletClient({ account, transport });
-  const client = createPublicClient({ transport, pollingInterval: 200 });
-  const hash = await wallet.writeContract({
-    chain: null,
-    address: token.address,
-    abi: erc20Abi,
-    functionName: 'transfer',
-    args: [route.depositAddress, amount],
+  // From a new address each time, as a different user would send it (one sender is one client to the anonymity set).
+  const { hash, receipt, sender } = await sendAsNewUser({
+    rpcUrl: chain.rpcUrl,
+    faucetPrivateKey: manifest.faucetPrivateKey,
+    token: token.address,
+    to: route.depositAddress,
+    amount,
   });
-  const receipt = await client.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new CliError(`funding transaction ${hash} reverted`, 1);
-  print(`sent ${formatAmount(amount, token.decimals)} ${token.symbol} to ${route.depositAddress} on ${chain.displayName} (tx ${hash})`);
+  print(`sent ${formatAmount(amount, token.decimals)} ${token.symbol} to ${route.depositAddress} on ${chain.displayName} from ${sender} (tx ${hash})`);
 }
 
 /** `devnet fault set|clear|list`: the emulators fail an operation the next N times (or until cleared). */

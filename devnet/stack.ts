@@ -57,6 +57,7 @@ function devnetPriceWalk(env: { volatilityBps?: string; stepSeconds?: string; se
 export const DEVNET_PRIVACY_ENV = {
   POOL_ETA_SECONDS: '1',
   PRIVACY_EXIT_EPOCH_SECONDS: '3',
+  PRIVACY_MIN_PEER_AGE_SECONDS: '0',
   PRIVACY_MIN_ANONYMITY_SET: '1',
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',

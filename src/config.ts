@@ -146,6 +146,8 @@ export const configSchema = z.object({
    * withdraws at a uniformly random moment of the next (docs/privacy.md, "Exit epochs").
    */
   PRIVACY_EXIT_EPOCH_SECONDS: positiveInt.default(1800),
+  /** A peer counts in a route's anonymity set once it has been in the pool this long (docs/privacy.md, "n − 1"). */
+  PRIVACY_MIN_PEER_AGE_SECONDS: z.coerce.number().int().nonnegative().default(600),
   /** A route leaves the pool once its anonymity set (src/privacy/anonymitySet.ts: its own note included) is this large... */
   PRIVACY_MIN_ANONYMITY_SET: positiveInt.default(5),
   /** ...but waits at most this long after its deposit for them. */

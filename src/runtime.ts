@@ -75,7 +75,11 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
-    exitRules: { epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS, maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS },
+    exitRules: {
+      epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+      maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,
+      minPeerAgeSeconds: config.PRIVACY_MIN_PEER_AGE_SECONDS,
+    },
     webhooks: webhookSettings(config),
   };
   const close = async () => {

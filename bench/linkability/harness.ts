@@ -5,8 +5,9 @@
  * ground truth (Postgres ledger, GET of its own routes). The attacker never sees anything from here but the
  * public knowledge (publicKnowledge) and, for the routes of its own client, what their creator knows.
  */
+import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { inArray } from 'drizzle-orm';
-import { createPublicClient, createWalletClient, erc20Abi, http, type Address } from 'viem';
+import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { LocalStack } from '../../devnet/stack.ts';
 import { ledgerEntries } from '../../src/db/schema.ts';
@@ -88,7 +89,6 @@ const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 const DISTINCT_AMOUNTS = ['37.11', '52.3', '81.9', '23.45', '64.8', '118.6', '199.99', '29.7', '71.35', '163.4', '45.05', '250.5'];
 const POLL_MS = 2000;
 const PROGRESS_EVERY_MS = 15_000;
-const REQUEST_TIMEOUT_MS = 30_000;
 /** The Sybil client's address (all its routes); every other route has one of its own. */
 const SYBIL_CLIENT = '10.0.250.250';
 
@@ -267,14 +267,18 @@ function shuffled<T>(items: T[]): T[] {
   return out;
 }
 
+/** Funds a transfer as its user would: each from a new sender address (devnet/newSender.ts). */
 function faucet(stack: LocalStack) {
   const source = chainOf(stack, 'source');
   const usdc = source.tokens.find((t) => t.symbol === 'USDC')!.address;
-  const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(source.rpcUrl) });
-  const client = createPublicClient({ transport: http(source.rpcUrl), pollingInterval: 100 });
   return async (t: Created) => {
-    const hash = await wallet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [t.depositAddress, BigInt(t.units)] });
-    await client.waitForTransactionReceipt({ hash, timeout: REQUEST_TIMEOUT_MS });
+    await sendAsNewUser({
+      rpcUrl: source.rpcUrl,
+      faucetPrivateKey: stack.manifest.faucetPrivateKey,
+      token: usdc,
+      to: t.depositAddress,
+      amount: BigInt(t.units),
+    });
     t.fundedAt = Date.now();
   };
 }

@@ -88,6 +88,11 @@ export const transfers = pgTable(
      * becomes the class's pseudonym pool_notes.client_tag (src/privacy/anonymitySet.ts); cleared then, or when the route ends.
      */
     privacyClient: text('privacy_client'),
+    /**
+     * The address that sent the route's deposit (the latest token transfer into the deposit address while it waited, as
+     * the chain shows it): routes of one sender count as one client in an anonymity set (pool_notes.sender_tag).
+     */
+    depositSender: text('deposit_sender'),
 
     /** Parked: a step exhausted its retry budget after funds were received; an operator decides. */
     needsAttention: boolean('needs_attention').notNull().default(false),
@@ -196,6 +201,8 @@ export const poolNotes = pgTable(
      * CLIENT_HASH_KEY, it names nobody.
      */
     clientTag: text('client_tag'),
+    /** The deposit's sender as a pseudonym of this class only (SHA-256 of transfers.deposit_sender and the class). */
+    senderTag: text('sender_tag'),
     /**
      * The candidates counted in the route's anonymity set when its withdrawal was proved (src/privacy/anonymitySet.ts),
      * written before the proof, and the state tree's leaf count at the root it proved against (orders the class's

@@ -31,7 +31,9 @@
  *
  * Clients. An observer that is one of the service's clients knows its own routes (both ends): the set reported is the
  * smallest over taking any one client's routes away (the route's own client's other routes included), so one client
- * cannot fill a victim's set alone. It counts the route itself: 1 means nobody else.
+ * cannot fill a victim's set alone. A client is whoever created the route (its API key, else its address) or sent its
+ * deposit (the sender's address, which the chain shows): routes that share either are one client (`clientIdentities`).
+ * It counts the route itself: 1 means nobody else.
  */
 
 import { couldLeaveIn, type ExitTiming } from './exitEpochs.ts';
@@ -195,4 +197,37 @@ export function anonymitySetSize(input: SetInput): number {
   const sizes = [setWithout(input, excluded)];
   for (const theirs of byClient.values()) sizes.push(setWithout(input, new Set([...excluded, ...theirs])));
   return Math.min(...sizes);
+}
+
+/**
+ * Who is one client: routes that share the creating client's pseudonym or the deposit sender's are one, and so, in
+ * turn, are the routes those share one with (connected components). Returns each route's identity, null when both are
+ * unknown (all unknown clients count as one).
+ */
+export function clientIdentities(notes: ReadonlyArray<{ routeId: string; client: string | null; sender: string | null }>): Map<string, string | null> {
+  const parent = new Map<string, string>();
+  const find = (key: string): string => {
+    let root = key;
+    while (parent.get(root) !== root) root = parent.get(root)!;
+    // Path compression: every key on the way points at the root.
+    for (let at = key; at !== root; ) {
+      const next = parent.get(at)!;
+      parent.set(at, root);
+      at = next;
+    }
+    return root;
+  };
+  const keysOf = (note: { client: string | null; sender: string | null }) => [
+    ...(note.client !== null ? [`client:${note.client}`] : []),
+    ...(note.sender !== null ? [`sender:${note.sender}`] : []),
+  ];
+  for (const note of notes) {
+    const keys = keysOf(note);
+    for (const key of keys) if (!parent.has(key)) parent.set(key, key);
+    for (const key of keys.slice(1)) {
+      const [a, b] = [find(keys[0]!), find(key)];
+      if (a !== b) parent.set(b, a);
+    }
+  }
+  return new Map(notes.map((note) => [note.routeId, keysOf(note).length > 0 ? find(keysOf(note)[0]!) : null]));
 }

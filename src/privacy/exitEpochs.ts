@@ -8,6 +8,8 @@
 export interface ExitRules {
   epochSeconds: number;
   maxWaitSeconds: number;
+  /** PRIVACY_MIN_PEER_AGE_SECONDS: a peer counts once it has been in the pool this long when the exit epoch begins. */
+  minPeerAgeSeconds?: number;
 }
 
 /** The exit epoch a withdrawal leaves in, and how long a route waits at most: which notes could leave in it. */
@@ -17,6 +19,8 @@ export interface ExitTiming {
   epochMs: number;
   /** PRIVACY_MAX_WAIT_SECONDS in ms. */
   maxWaitMs: number;
+  /** PRIVACY_MIN_PEER_AGE_SECONDS in ms (absent: 0). */
+  minPeerAgeMs?: number;
 }
 
 /** The start (ms) of the epoch after the one `now` (ms) falls in. */
@@ -27,15 +31,23 @@ export function nextEpochStart(now: number, epochSeconds: number): number {
 
 /** The exit epoch of a route whose gate opens at `now`: the next one. */
 export function nextExitEpoch(rules: ExitRules, now: number): ExitTiming {
-  return { startsAt: nextEpochStart(now, rules.epochSeconds), epochMs: rules.epochSeconds * 1000, maxWaitMs: rules.maxWaitSeconds * 1000 };
+  return {
+    startsAt: nextEpochStart(now, rules.epochSeconds),
+    epochMs: rules.epochSeconds * 1000,
+    maxWaitMs: rules.maxWaitSeconds * 1000,
+    ...(rules.minPeerAgeSeconds && { minPeerAgeMs: rules.minPeerAgeSeconds * 1000 }),
+  };
 }
 
 /**
- * Whether a note could be leaving in the exit epoch `timing`: approved before it began, and not past its longest wait
- * before the epoch before it (the slack of two epochs covers a route that waited its longest after a deferred withdrawal).
+ * Whether a note counts as a peer of a withdrawal in the exit epoch `timing`: it could be leaving in it (approved before
+ * it began, and not past its longest wait before the epoch before it; the slack of two epochs covers a route that waited
+ * its longest after a deferred withdrawal), and it had been in the pool `minPeerAgeMs` when the epoch began (a burst of
+ * deposits made to complete a victim's set must wait that long before it counts).
  */
 export function couldLeaveIn(note: { depositedAt: number; approvedAt: number | null }, timing: ExitTiming): boolean {
   if (note.approvedAt === null || note.approvedAt >= timing.startsAt) return false;
+  if (note.depositedAt + (timing.minPeerAgeMs ?? 0) > timing.startsAt) return false;
   const gateEpochStart = timing.startsAt - timing.epochMs;
   return note.depositedAt + timing.maxWaitMs + 2 * timing.epochMs >= gateEpochStart;
 }

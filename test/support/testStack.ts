@@ -1,9 +1,9 @@
+import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { createPublicClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
 import { freePorts } from '../../devnet/ports.ts';
 import { startLocalStack, type LocalStack } from '../../devnet/stack.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
@@ -118,9 +118,8 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     balanceOf: (role, symbol, owner) =>
       chainClient(role).readContract({ address: token(role, symbol), abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
     async fund(to, symbol, amount) {
-      const wallet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport: http(chain('source').rpcUrl) });
-      const hash = await wallet.writeContract({ chain: null, address: token('source', symbol), abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
-      await chainClient('source').waitForTransactionReceipt({ hash });
+      // From a new sender each time, as a different user would (one deposit sender is one client to the anonymity set).
+      await sendAsNewUser({ rpcUrl: chain('source').rpcUrl, faucetPrivateKey: stack.manifest.faucetPrivateKey, token: token('source', symbol), to, amount });
     },
     routectl(...args) {
       return new Promise((resolve) => {

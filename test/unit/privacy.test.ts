@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { amountClassKey, amountClassOf, isAmountClass, nextAmountClass, previousAmountClass, roundingBps } from '../../src/privacy/amountClass.ts';
-import { anonymitySetMembers, anonymitySetSize, type PoolNoteFacts, type PoolStateView, unsettledMembers } from '../../src/privacy/anonymitySet.ts';
+import {
+  anonymitySetMembers,
+  anonymitySetSize,
+  clientIdentities,
+  type PoolNoteFacts,
+  type PoolStateView,
+  unsettledMembers,
+} from '../../src/privacy/anonymitySet.ts';
 import { couldLeaveIn, nextEpochStart, nextExitEpoch } from '../../src/privacy/exitEpochs.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
@@ -138,6 +145,13 @@ describe('anonymity set', () => {
       ['past its longest wait before the gate epoch (stuck)', { depositedAt: 4_999, approvedAt: 5_000 }, false],
       ['at the edge of its longest wait and slack', { depositedAt: 5_000, approvedAt: 5_000 }, true],
     ];
+    const aged = { ...timing, minPeerAgeMs: 1_500 };
+    for (const [what, over, expected] of [
+      ['in the pool 1 500 ms when the epoch began', { depositedAt: 8_500, approvedAt: 9_000 }, true],
+      ['a deposit 1 000 ms before the epoch: too young to count yet', { depositedAt: 9_000, approvedAt: 9_500 }, false],
+    ] as const) {
+      assert.equal(couldLeaveIn(over, aged), expected, what);
+    }
     for (const [what, over, expected] of cases) {
       assert.equal(couldLeaveIn({ depositedAt: 0, approvedAt: 0, ...over }, timing), expected, what);
       assert.deepEqual(
@@ -150,6 +164,76 @@ describe('anonymity set', () => {
       anonymitySetMembers(own, [own, note('a', { depositedAt: 0, approvedAt: 50_000 })], everything).map((m) => m.routeId),
       ['a'],
       'without an exit epoch (routes from before them) time does not count',
+    );
+  });
+
+  test('one client: routes that share the creator or the deposit sender, transitively', () => {
+    const cases: Array<[string, Array<[string, string | null, string | null]>, string[][]]> = [
+      [
+        'each its own',
+        [
+          ['a', 'k1', 's1'],
+          ['b', 'k2', 's2'],
+        ],
+        [['a'], ['b']],
+      ],
+      [
+        'one creator, two senders',
+        [
+          ['a', 'k1', 's1'],
+          ['b', 'k1', 's2'],
+        ],
+        [['a', 'b']],
+      ],
+      [
+        'two creators (IPs), one sender: one client',
+        [
+          ['a', 'k1', 's1'],
+          ['b', 'k2', 's1'],
+        ],
+        [['a', 'b']],
+      ],
+      [
+        'a chain: a–b by sender, b–c by creator',
+        [
+          ['a', 'k1', 's1'],
+          ['b', 'k2', 's1'],
+          ['c', 'k2', 's3'],
+          ['d', 'k4', 's4'],
+        ],
+        [['a', 'b', 'c'], ['d']],
+      ],
+      [
+        'sender unknown',
+        [
+          ['a', 'k1', null],
+          ['b', 'k1', 's2'],
+          ['c', 'k3', null],
+        ],
+        [['a', 'b'], ['c']],
+      ],
+      [
+        'both unknown: the unknown client',
+        [
+          ['a', null, null],
+          ['b', null, null],
+        ],
+        [['a', 'b']],
+      ],
+    ];
+    for (const [what, rows, groups] of cases) {
+      const identities = clientIdentities(rows.map(([routeId, client, sender]) => ({ routeId, client, sender })));
+      const grouped = new Map<string | null, string[]>();
+      for (const [routeId, identity] of identities) grouped.set(identity, [...(grouped.get(identity) ?? []), routeId]);
+      assert.deepEqual([...grouped.values()].map((g) => g.sort()).sort(), groups, what);
+    }
+    // Four routes of a class from four addresses but one sender: a victim among them is hidden by nobody.
+    const notes = ['v', 'x1', 'x2', 'x3'].map((id) => ({ routeId: id, client: `ip-${id}`, sender: id === 'v' ? 'victim' : 'sybil' }));
+    const identities = clientIdentities(notes);
+    assert.equal(
+      anonymitySetSize({ own: 'v', candidates: ['x1', 'x2', 'x3'], clientOf: (id) => identities.get(id) }),
+      1,
+      'one sender behind three addresses is counted out as one client',
     );
   });
 
