@@ -56,6 +56,8 @@ const relayAbi = parseAbi([
 const ZERO = '0x0000000000000000000000000000000000000000';
 /** Values below this are counts, offsets, fee rates, tree depths and token amounts, not identifiers. */
 const MIN_IDENTIFIER = 2n ** 64n;
+/** The longest a withdrawal's proof and submission take, as the timing attacker bounds it (one proof: about 12 s here). */
+const PROOF_MAX_SECONDS = 300;
 /** How far the gas attacker follows withdrawn funds onward. */
 const FOLLOW_HOPS = 3;
 
@@ -844,8 +846,8 @@ export interface Candidates {
   classKey: string | null;
   /** Entries that may be the note it spent. */
   ids: string[];
-  /** Same-class deposits ruled out: inserted after its state root, not approved at its ASP root, ragequit. */
-  excluded: { stateRoot: number; asp: number; ragequit: number };
+  /** Same-class deposits ruled out: inserted after its state root, not approved at its ASP root, ragequit, and (gateTiming) by time. */
+  excluded: { stateRoot: number; asp: number; ragequit: number; timing?: number };
   /** Labels approved at its ASP root (null: the root was not reproduced from the ASP's list). */
   approvedAtRoot: number | null;
 }
@@ -889,6 +891,55 @@ export function withdrawalCandidates(
       ids.push(e.id);
     }
     out.set(x.id, { classKey: key, ids, excluded, approvedAtRoot: prefix ?? null });
+  }
+  return out;
+}
+
+/**
+ * When each label was first approved on chain: the block time of the first RootUpdated whose root covers it (a root is
+ * matched to the prefix of the ASP's approved labels it is the root of).
+ */
+export function labelApprovalTimes(hub: ChainData, entrypoint: string, leaves: bigint[], prefixes: Map<bigint, number>): Map<bigint, number> {
+  const out = new Map<bigint, number>();
+  for (const log of hub.logs.filter((l) => l.address === entrypoint.toLowerCase() && l.topics[0] === TOPIC.rootUpdated)) {
+    const covered = prefixes.get(word(log.data, 0)) ?? 0;
+    for (const label of leaves.slice(0, covered)) if (!out.has(label)) out.set(label, log.timestamp);
+  }
+  return out;
+}
+
+/**
+ * Attack: the gate's timing, with the service's published rules (docs/privacy.md). A route leaves in the exit epoch after
+ * the one its gate opened in, and its gate opens no earlier than its approval and no later than its deposit plus the
+ * longest wait. Its withdrawal is mined a proof's time p after its moment in the exit epoch, 0 ≤ p ≤ PROOF_MAX_SECONDS,
+ * so the exit epoch began at most at the start of the epoch the withdrawal was mined in, and at least at the start of
+ * the one PROOF_MAX_SECONDS earlier. A candidate must have been approved before the first, and its longest wait must
+ * not have ended (two epochs of slack for a deferred withdrawal) before the gate epoch of the second. Sound: it never
+ * rules out the spent note. Narrows each withdrawal's candidates; `excluded.timing` counts what time ruled out.
+ */
+export function gateTimingCandidates(
+  candidates: Map<string, Candidates>,
+  entries: Entry[],
+  exits: Exit[],
+  approvedAt: Map<bigint, number>,
+  rules: { exitEpochSeconds: number; maxWaitSeconds: number },
+): Map<string, Candidates> {
+  const entryById = new Map(entries.map((e) => [e.id, e]));
+  const E = rules.exitEpochSeconds;
+  const out = new Map<string, Candidates>();
+  for (const x of exits) {
+    const c = candidates.get(x.id);
+    if (!c) continue;
+    const latestExitEpoch = Math.floor(x.withdrawal.timestamp / E) * E;
+    const earliestGateEpoch = Math.floor((x.withdrawal.timestamp - PROOF_MAX_SECONDS) / E) * E - E;
+    const ids = c.ids.filter((id) => {
+      const d = entryById.get(id)!.deposit;
+      const approval = d.label !== null ? approvedAt.get(d.label) : undefined;
+      if (approval !== undefined && approval >= latestExitEpoch) return false;
+      // Its gate opened by its deposit + the longest wait (+ 2 epochs for a deferred withdrawal): it would have left.
+      return d.timestamp + rules.maxWaitSeconds + 2 * E >= earliestGateEpoch;
+    });
+    out.set(x.id, { ...c, ids, excluded: { ...c.excluded, timing: c.ids.length - ids.length } });
   }
   return out;
 }

@@ -139,6 +139,8 @@ export function publicKnowledge(stack: LocalStack, mode: 'relay' | 'cctp'): Publ
         messageTransmitter: c.messageTransmitter.toLowerCase(),
       })) ?? null,
     depositTimeoutSeconds: stack.config.DEPOSIT_TIMEOUT_SECONDS,
+    exitEpochSeconds: stack.config.PRIVACY_EXIT_EPOCH_SECONDS,
+    maxWaitSeconds: stack.config.PRIVACY_MAX_WAIT_SECONDS,
   };
 }
 

@@ -26,6 +26,9 @@ export interface PublicKnowledge {
   cctp: Array<{ chainId: number; domain: number; tokenMessenger: string; messageTransmitter: string }> | null;
   /** The service's published deposit timeout: a transfer is funded at most this long after it was created. */
   depositTimeoutSeconds: number;
+  /** Its published privacy rules (docs/privacy.md): exit epochs and the longest wait in the pool. */
+  exitEpochSeconds: number;
+  maxWaitSeconds: number;
 }
 
 export interface ChainTx {

@@ -53,6 +53,8 @@ import {
   sourceDeposits,
   stateRootLinks,
   withdrawalCandidates,
+  gateTimingCandidates,
+  labelApprovalTimes,
 } from './attacks.ts';
 import { awaitTransfers, type BenchOptions, createAndFund, groundTruth, planRoutes, publicKnowledge, SCENARIOS, type Scenario, startBench } from './harness.ts';
 import {
@@ -255,7 +257,10 @@ async function attack(known: PublicKnowledge, view: PublicView, input: AttackInp
   const prefixes = leaves ? aspPrefixes(leaves) : null;
   const rootsOnChain = aspRootsOnChain(hub, known.entrypoint);
   const ragequit = ragequitLabels(hub, known.pool);
-  const candidates = withdrawalCandidates(entries, exits, classes, leaves && prefixes ? { leaves, prefixes } : null, ragequit);
+  const byPool = withdrawalCandidates(entries, exits, classes, leaves && prefixes ? { leaves, prefixes } : null, ragequit);
+  // The gate's timing (exit epochs): with the service's published rules, time rules out what could not be leaving.
+  const approvedAt = leaves && prefixes ? labelApprovalTimes(hub, known.entrypoint, leaves, prefixes) : new Map<bigint, number>();
+  const candidates = gateTimingCandidates(byPool, entries, exits, approvedAt, known);
 
   // The attacker's own routes: both ends known.
   const own = new Map<string, string>();
@@ -573,12 +578,18 @@ function report(r: ScenarioResult): string {
         : '  n/a: the bridge has no moving prices (no GET /_emulator/prices); every quote of the input was the same',
     );
   }
+  const timedOut = sc.asp.withdrawals.reduce((sum, w) => sum + (w.excluded.timing ?? 0), 0);
+  const kept = sc.asp.withdrawals.reduce((sum, w) => sum + w.candidates, 0);
+  lines.push(
+    '',
+    `gate timing (the published exit epochs and longest wait in the settings above, proofs bounded by 300 s): ruled out ${timedOut} of ${timedOut + kept} same-class candidates over ${sc.asp.withdrawals.length} withdrawals; the matchings, FIFO and effective sets above and below use what is left`,
+  );
   lines.push(
     '',
     `ASP: ${sc.asp.leaves ?? 'n/a (no public list)'} approved labels; ${sc.asp.rootsReproduced}/${sc.asp.rootsOnChain} on-chain roots reproduced (LeanIMT of a prefix); ${sc.asp.ragequits} ragequit(s)`,
     ...sc.asp.withdrawals.map(
       (w, i) =>
-        `  withdrawal ${i + 1} ${short(w.withdrawal)}: ${w.approvedAtRoot ?? '?'} labels approved at its root; ${w.candidates} candidates; same-class deposits ruled out: after its state root ${w.excluded.stateRoot}, not approved at its ASP root ${w.excluded.asp}, ragequit ${w.excluded.ragequit}`,
+        `  withdrawal ${i + 1} ${short(w.withdrawal)}: ${w.approvedAtRoot ?? '?'} labels approved at its root; ${w.candidates} candidates; same-class deposits ruled out: after its state root ${w.excluded.stateRoot}, not approved at its ASP root ${w.excluded.asp}, ragequit ${w.excluded.ragequit}, by the gate's timing ${w.excluded.timing ?? 0}`,
     ),
     ...sc.asp.rejected.map(
       (x) =>
