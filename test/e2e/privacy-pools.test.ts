@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { type Address, type Hex, getAbiItem, parseEventLogs } from 'viem';
+import { type Address, type Hex, getAbiItem, getAddress, parseEventLogs } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries, poolNotes, transfers, txIntents } from '../../src/db/schema.ts';
 import { entrypointAbi as entrypointArtifactAbi } from '../../devnet/artifacts/Entrypoint.ts';
@@ -150,6 +150,15 @@ describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
       withdrawnLogs.every((log) => !('_commitment' in log.args) || (log.args as { _commitment: bigint })._commitment !== deposited),
       'the withdrawal carries no identifier of the deposit',
     );
+    // The deposit's sender, as the chain shows it, is recorded and kept in the class as a pseudonym (one sender, one client).
+    const [row] = await stack.service.db
+      .select({ sender: transfers.depositSender, tx: transfers.depositTxHash })
+      .from(transfers)
+      .where(eq(transfers.routeId, t.routeId));
+    const sent = await stack.chainClient('source').getTransaction({ hash: row!.tx as Hex });
+    assert.equal(row!.sender, getAddress(sent.from), 'the sender of the deposit transaction');
+    const [note] = await stack.service.db.select({ senderTag: poolNotes.senderTag }).from(poolNotes).where(eq(poolNotes.routeId, t.routeId));
+    assert.match(note!.senderTag ?? '', /^[0-9a-f]{32}$/, 'the note keeps the sender as a pseudonym of its class');
   });
 
   test('a withdrawal whose broadcast failed after it was signed and recorded is settled, never sent twice; the nullifier refuses a second one', async () => {
