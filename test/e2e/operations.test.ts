@@ -86,7 +86,9 @@ describe('stuck transfers', () => {
     const other = await create('41');
     // mode fail: the bridge's quote endpoint answers 500 for bridge-out orders until cleared. In deposit-address
     // mode the order is opened by the unshield step, whose pool withdrawal pays it: the transfer parks there.
-    assert.equal((await routectl('devnet', 'fault', 'set', 'bridge-out')).code, 0);
+    // Set in-process (what `routectl devnet fault set` asks the emulator over HTTP): the deposits must follow the creates
+    // well within this file's 6 s deposit timeout, even on a busy machine.
+    stack.relay.faults.set({ operation: 'bridge-out', mode: 'fail' });
     await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
     await stack.fund(other.depositAddress, 'USDC', BigInt(other.amount));
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
@@ -156,7 +158,7 @@ describe('stuck transfers', () => {
   test('`routectl fail` ends a parked transfer as FAILED with the reason and records where the funds are', async () => {
     const created = await create('30');
     // the hub RPC rejects the next 5 shield transactions
-    assert.equal((await routectl('devnet', 'fault', 'set', 'shield', '--count', '5')).code, 0);
+    stack.relay.faults.set({ operation: 'shield', mode: 'fail', count: 5 });
     await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
     const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
     assert.equal(parked.status, 'RECEIVED_ON_HUB');
