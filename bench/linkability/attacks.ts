@@ -211,16 +211,20 @@ export function tokenTransfers(chain: ChainData, token: string): TokenTransfer[]
 }
 
 /**
- * Source-chain deposits: an address that receives the token and later sends it onward is a deposit address;
- * its deposit is the first transfer into it from an address that is not itself one (the start of a chain).
- * The item's transactions are that transfer and the deposit address's onward sends.
+ * Source-chain deposits. With the bridge's public record of what it received (`bridgeSends`: Relay requests' inTxs,
+ * CCTP burns), a deposit address is an address that sent one of those; otherwise, an address that receives the token
+ * and later sends it onward (which also takes in users' own wallets that forward what they received). Its deposit is
+ * the first transfer into it from an address that is not itself one. The item's transactions are that transfer and
+ * the deposit address's onward sends.
  */
-export function sourceDeposits(source: ChainData, token: string): SourceDeposit[] {
+export function sourceDeposits(source: ChainData, token: string, bridgeSends: Set<string> | null = null): SourceDeposit[] {
   const transfers = tokenTransfers(source, token);
   const firstSend = new Map<string, number>();
   for (const t of transfers) if (!firstSend.has(t.from)) firstSend.set(t.from, t.order);
   const forwards = (t: TokenTransfer) => t.from !== ZERO && (firstSend.get(t.to) ?? -1) > t.order;
-  const depositAddresses = new Set(transfers.filter(forwards).map((t) => t.to));
+  const depositAddresses = bridgeSends
+    ? new Set(transfers.filter((t) => bridgeSends.has(t.txHash)).map((t) => t.from))
+    : new Set(transfers.filter(forwards).map((t) => t.to));
   const deposits = new Map<string, SourceDeposit>();
   for (const t of transfers) {
     if (!depositAddresses.has(t.to) || depositAddresses.has(t.from) || t.from === ZERO || deposits.has(t.to)) continue;

@@ -183,7 +183,14 @@ async function attack(known: PublicKnowledge, view: PublicView, input: AttackInp
   const deposits = poolDeposits(hub, known.entrypoint, known.pool);
   const withdrawals = poolWithdrawals(hub, known.entrypoint, known.pool);
   const fills = hubFills(hub, usdc('hub').address, deposits);
-  const entered = sourceDeposits(source, usdc('source').address);
+  // The bridges' public records name what they received on the source chain: Relay's requests, CCTP's burns.
+  const bridgeSends =
+    known.mode === 'cctp'
+      ? new Set(cctpBurns(source, known.cctp!.find((c) => c.chainId === source.chainId)!.tokenMessenger).map((b) => b.txHash))
+      : view.relayRequests
+        ? new Set(view.relayRequests.flatMap((r) => r.inTxs.map((t) => t.hash)))
+        : null;
+  const entered = sourceDeposits(source, usdc('source').address, bridgeSends);
 
   // The bridges are public: trace each pool deposit back to its source deposit, each withdrawal on to its payout.
   let entries: Entry[];
