@@ -196,6 +196,8 @@ export class DrillError extends Error {
 
 interface Created {
   routeId: string;
+  /** The creator's token: the drill follows its routes in the full view (the public one moves once an exit epoch). */
+  statusToken: string;
   route: string;
   amount: bigint;
   quoted: bigint;
@@ -340,10 +342,13 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
     const workerEnv = JSON.parse(readFileSync(path.join(dataDir, WORKER_ENV_FILE), 'utf8')) as Record<string, string>;
 
     // ------------------------------------------------------------------ transfers
-    const apiCall = async <T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> => {
+    const apiCall = async <T>(method: 'GET' | 'POST', route: string, body?: unknown, statusToken?: string): Promise<T> => {
       const response = await fetch(`${s.apiUrl}${route}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(statusToken ? { authorization: `Bearer ${statusToken}` } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
@@ -361,18 +366,23 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
         const destSymbol = bridge === 'relay' && i % 2 === 1 ? 'WETH' : 'USDC';
         const recipient = privateKeyToAccount(generatePrivateKey()).address;
         const amount = `${20 + 7 * i}.${(13 * i) % 100}`;
-        const t = await apiCall<{ routeId: string; amount: string; quotedOutputAmount: string; depositAddress: Address }>('POST', '/api/private-route', {
-          sourceChainId: chain('source').chainId,
-          destChainId: chain(destRole).chainId,
-          amount,
-          tokenSymbol: 'USDC',
-          destTokenSymbol: destSymbol,
-          userDestinationAddress: recipient,
-        });
+        const t = await apiCall<{ routeId: string; statusToken: string; amount: string; quotedOutputAmount: string; depositAddress: Address }>(
+          'POST',
+          '/api/private-route',
+          {
+            sourceChainId: chain('source').chainId,
+            destChainId: chain(destRole).chainId,
+            amount,
+            tokenSymbol: 'USDC',
+            destTokenSymbol: destSymbol,
+            userDestinationAddress: recipient,
+          },
+        );
         const route = `USDC → ${destSymbol}${destRole === 'hub' ? ' on the hub' : ''}`;
         const exact = bridge === 'relay' || destRole === 'hub';
         created.push({
           routeId: t.routeId,
+          statusToken: t.statusToken,
           route,
           amount: BigInt(t.amount),
           quoted: BigInt(t.quotedOutputAmount),
@@ -652,7 +662,15 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
         await Promise.all(
           created.map(
             async (c) =>
-              [c.routeId, await apiCall<{ status: string; error: string | null; needsAttention: boolean }>('GET', `/api/private-route/${c.routeId}`)] as const,
+              [
+                c.routeId,
+                await apiCall<{ status: string; error: string | null; needsAttention: boolean }>(
+                  'GET',
+                  `/api/private-route/${c.routeId}`,
+                  undefined,
+                  c.statusToken,
+                ),
+              ] as const,
           ),
         ),
       );

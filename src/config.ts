@@ -227,6 +227,11 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
   /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */
   RATE_LIMIT_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(10),
+  /**
+   * Without its statusToken, a route's end (COMPLETED, FAILED) shows a delay of its own after it happened, uniform in
+   * [0, this] (docs/privacy.md, "Quiet public channels").
+   */
+  PUBLIC_STATUS_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
   /** Reads by routeId without a statusToken (GET and the event stream) per client and minute; 0 = no limit (docs/privacy.md). */
   RATE_LIMIT_PUBLIC_READS_PER_MINUTE: z.coerce.number().int().nonnegative().default(30),
   /** A client's transfers still awaiting their deposit; creates beyond it answer 429 until some are funded or expire. 0 = no cap. */

@@ -226,6 +226,7 @@ export function expectedPoolSeconds(config: Config): number {
 export function privacySettings(config: Config): PrivacySettings {
   return {
     exitEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+    publicEndDelaySeconds: config.PUBLIC_STATUS_DELAY_MAX_SECONDS,
     minAnonymitySet: config.PRIVACY_MIN_ANONYMITY_SET,
     maxAnonymitySet: config.PRIVACY_MAX_ANONYMITY_SET,
     maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,

@@ -46,6 +46,8 @@ export interface BenchOptions {
   minAnonymitySet: number;
   maxWaitSeconds: number;
   exitEpochSeconds: number;
+  /** PUBLIC_STATUS_DELAY_MAX_SECONDS: the longest a route's end waits before its public view shows it. */
+  publicDelaySeconds: number;
   /** Longest random gap between two fundings. */
   gapMaxSeconds: number;
   timeoutSeconds: number;
@@ -101,6 +103,7 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
       // Each simulated client sends its own X-Forwarded-For; the stack trusts one proxy hop.
       TRUST_PROXY_HOPS: '1',
       PRIVACY_EXIT_EPOCH_SECONDS: String(opts.exitEpochSeconds),
+      PUBLIC_STATUS_DELAY_MAX_SECONDS: String(opts.publicDelaySeconds),
       // Routes ask for their own minimum at create (Planned.minAnonymitySet).
       PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
@@ -379,6 +382,41 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
     if (done === created.length || Date.now() > deadline) return views;
     await sleep(POLL_MS);
   }
+}
+
+/** When a holder of routeIds (no statusToken) first saw each status of each route: routeId → status → ms. */
+export type PublicSightings = Map<string, Map<string, number>>;
+
+/**
+ * An observer holding the routeIds but not their statusTokens (a leaked link, a log line): it reads the public view of
+ * every route every `everyMs` and notes when it first saw each status. Returns a stop function that gives what it saw.
+ */
+export function watchPublicViews(stack: LocalStack, created: Created[], everyMs = 500): (waitForEndsMs: number) => Promise<PublicSightings> {
+  const seen: PublicSightings = new Map(created.map((t) => [t.routeId, new Map<string, number>()]));
+  let stopAt = Number.POSITIVE_INFINITY;
+  const ended = () => [...seen.values()].every((s) => s.has('COMPLETED') || s.has('FAILED'));
+  const loop = (async () => {
+    while (Date.now() < stopAt && !(stopAt < Number.POSITIVE_INFINITY && ended())) {
+      await Promise.all(
+        created.map(async (t) => {
+          // A plain fetch: the bench's api() would send the statusToken it remembers from the create.
+          const view = await fetch(`${stack.apiUrl}/api/private-route/${t.routeId}`, { signal: AbortSignal.timeout(10_000) })
+            .then((r) => r.json() as Promise<{ data?: { status: string } }>)
+            .then((body) => body.data ?? null)
+            .catch(() => null);
+          const statuses = seen.get(t.routeId)!;
+          if (view && !statuses.has(view.status)) statuses.set(view.status, Date.now());
+        }),
+      );
+      await sleep(everyMs);
+    }
+  })();
+  // Stops once every public view showed its end (it shows a delay after the end itself), or `waitForEndsMs` from now.
+  return async (waitForEndsMs) => {
+    stopAt = Date.now() + waitForEndsMs;
+    await loop;
+    return seen;
+  };
 }
 
 /** Ground truth per route: the ledger's pool transactions, GET's payout, privacy report and class. */

@@ -56,7 +56,19 @@ import {
   gateTimingCandidates,
   labelApprovalTimes,
 } from './attacks.ts';
-import { awaitTransfers, type BenchOptions, createAndFund, groundTruth, planRoutes, publicKnowledge, SCENARIOS, type Scenario, startBench } from './harness.ts';
+import {
+  awaitTransfers,
+  type BenchOptions,
+  createAndFund,
+  groundTruth,
+  planRoutes,
+  type PublicSightings,
+  publicKnowledge,
+  SCENARIOS,
+  type Scenario,
+  startBench,
+  watchPublicViews,
+} from './harness.ts';
 import {
   bridgePricesMove,
   chainIdOf,
@@ -97,6 +109,7 @@ const COMMON: Record<string, string> = {
   'sample-every': '3',
   rejected: '0',
   'gap-max': '1.5',
+  'public-delay': '30',
   timeout: '900',
 };
 
@@ -148,7 +161,8 @@ function options(): { json: boolean; runs: BenchOptions[] } {
       ragequitRejected: !given['no-ragequit'],
       minAnonymitySet: int('min-set', 1),
       maxWaitSeconds: int('max-wait', 1),
-      exitEpochSeconds: int('exit-epoch', 3),
+      exitEpochSeconds: int('exit-epoch', 1),
+      publicDelaySeconds: int('public-delay', 0),
       gapMaxSeconds: seconds('gap-max'),
       timeoutSeconds: int('timeout', 10),
       priceEpochSeconds: int('price-epoch', 1),
@@ -515,6 +529,40 @@ interface ScenarioResult {
   observed: { poolDeposits: number; poolWithdrawals: number; sourceDeposits: number; payouts: number; relayRequests: number | null; ownPairs: number };
   crossAsset: CrossAssetFigures | null;
   scored: ReturnType<typeof score>;
+  publicTiming: PublicTiming;
+}
+
+interface PublicTiming {
+  /** Routes scored (completed, not the attacker's own). */
+  routes: number;
+  /** Routes whose withdrawal the public-status attack named. */
+  linked: number;
+  /** Distinct seconds at which some route's public view left SHIELDED. */
+  moments: number;
+}
+
+const EXIT_STATUSES = ['UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'];
+
+/**
+ * Attack: public status times. Holding the routeIds without their statusTokens, the observer notes when each route's
+ * public view first showed a status after the pool (UNSHIELD_SENT, BRIDGING_OUT or COMPLETED) and names the last
+ * withdrawal mined before that moment as the route's. Before issue 19 that was the withdrawal itself (within a block);
+ * now the public view shows only the end, a delay of the route's own after it, at the start of an exit epoch.
+ */
+function publicStatusTiming(routes: RouteTruth[], withdrawals: Array<{ id: string; timestamp: number }>, sightings: PublicSightings): PublicTiming {
+  const scored = routes.filter((r) => r.status === 'COMPLETED' && !r.attackerOwn && r.unshieldTx);
+  const moments = new Set<number>();
+  let linked = 0;
+  for (const r of scored) {
+    const seen = sightings.get(r.routeId);
+    const at = Math.min(...EXIT_STATUSES.map((s) => seen?.get(s) ?? Number.POSITIVE_INFINITY));
+    if (!Number.isFinite(at)) continue;
+    moments.add(Math.floor(at / 1000));
+    // Block times are whole seconds: a withdrawal mined in the second the status was seen counts as before it.
+    const before = withdrawals.filter((w) => w.timestamp <= Math.floor(at / 1000)).sort((a, b) => b.timestamp - a.timestamp);
+    if (before[0]?.id === r.unshieldTx) linked++;
+  }
+  return { routes: scored.length, linked, moments: moments.size };
 }
 
 const pad = (text: string | number, width: number) => String(text).padEnd(width);
@@ -589,6 +637,10 @@ function report(r: ScenarioResult): string {
   const kept = sc.asp.withdrawals.reduce((sum, w) => sum + w.candidates, 0);
   lines.push(
     '',
+    `public status times (routeIds held, no statusToken; public views read every 0.5 s): the last withdrawal before a route's public view showed its end named its own for ${r.publicTiming.linked}/${r.publicTiming.routes} routes (chance: about 1 in the withdrawals of the delay window); the views changed at ${r.publicTiming.moments} distinct seconds`,
+  );
+  lines.push(
+    '',
     `gate timing (the published exit epochs and longest wait in the settings above, proofs bounded by 300 s): ruled out ${timedOut} of ${timedOut + kept} same-class candidates over ${sc.asp.withdrawals.length} withdrawals; the matchings, FIFO and effective sets above and below use what is left`,
   );
   lines.push(
@@ -641,7 +693,10 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
     } finally {
       samples = (await sampler?.stop()) ?? null;
     }
+    const publicViews = watchPublicViews(stack, created);
     const views = await awaitTransfers(stack, created, bench);
+    bench.progress('waiting for the public views to show the ends (their own delay, then the next exit epoch)');
+    const sightings = await publicViews((bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + 10) * 1000);
     const routes = await groundTruth(stack, created, views);
     const tTransfers = secondsSince(t1);
     const unfinished = routes.filter((r) => r.status !== 'COMPLETED' && !r.rejected);
@@ -659,10 +714,12 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       own: routes.filter((r) => r.attackerOwn).map((r) => ({ depositAddress: r.depositAddress, payoutTx: r.payoutTx })),
     });
     const scored = score(routes, guesses);
+    const publicTiming = publicStatusTiming(routes, guesses.withdrawals, sightings);
     const settings: ScenarioResult['settings'] = {
       'min set': bench.minAnonymitySet,
       'max wait s': bench.maxWaitSeconds,
       'exit epoch s': bench.exitEpochSeconds,
+      'public end delay s': `0–${bench.publicDelaySeconds}`,
       'gap s': `0–${bench.gapMaxSeconds}`,
     };
     if (bench.scenario === 'cross-asset')
@@ -700,6 +757,7 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       },
       crossAsset: guesses.crossAsset,
       scored,
+      publicTiming,
     };
     return { result, failed: unfinished.length > 0 };
   } finally {

@@ -55,7 +55,10 @@ export interface PrivateRouteClient {
   create(request: CreateRequest, options?: CreateOptions): Promise<NewTransfer>;
   /** The transfer as the statusToken's holder sees it. */
   get(routeId: string, statusToken: string, options?: RequestOptions): Promise<TransferView>;
-  /** The public view: routeId, status, error (masked), needsAttention. */
+  /**
+   * The public view: routeId, status, error (masked), needsAttention. Its status moves only as an exit epoch begins,
+   * shows the pool phase as BRIDGING_IN, and shows the end only a delay (up to hours) after it: pass the statusToken.
+   */
   get(routeId: string, statusToken?: undefined, options?: RequestOptions): Promise<PublicTransferView>;
   chains(options?: RequestOptions): Promise<Chain[]>;
   tokens(chainId: number, search?: string, options?: RequestOptions): Promise<Token[]>;
@@ -63,7 +66,8 @@ export interface PrivateRouteClient {
    * Resolves with the final view once the transfer is COMPLETED; rejects with PrivateRouteFailedError when it
    * ends FAILED (its `reason` is the route's error), with the signal's reason when aborted, and with
    * PrivateRouteApiError on a non-retryable API answer (unknown route, wrong statusToken). A transfer parked for
-   * an operator stays unfinished: bound the wait with `signal` (e.g. `AbortSignal.timeout(…)`).
+   * an operator stays unfinished: bound the wait with `signal` (e.g. `AbortSignal.timeout(…)`). Without the
+   * statusToken it follows the public view, which learns of the end up to PUBLIC_STATUS_DELAY_MAX_SECONDS late.
    */
   waitForCompletion(routeId: string, options: FullWait): Promise<TransferView>;
   waitForCompletion(routeId: string, options?: WaitOptions): Promise<View>;

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { and, desc, eq, lte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
+import { publicEndDelayMs, publicStatusAt } from './publicView.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
@@ -52,6 +53,8 @@ export interface PrivacyReport {
 /** The service's privacy rules, from configuration. */
 export interface PrivacySettings {
   exitEpochSeconds: number;
+  /** PUBLIC_STATUS_DELAY_MAX_SECONDS: the longest a route's end waits before the public view shows it. */
+  publicEndDelaySeconds: number;
   minAnonymitySet: number;
   maxAnonymitySet: number;
   maxWaitSeconds: number;
@@ -272,7 +275,7 @@ export function createTransferService(deps: TransferServiceDeps) {
     async read(routeId: string, statusToken: string | undefined): Promise<TransferRead | null> {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
       if (!row) return null;
-      if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy.exitEpochSeconds)) };
+      if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy)) };
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
       return { access: 'full', transfer: transferView(row) };
     },
@@ -285,29 +288,28 @@ export function createTransferService(deps: TransferServiceDeps) {
 }
 
 /**
- * The public view (no statusToken): the status as it stood when the current exit epoch began (table
- * transfer_statuses), so that anyone holding a routeId learns when the route moved to the epoch and no finer: the
- * pool's deposit and withdrawal happen within an epoch like every other route's (docs/privacy.md, "Quiet public
- * channels"). The error and the attention flag follow the same clock. `seq` is that status's sequence number.
+ * The public view (no statusToken), as src/transfers/publicView.ts decides it from the route's history of statuses
+ * (transfer_statuses): moving only at exit epochs, the pool phase folded into BRIDGING_IN, the end shown after a delay
+ * of the route's own. The error and the attention flag show only with the end.
  */
-async function publicView(db: Database, row: typeof transfers.$inferSelect, epochSeconds: number, now = Date.now()) {
-  const epochStart = new Date(Math.floor(now / (epochSeconds * 1000)) * epochSeconds * 1000);
-  const [stood] = await db
-    .select({ status: transferStatuses.status, seq: transferStatuses.statusSeq })
+async function publicView(db: Database, row: typeof transfers.$inferSelect, privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds'>) {
+  const history = await db
+    .select({ status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
     .from(transferStatuses)
-    .where(and(eq(transferStatuses.routeId, row.routeId), lte(transferStatuses.reachedAt, epochStart)))
-    .orderBy(desc(transferStatuses.statusSeq))
-    .limit(1);
-  const status = (stood?.status ?? 'AWAITING_DEPOSIT') as TransferStatus;
-  const ended = status === 'COMPLETED' || status === 'FAILED';
-  const parkedBefore = row.parkedSince !== null ? row.parkedSince <= epochStart : ended;
+    .where(eq(transferStatuses.routeId, row.routeId))
+    .orderBy(transferStatuses.statusSeq);
+  const shown = publicStatusAt(history, {
+    now: Date.now(),
+    epochSeconds: privacy.exitEpochSeconds,
+    delayMs: publicEndDelayMs(row, privacy.publicEndDelaySeconds * 1000),
+  });
   const transfer: PublicTransferView = {
     routeId: row.routeId,
-    status,
-    error: status === 'FAILED' ? publicError(row.error) : null,
-    needsAttention: row.needsAttention && parkedBefore,
+    status: shown.status,
+    error: shown.status === 'FAILED' ? publicError(row.error) : null,
+    needsAttention: shown.seq === 2 && row.needsAttention,
   };
-  return { transfer, seq: stood?.seq ?? 0 };
+  return { transfer, seq: shown.seq };
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */

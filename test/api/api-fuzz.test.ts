@@ -107,6 +107,7 @@ before(
       settings: { depositTimeoutSeconds: 3600 } as never,
       privacy: {
         exitEpochSeconds: 2,
+        publicEndDelaySeconds: 0,
         minAnonymitySet: 1,
         maxAnonymitySet: MAX_ANONYMITY_SET,
         maxWaitSeconds: 10,

@@ -138,7 +138,8 @@ describe('GET /api/private-route/{routeId}/events', { timeout: 90_000 }, () => {
   });
 
   test('without a token: the public view, which moves only when an exit epoch begins; a FAILED transfer ends the stream', async () => {
-    // The harness's exit epochs last 2 s (its PrivacySettings); the stream looks again on the same clock.
+    // The harness's exit epochs last 2 s and a route's end shows at once after it (its PrivacySettings: no public
+    // delay); the stream looks again on the same clock. BRIDGING_IN lasts less than an epoch: never shown.
     const EPOCH_MS = 2_000;
     const url = await serve({ events: { publicEpochSeconds: EPOCH_MS / 1000 } });
     const { routeId } = await create();
@@ -157,7 +158,7 @@ describe('GET /api/private-route/{routeId}/events', { timeout: 90_000 }, () => {
     const failed = (await nextStatus(stream))!;
     assert.ok(Date.now() >= epochEnds, 'the change reaches the public stream once the next epoch began, not when it happened');
     assert.deepEqual(JSON.parse(failed.data!), { routeId, status: 'FAILED', error: 'deposit of … refunded to 0x…', needsAttention: false });
-    assert.equal(failed.id, '3', 'BRIDGING_IN lasted less than an epoch: the public stream never showed it');
+    assert.equal(failed.id, '2', "the public view's own sequence: 0 awaiting, 1 in progress, 2 ended");
     assert.equal(await stream.next(), undefined);
   });
 

@@ -111,7 +111,15 @@ export async function startHarness(name: string): Promise<Harness> {
     quotes,
     addresses: createRouteAddressBook(createRouteKeyring(generateMnemonic(english)).xpubs()),
     settings: { depositTimeoutSeconds: 3600 } as never,
-    privacy: { exitEpochSeconds: 2, minAnonymitySet: 1, maxAnonymitySet: 50, maxWaitSeconds: 10, pollSeconds: 1, reviewTimeoutSeconds: 10 },
+    privacy: {
+      exitEpochSeconds: 2,
+      publicEndDelaySeconds: 0,
+      minAnonymitySet: 1,
+      maxAnonymitySet: 50,
+      maxWaitSeconds: 10,
+      pollSeconds: 1,
+      reviewTimeoutSeconds: 10,
+    },
   });
   const feed = createStatusFeed(db.db, { pollIntervalMs: 50 });
   const logLines: string[] = [];

@@ -62,7 +62,15 @@ before(async () => {
     quotes,
     addresses,
     settings: { stepMaxAttempts: 3, stepTimeBudgetSeconds: 600, depositTimeoutSeconds: 3600 },
-    privacy: { exitEpochSeconds: 1, minAnonymitySet: 1, maxAnonymitySet: 10, maxWaitSeconds: 60, pollSeconds: 5, reviewTimeoutSeconds: 60 },
+    privacy: {
+      exitEpochSeconds: 1,
+      publicEndDelaySeconds: 0,
+      minAnonymitySet: 1,
+      maxAnonymitySet: 10,
+      maxWaitSeconds: 60,
+      pollSeconds: 5,
+      reviewTimeoutSeconds: 60,
+    },
   });
 });
 

@@ -11,6 +11,7 @@ import {
   unsettledMembers,
 } from '../../src/privacy/anonymitySet.ts';
 import { couldLeaveIn, nextEpochStart, nextExitEpoch } from '../../src/privacy/exitEpochs.ts';
+import { publicEndDelayMs, publicStatusAt } from '../../src/transfers/publicView.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
@@ -397,6 +398,7 @@ describe('anonymity set', () => {
 describe('privacy plan', () => {
   const settings = {
     exitEpochSeconds: 600,
+    publicEndDelaySeconds: 0,
     minAnonymitySet: 5,
     maxAnonymitySet: 50,
     maxWaitSeconds: 600,
@@ -419,5 +421,51 @@ describe('privacy plan', () => {
 
   test('refuses an anonymity set above the configured maximum', () => {
     assert.throws(() => drawPrivacyPlan(settings, 51), /minAnonymitySet must be at most 50/);
+  });
+});
+
+describe('the public view (no statusToken)', () => {
+  const at = (s: number) => new Date(s * 1000);
+  const history = [
+    { status: 'AWAITING_DEPOSIT', reachedAt: at(0) },
+    { status: 'BRIDGING_IN', reachedAt: at(95) },
+    { status: 'RECEIVED_ON_HUB', reachedAt: at(130) },
+    { status: 'SHIELDED', reachedAt: at(131) },
+    { status: 'UNSHIELD_SENT', reachedAt: at(250) },
+    { status: 'BRIDGING_OUT', reachedAt: at(251) },
+    { status: 'COMPLETED', reachedAt: at(290) },
+  ];
+  test('moves only as exit epochs begin, folds the pool phase into BRIDGING_IN, and shows the end after its delay', () => {
+    // Epochs of 100 s; the end shows 150 s after it happened.
+    const cases: Array<[number, string, number]> = [
+      [50, 'AWAITING_DEPOSIT', 0],
+      [99, 'AWAITING_DEPOSIT', 0],
+      [100, 'BRIDGING_IN', 1], // funded at 95: shown once the epoch at 100 began
+      [260, 'BRIDGING_IN', 1], // shielded and withdrawn meanwhile: never shown
+      [399, 'BRIDGING_IN', 1], // completed at 290, public from 440, shown from the epoch at 500
+      [499, 'BRIDGING_IN', 1],
+      [500, 'COMPLETED', 2],
+    ];
+    for (const [now, status, seq] of cases) {
+      const shown = publicStatusAt(history, { now: now * 1000, epochSeconds: 100, delayMs: 150_000 });
+      assert.deepEqual([shown.status, shown.seq], [status, seq], `at ${now} s`);
+    }
+    const unfunded = [
+      { status: 'AWAITING_DEPOSIT', reachedAt: at(0) },
+      { status: 'FAILED', reachedAt: at(30) },
+    ];
+    assert.equal(publicStatusAt(unfunded, { now: 150_000, epochSeconds: 100, delayMs: 150_000 }).status, 'AWAITING_DEPOSIT');
+    assert.equal(publicStatusAt(unfunded, { now: 200_000, epochSeconds: 100, delayMs: 150_000 }).status, 'FAILED');
+  });
+
+  test('each route has its own end delay, within the maximum, that only the service can draw', () => {
+    const delays = Array.from({ length: 200 }, (_, i) => publicEndDelayMs({ routeId: `rt_${i}`, statusTokenHash: `hash-${i}` }, 3_600_000));
+    assert.ok(delays.every((d) => d >= 0 && d < 3_600_000));
+    assert.ok(new Set(delays).size > 190, 'spread, not one value');
+    assert.equal(
+      publicEndDelayMs({ routeId: 'rt_x', statusTokenHash: 'h' }, 3_600_000),
+      publicEndDelayMs({ routeId: 'rt_y', statusTokenHash: 'h' }, 3_600_000),
+    );
+    assert.equal(publicEndDelayMs({ routeId: 'rt_x', statusTokenHash: 'h' }, 0), 0);
   });
 });
