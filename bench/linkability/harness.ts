@@ -78,8 +78,6 @@ export interface Planned {
 
 export interface Created extends Planned {
   routeId: string;
-  /** The creator's token: the full view, at once (the public view moves once an exit epoch). */
-  statusToken: string;
   /** Smallest units. */
   units: string;
   depositAddress: Address;
@@ -245,7 +243,7 @@ export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise
 }
 
 async function create(stack: LocalStack, p: Planned): Promise<Created> {
-  const t = await api<{ routeId: string; statusToken: string; amount: string; depositAddress: Address }>(
+  const t = await api<{ routeId: string; amount: string; depositAddress: Address }>(
     stack,
     'POST',
     '/api/private-route',
@@ -260,7 +258,7 @@ async function create(stack: LocalStack, p: Planned): Promise<Created> {
     },
     { 'X-Forwarded-For': p.client },
   );
-  return { ...p, routeId: t.routeId, statusToken: t.statusToken, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
+  return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
 }
 
 function shuffled<T>(items: T[]): T[] {
@@ -353,15 +351,7 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
   const failed = new Set<string>();
   for (;;) {
     views = new Map(
-      await Promise.all(
-        created.map(
-          async (t) =>
-            [
-              t.routeId,
-              await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`, undefined, { authorization: `Bearer ${t.statusToken}` }),
-            ] as const,
-        ),
-      ),
+      await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)),
     );
     const parked = (t: Created) => t.reject && !!views.get(t.routeId)?.needsAttention;
     const othersDone = created.every((t) => t.reject || TERMINAL.has(views.get(t.routeId)!.status));
@@ -399,7 +389,7 @@ export function watchPublicViews(stack: LocalStack, created: Created[], everyMs 
     while (Date.now() < stopAt && !(stopAt < Number.POSITIVE_INFINITY && ended())) {
       await Promise.all(
         created.map(async (t) => {
-          // A plain fetch: the bench's api() would send the statusToken it remembers from the create.
+          // A plain fetch: the bench's api() sends the statusToken it remembers from the create (bench/support/stack.ts).
           const view = await fetch(`${stack.apiUrl}/api/private-route/${t.routeId}`, { signal: AbortSignal.timeout(10_000) })
             .then((r) => r.json() as Promise<{ data?: { status: string } }>)
             .then((body) => body.data ?? null)

@@ -23,10 +23,15 @@ export interface ExitTiming {
   minPeerAgeMs?: number;
 }
 
+/** The start (ms) of the epoch `now` (ms) falls in. */
+export function epochStart(now: number, epochSeconds: number): number {
+  const epochMs = epochSeconds * 1000;
+  return Math.floor(now / epochMs) * epochMs;
+}
+
 /** The start (ms) of the epoch after the one `now` (ms) falls in. */
 export function nextEpochStart(now: number, epochSeconds: number): number {
-  const epochMs = epochSeconds * 1000;
-  return (Math.floor(now / epochMs) + 1) * epochMs;
+  return epochStart(now, epochSeconds) + epochSeconds * 1000;
 }
 
 /** The exit epoch of a route whose gate opens at `now`: the next one. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TransferStatus } from '../../workflows/types.ts';
+import { epochStart } from '../privacy/exitEpochs.ts';
 
 /**
  * What a holder of a routeId without its statusToken may learn of the route's progress, and when (docs/privacy.md,
@@ -28,11 +29,10 @@ const ENDED = new Set(['COMPLETED', 'FAILED']);
 
 /** The status the public view shows at `now` (ms), from the route's history of statuses. */
 export function publicStatusAt(history: readonly StatusReached[], opts: { now: number; epochSeconds: number; delayMs: number }): PublicStatus {
-  const epochMs = opts.epochSeconds * 1000;
-  const epochStart = Math.floor(opts.now / epochMs) * epochMs;
-  const reached = history.filter((h) => h.reachedAt.getTime() <= epochStart);
+  const begun = epochStart(opts.now, opts.epochSeconds);
+  const reached = history.filter((h) => h.reachedAt.getTime() <= begun);
   const ended = reached.find((h) => ENDED.has(h.status));
-  if (ended && ended.reachedAt.getTime() + opts.delayMs <= epochStart) {
+  if (ended && ended.reachedAt.getTime() + opts.delayMs <= begun) {
     return { status: ended.status as TransferStatus, seq: 2, since: new Date(ended.reachedAt.getTime() + opts.delayMs) };
   }
   const moved = reached.filter((h) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status));

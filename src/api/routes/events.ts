@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { nextEpochStart } from '../../privacy/exitEpochs.ts';
 import { addressBucket, clientAddress } from '../abuseLimits.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError } from '../errorCodes.ts';
@@ -26,7 +27,7 @@ export function eventRoutes(deps: ApiDeps) {
   const maxStreams = deps.events?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS;
   const heartbeatMs = deps.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const trustProxyHops = deps.events?.trustProxyHops ?? 0;
-  const publicEpochMs = (deps.events?.publicEpochSeconds ?? DEFAULT_PUBLIC_EPOCH_SECONDS) * 1000;
+  const publicEpochSeconds = deps.events?.publicEpochSeconds ?? DEFAULT_PUBLIC_EPOCH_SECONDS;
   /** Open streams per client on this instance. */
   const open = new Map<string, number>();
 
@@ -108,7 +109,7 @@ export function eventRoutes(deps: ApiDeps) {
         }
         if (TERMINAL.has(read.transfer.status)) return;
         // A moment into the next epoch, so the view read then is the one that epoch shows.
-        await sleep(publicEpochMs - (Date.now() % publicEpochMs) + 50, undefined, { signal }).catch(() => undefined);
+        await sleep(nextEpochStart(Date.now(), publicEpochSeconds) - Date.now() + 50, undefined, { signal }).catch(() => undefined);
       }
     };
 
