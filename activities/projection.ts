@@ -66,7 +66,7 @@ export function projectionActivities(deps: ActivityDeps) {
  * newer one). Steps call it themselves with the status their workflow moved to (the `projection` field of their
  * input), so a status change costs no activity of its own.
  */
-export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter'>, input: StatusProjection | undefined): Promise<void> {
+export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter' | 'webhooks'>, input: StatusProjection | undefined): Promise<void> {
   if (!input) return;
   const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
   // First the history the public view reads (src/transfers/transferService.ts): a retried write keeps the first time.

@@ -1,10 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, lt, sql } from 'drizzle-orm';
-import { transfers, webhookDeliveries } from '../src/db/schema.ts';
+import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
+import { publicEndDelayMs, publicEndShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
-import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
+import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
 import type { ActivityDeps } from './deps.ts';
 import type { StatusProjection } from './projection.ts';
 
@@ -27,20 +28,25 @@ export function webhookEventId(routeId: string, seq: number): string {
  * id, so a retried projection never sends twice, and a crash between the insert and the start is healed by the
  * retry (the row is still pending, the start is repeated). A delivery that already ended is not started again.
  *
- * Without a starter (deps given by a test that writes statuses itself) nothing is enqueued. In production every
- * writeStatus runs in an activity of startTransferWorker, which always adds one.
+ * With the public view's clock (`webhooks.publicView`, always in the worker), a pool-phase status (HELD_UNTIL_END) is
+ * recorded and held; the route's end releases it and the end's own delivery together, to go out when the public view
+ * shows the end (releaseWithEnd). Without a starter (deps given by a test that writes statuses itself) nothing is
+ * enqueued. In production every writeStatus runs in an activity of startTransferWorker, which always adds one.
  */
 export async function enqueueWebhook(
-  deps: Pick<ActivityDeps, 'db' | 'webhookStarter'>,
+  deps: Pick<ActivityDeps, 'db' | 'webhookStarter' | 'webhooks'>,
   input: Pick<StatusProjection, 'routeId' | 'seq' | 'status'>,
 ): Promise<void> {
-  if (!deps.webhookStarter) return;
+  const starter = deps.webhookStarter;
+  if (!starter) return;
+  const clock = deps.webhooks?.publicView;
+  const held = !!clock && (HELD_UNTIL_END.has(input.status) || ENDS.has(input.status));
   const eventId = webhookEventId(input.routeId, input.seq);
   // One statement: insert the row if the route has a URL, and read the row's state either way.
   const rows = await deps.db.execute<{ state: string }>(sql`
     with inserted as (
-      insert into ${webhookDeliveries} (event_id, route_id, status, status_seq)
-      select ${eventId}, ${transfers.routeId}, ${input.status}, ${input.seq} from ${transfers}
+      insert into ${webhookDeliveries} (event_id, route_id, status, status_seq, deliver_after)
+      select ${eventId}, ${transfers.routeId}, ${input.status}, ${input.seq}, ${held ? sql`null::timestamptz` : sql`now()`} from ${transfers}
       where ${transfers.routeId} = ${input.routeId} and ${transfers.webhookUrl} is not null
       on conflict do nothing
       returning state
@@ -48,9 +54,15 @@ export async function enqueueWebhook(
     select state from inserted
     union all
     select state from ${webhookDeliveries} where event_id = ${eventId}`);
-  if (rows[0]?.state !== 'pending') return;
+  if (rows.length === 0) return;
+  const starts =
+    clock && ENDS.has(input.status)
+      ? await releaseWithEnd(deps.db, input, clock)
+      : !held && rows[0]?.state === 'pending'
+        ? [{ eventId, deliverAfter: null }]
+        : [];
   try {
-    await deps.webhookStarter.start(eventId, input.status);
+    for (const start of starts) await starter.start(start.eventId, start.deliverAfter ?? undefined);
   } catch (error) {
     // Not the calling money step's failure: the delivery is recorded as pending, and the worker's sweep
     // (startStalledWebhooks) starts it once Temporal answers again. Failing here would spend the step's attempts.
@@ -59,27 +71,60 @@ export async function enqueueWebhook(
 }
 
 /**
- * Starts the delivery workflows of deliveries still pending with no attempt `stalledAfterSeconds` after they were
- * recorded: those whose start failed in enqueueWebhook (Temporal unreachable). One whose workflow exists is
- * refused by its workflow id and left alone. Returns how many starts were asked.
+ * The route ended: its held deliveries and the end's own get `deliver_after` = the moment its public view shows the end
+ * (src/transfers/publicView.ts: the end's recorded time, the route's own delay, the next epoch start), once, and are
+ * returned to be started. A retried end finds the moment set and starts what is still pending again (a started one is
+ * refused by its id).
+ */
+async function releaseWithEnd(
+  db: ActivityDeps['db'],
+  end: Pick<StatusProjection, 'routeId' | 'seq'>,
+  clock: { epochSeconds: number; endDelayMaxSeconds: number },
+): Promise<Array<{ eventId: string; deliverAfter: Date | null }>> {
+  const [route] = await db
+    .select({ reachedAt: transferStatuses.reachedAt, statusTokenHash: transfers.statusTokenHash })
+    .from(transferStatuses)
+    .innerJoin(transfers, eq(transfers.routeId, transferStatuses.routeId))
+    .where(and(eq(transferStatuses.routeId, end.routeId), eq(transferStatuses.statusSeq, end.seq)));
+  if (!route) return [];
+  const shownAt = publicEndShownAt(route.reachedAt.getTime(), {
+    epochSeconds: clock.epochSeconds,
+    delayMs: publicEndDelayMs({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock.endDelayMaxSeconds * 1000),
+  });
+  await db
+    .update(webhookDeliveries)
+    .set({ deliverAfter: new Date(shownAt) })
+    .where(and(eq(webhookDeliveries.routeId, end.routeId), eq(webhookDeliveries.state, 'pending'), isNull(webhookDeliveries.deliverAfter)));
+  return db
+    .select({ eventId: webhookDeliveries.eventId, deliverAfter: webhookDeliveries.deliverAfter })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.routeId, end.routeId), eq(webhookDeliveries.state, 'pending'), isNotNull(webhookDeliveries.deliverAfter)))
+    .orderBy(webhookDeliveries.statusSeq);
+}
+
+/**
+ * Starts the delivery workflows of deliveries still pending with no attempt `stalledAfterSeconds` after they could go
+ * out: those whose start failed in enqueueWebhook (Temporal unreachable). Held ones (no `deliver_after` yet) wait for
+ * their route's end. One whose workflow exists is refused by its workflow id and left alone. Returns how many starts
+ * were asked.
  */
 export async function startStalledWebhooks(
   deps: Pick<ActivityDeps, 'db'> & { webhookStarter: WebhookStarter },
   opts: { stalledAfterSeconds: number; limit?: number },
 ): Promise<number> {
   const stalled = await deps.db
-    .select({ eventId: webhookDeliveries.eventId, status: webhookDeliveries.status })
+    .select({ eventId: webhookDeliveries.eventId, deliverAfter: webhookDeliveries.deliverAfter })
     .from(webhookDeliveries)
     .where(
       and(
         // Literals, not parameters: the condition of the partial index webhook_deliveries_unstarted_idx.
         sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attempts} = 0`,
-        lt(webhookDeliveries.createdAt, sql`now() - make_interval(secs => ${opts.stalledAfterSeconds})`),
+        lt(webhookDeliveries.deliverAfter, sql`now() - make_interval(secs => ${opts.stalledAfterSeconds})`),
       ),
     )
-    .orderBy(webhookDeliveries.createdAt)
+    .orderBy(webhookDeliveries.deliverAfter)
     .limit(opts.limit ?? 100);
-  for (const { eventId, status } of stalled) await deps.webhookStarter.start(eventId, status);
+  for (const { eventId, deliverAfter } of stalled) await deps.webhookStarter.start(eventId, deliverAfter ?? undefined);
   return stalled.length;
 }
 

@@ -98,7 +98,7 @@ export function webhookSettings(config: Config): WebhookSettings | undefined {
     signingSecret: config.WEBHOOK_SIGNING_SECRET,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     maxDelaySeconds: config.WEBHOOK_MAX_DELAY_SECONDS,
-    exitEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+    publicView: { epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS, endDelayMaxSeconds: config.PUBLIC_STATUS_DELAY_MAX_SECONDS },
     requestTimeoutMs: WEBHOOK_REQUEST_TIMEOUT_MS,
     retry: DEFAULT_WEBHOOK_RETRY,
   };

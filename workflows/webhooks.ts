@@ -6,18 +6,23 @@ import { taskQueues } from './types.ts';
 
 /**
  * Delivers one webhook event (workflow id `webhook-<eventId>`, started by writeStatus through
- * activities/webhooks.ts): waits for the next exit epoch to begin (statuses of the pool phase and after, `epochSeconds`)
- * and a random 0..maxDelaySeconds, so that the service's outbound traffic does not time the route's status changes
- * finer than the epoch (docs/privacy.md), then runs `deliverWebhook` until the
+ * activities/webhooks.ts): waits until `deliverAfter` (a held pool-phase status or an end: the moment the route's public
+ * view shows its end) and a random 0..maxDelaySeconds, so that the service's outbound traffic does not time the route's
+ * pool phase (docs/privacy.md), then runs `deliverWebhook` until the
  * receiver accepts it or the retry policy runs out, and then marks the delivery failed. The input holds the event
  * id and the policy only: the URL is read from Postgres by the activity and never enters the history.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<void> {
-  // The workflow's Math.random is seeded per execution: the same delay on every replay. Inputs without epochSeconds
-  // (every delivery started before exit epochs) wait exactly as they did.
+  // The workflow's Math.random is seeded per execution: the same delay on every replay. Inputs of deliveries started
+  // before held deliveries (epochSeconds, or neither field) wait exactly as they did.
   const now = Date.now();
-  const untilEpochMs = input.epochSeconds ? nextEpochStart(now, input.epochSeconds) - now : 0;
-  const delayMs = untilEpochMs + Math.floor(Math.random() * (Math.max(0, input.maxDelaySeconds) * 1000 + 1));
+  const untilMs =
+    input.deliverAfter !== undefined
+      ? Math.max(0, input.deliverAfter - now)
+      : input.epochSeconds
+        ? nextEpochStart(now, input.epochSeconds) - now
+        : 0;
+  const delayMs = untilMs + Math.floor(Math.random() * (Math.max(0, input.maxDelaySeconds) * 1000 + 1));
   if (delayMs > 0) await sleep(delayMs);
   // The waits queue: a slow receiver holds a slot for up to 10 s, and must not hold one of the money-moving steps'.
   const queue = taskQueues(workflowInfo().taskQueue).waits;

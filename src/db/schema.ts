@@ -449,10 +449,15 @@ export const webhookDeliveries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    /**
+     * The earliest the delivery may go out. Null while it is held: a pool-phase status or the end, until the route
+     * ends and the public view's moment for its end is known (activities/webhooks.ts, docs/privacy.md).
+     */
+    deliverAfter: timestamp('deliver_after', { withTimezone: true }),
   },
   (t) => [
     index('webhook_deliveries_route_idx').on(t.routeId),
     // The worker's minute sweep for deliveries never started (activities/webhooks.ts): only those rows, not the table.
-    index('webhook_deliveries_unstarted_idx').on(t.createdAt).where(sql`${t.state} = 'pending' and ${t.attempts} = 0`),
+    index('webhook_deliveries_unstarted_idx').on(t.deliverAfter).where(sql`${t.state} = 'pending' and ${t.attempts} = 0`),
   ],
 );

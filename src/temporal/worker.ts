@@ -205,9 +205,9 @@ const WEBHOOK_SWEEP_INTERVAL_MS = 60_000;
 
 /** Every minute, starts the webhook deliveries whose start failed when their status was written (activities/webhooks.ts). */
 function sweepStalledWebhooks(db: ActivityDeps['db'], starter: WebhookStarter, settings: WebhookSettings, logger: Logger): () => void {
-  // Past the wait for the next exit epoch, the random delay and a minute more, a delivery with no attempt has no
-  // workflow (or one the start refuses).
-  const stalledAfterSeconds = (settings.exitEpochSeconds ?? 0) + settings.maxDelaySeconds + 60;
+  // Past its deliverAfter, the random delay and a minute more, a delivery with no attempt has no workflow (or one the
+  // start refuses).
+  const stalledAfterSeconds = settings.maxDelaySeconds + 60;
   let sweeping = false;
   const timer = setInterval(() => {
     if (sweeping) return;

@@ -41,6 +41,13 @@ export function publicStatusAt(history: readonly StatusReached[], opts: { now: n
   return { status: 'AWAITING_DEPOSIT', seq: 0, since: null };
 }
 
+/** When the public view first shows an end reached at `endedAt` (ms): the first epoch start `delayMs` or more after it. */
+export function publicEndShownAt(endedAt: number, opts: { epochSeconds: number; delayMs: number }): number {
+  const due = endedAt + opts.delayMs;
+  const start = epochStart(due, opts.epochSeconds);
+  return start === due ? due : start + opts.epochSeconds * 1000;
+}
+
 /**
  * The route's own delay before its end shows publicly, a uniform fraction of `maxMs` that only the service can tell:
  * drawn from the stored hash of its statusToken (the routeId for transfers created before statusTokens).

@@ -28,34 +28,38 @@ export interface WebhookSettings {
   /** WEBHOOK_MAX_DELAY_SECONDS: each delivery waits a random 0..max seconds first (docs/privacy.md). */
   maxDelaySeconds: number;
   /**
-   * PRIVACY_EXIT_EPOCH_SECONDS: deliveries of the statuses in EPOCH_ALIGNED_STATUSES wait for the next exit epoch to
-   * begin before their random delay. Unset: none waits (tests of delivery alone).
+   * PRIVACY_EXIT_EPOCH_SECONDS and PUBLIC_STATUS_DELAY_MAX_SECONDS: the public view's clock. Set (the worker always
+   * sets it), the deliveries of HELD_UNTIL_END statuses and of the end go out together when the public view shows the
+   * route's end. Unset: every delivery goes out at once (tests of delivery alone).
    */
-  exitEpochSeconds?: number;
+  publicView?: { epochSeconds: number; endDelayMaxSeconds: number };
   requestTimeoutMs: number;
   retry: WebhookRetryPolicy;
 }
 
 /**
- * Statuses from the pool's deposit on: their deliveries go out at the start of the exit epoch after they happened (in
- * its first WEBHOOK_MAX_DELAY_SECONDS), so that traffic to a receiver times the route's pool phase to the epoch and no
- * finer (docs/privacy.md, "Quiet public channels"). A deposit's BRIDGING_IN follows a public transfer anyway.
+ * Statuses of the pool phase: their deliveries are held and go out with the route's end, when its public view shows
+ * it (docs/privacy.md, "Quiet public channels"), so that traffic to a receiver tells no more of the route's timing
+ * than the public view does. Statuses before them (the deposit, public on its chain anyway) go out at once.
  */
-export const EPOCH_ALIGNED_STATUSES: ReadonlySet<string> = new Set(['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED', 'FAILED']);
+export const HELD_UNTIL_END: ReadonlySet<string> = new Set(['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT']);
+export const ENDS: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED']);
 
 /** The webhookDelivery workflow's input: the event id and the policy, never the URL (it stays in Postgres). */
 export interface WebhookDeliveryInput {
   eventId: string;
   maxDelaySeconds: number;
-  /** Set: the delivery first waits for the next epoch of this many seconds on the clock to begin. */
+  /** Set: the delivery first waits until this moment (ms since 1970): the public view's moment for the route's end. */
+  deliverAfter?: number;
+  /** Deliveries started before held deliveries (issue 19's first version): wait for the next epoch of this many seconds. */
   epochSeconds?: number;
   retry: WebhookRetryPolicy;
 }
 
 /** Starts the delivery workflow of one event, idempotently (workflow id `webhook-<eventId>`). */
 export interface WebhookStarter {
-  /** `status`: the event's, which decides whether the delivery waits for the next exit epoch. */
-  start(eventId: string, status: string): Promise<void>;
+  /** `deliverAfter`: the earliest moment the delivery may go out (absent or past: at once, after the random delay). */
+  start(eventId: string, deliverAfter?: Date): Promise<void>;
 }
 
 export const WEBHOOK_WORKFLOW_TYPE = 'webhookDelivery';

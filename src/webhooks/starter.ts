@@ -1,5 +1,5 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { EPOCH_ALIGNED_STATUSES, type WebhookSettings, type WebhookStarter, WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from './settings.ts';
+import { type WebhookSettings, type WebhookStarter, WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from './settings.ts';
 
 /**
  * Starts delivery workflows through `client` on `taskQueue` (the steps queue). A workflow id that was ever
@@ -9,16 +9,15 @@ import { EPOCH_ALIGNED_STATUSES, type WebhookSettings, type WebhookStarter, WEBH
 export function temporalWebhookStarter(
   client: Client,
   taskQueue: string,
-  settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry' | 'exitEpochSeconds'>,
+  settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry'>,
 ): WebhookStarter {
   return {
-    async start(eventId, status) {
-      const epochSeconds = EPOCH_ALIGNED_STATUSES.has(status) ? settings.exitEpochSeconds : undefined;
+    async start(eventId, deliverAfter) {
       try {
         await client.workflow.start(WEBHOOK_WORKFLOW_TYPE, {
           workflowId: webhookWorkflowId(eventId),
           taskQueue,
-          args: [{ eventId, maxDelaySeconds: settings.maxDelaySeconds, retry: settings.retry, ...(epochSeconds !== undefined && { epochSeconds }) }],
+          args: [{ eventId, maxDelaySeconds: settings.maxDelaySeconds, retry: settings.retry, ...(deliverAfter && { deliverAfter: deliverAfter.getTime() }) }],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
         });
       } catch (error) {

@@ -23,6 +23,7 @@ import { createLogger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import type { WebhookSettings } from '../../src/webhooks/settings.ts';
 import { verifyWebhook } from '../../src/webhooks/signature.ts';
+import { publicEndDelayMs, publicEndShownAt } from '../../src/transfers/publicView.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import { temporalWebhookStarter } from '../../src/webhooks/starter.ts';
 
@@ -278,28 +279,49 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     }
   });
 
-  test('pool-phase statuses are delivered when the next exit epoch begins, not when they happened; a deposit’s is not held', async () => {
-    const EPOCH_S = 3;
-    const saved = settings.exitEpochSeconds;
-    settings.exitEpochSeconds = EPOCH_S;
-    try {
-      const routeId = await createRoute('/epoch');
-      // Early in an epoch, so the wait for the next one is long enough to see.
-      await new Promise((resolve) => setTimeout(resolve, EPOCH_S * 1000 - (Date.now() % (EPOCH_S * 1000)) + 100));
-      const writtenAt = Date.now();
-      const nextEpoch = Math.floor(writtenAt / (EPOCH_S * 1000)) * EPOCH_S * 1000 + EPOCH_S * 1000;
-      await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
-      await writeStatus(deps(), { routeId, seq: 4, status: 'SHIELDED' });
-      await Promise.all([finished(`${routeId}:2`), finished(`${routeId}:4`)]);
-      const [first, second] = (received.get('/epoch') ?? []).map((r) => ({ status: (JSON.parse(r.body) as { status: string }).status, at: r.receivedAt }));
-      assert.equal(first?.status, 'BRIDGING_IN');
-      assert.ok(first.at < nextEpoch, 'BRIDGING_IN goes out at once (the deposit was public already)');
-      assert.equal(second?.status, 'SHIELDED');
-      assert.ok(second.at >= nextEpoch, `SHIELDED waited for the next epoch (${second.at - nextEpoch} ms after it began)`);
-      assert.ok(second.at < nextEpoch + 1_500, 'and went out at its start (maxDelaySeconds 0 here)');
-    } finally {
-      settings.exitEpochSeconds = saved;
+  test('with the public view’s clock, pool-phase statuses are held and go out with the end when the public view shows it; a deposit’s is not held', async () => {
+    const EPOCH_S = 2;
+    const DELAY_MAX_S = 3;
+    const clocked = { ...settings, publicView: { epochSeconds: EPOCH_S, endDelayMaxSeconds: DELAY_MAX_S } };
+    const clockDeps = () => ({ ...deps(), webhooks: clocked });
+    const routeId = await createRoute('/held');
+    await writeStatus(clockDeps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+    await writeStatus(clockDeps(), { routeId, seq: 3, status: 'RECEIVED_ON_HUB' });
+    await writeStatus(clockDeps(), { routeId, seq: 4, status: 'SHIELDED' });
+    await finished(`${routeId}:2`);
+    assert.deepEqual(
+      (received.get('/held') ?? []).map((r) => (JSON.parse(r.body) as { status: string }).status),
+      ['BRIDGING_IN'],
+      'the deposit’s status goes out at once',
+    );
+    await assert.rejects(env.client.workflow.getHandle(`webhook-${routeId}:4`).describe(), 'a pool-phase delivery has no workflow before the end');
+    assert.equal((await deliveryRow(`${routeId}:4`))?.deliverAfter, null, 'held: no deliver_after yet');
+    // The sweep leaves a held delivery alone however old it is.
+    const swept = { db: database.db, webhookStarter: temporalWebhookStarter(env.client, TASK_QUEUE, settings) };
+    await startStalledWebhooks(swept, { stalledAfterSeconds: 0 });
+    await assert.rejects(env.client.workflow.getHandle(`webhook-${routeId}:3`).describe(), 'the sweep did not start a held delivery');
+
+    await writeStatus(clockDeps(), { routeId, seq: 5, status: 'UNSHIELD_SENT' });
+    await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
+    // A retried end changes nothing: same moment, no second delivery.
+    await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
+    const [reached] = await database.db.execute<{ reached_at: Date }>(
+      sql`select reached_at from transfer_statuses where route_id = ${routeId} and status_seq = 7`,
+    );
+    const [token] = await database.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
+    const shownAt = publicEndShownAt(new Date(reached!.reached_at).getTime(), {
+      epochSeconds: EPOCH_S,
+      delayMs: publicEndDelayMs({ routeId, statusTokenHash: token?.hash ?? null }, DELAY_MAX_S * 1000),
+    });
+    await Promise.all([3, 4, 5, 7].map((seq) => finished(`${routeId}:${seq}`)));
+    for (const seq of [3, 4, 5, 7]) assert.equal((await deliveryRow(`${routeId}:${seq}`))?.deliverAfter?.getTime(), shownAt, `seq ${seq} released for the public moment`);
+    const later = (received.get('/held') ?? []).slice(1).map((r) => ({ status: (JSON.parse(r.body) as { status: string }).status, at: r.receivedAt }));
+    assert.deepEqual(later.map((r) => r.status).sort(), ['COMPLETED', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT']);
+    for (const r of later) {
+      assert.ok(r.at >= shownAt, `${r.status} waited for the public view to show the end (${r.at - shownAt} ms)`);
+      assert.ok(r.at < shownAt + 1_500, `${r.status} went out then (maxDelaySeconds 0 here)`);
     }
+    assert.equal(shownAt % (EPOCH_S * 1000), 0, 'at an epoch start');
   });
 
   test('Temporal refusing the start fails no money step: the delivery waits as pending and the sweep starts it', async () => {

@@ -11,7 +11,7 @@ import {
   unsettledMembers,
 } from '../../src/privacy/anonymitySet.ts';
 import { couldLeaveIn, nextEpochStart, nextExitEpoch } from '../../src/privacy/exitEpochs.ts';
-import { publicEndDelayMs, publicStatusAt } from '../../src/transfers/publicView.ts';
+import { publicEndDelayMs, publicEndShownAt, publicStatusAt } from '../../src/transfers/publicView.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
@@ -456,6 +456,23 @@ describe('the public view (no statusToken)', () => {
     ];
     assert.equal(publicStatusAt(unfunded, { now: 150_000, epochSeconds: 100, delayMs: 150_000 }).status, 'AWAITING_DEPOSIT');
     assert.equal(publicStatusAt(unfunded, { now: 200_000, epochSeconds: 100, delayMs: 150_000 }).status, 'FAILED');
+  });
+
+  test('the moment the end first shows (when held webhooks go out) is the one the view changes at', () => {
+    const cases: Array<[endedAt: number, delay: number, shownAt: number]> = [
+      [290, 150, 500],
+      [290, 0, 300],
+      [300, 0, 300], // on an epoch start: shown at once
+      [250, 50, 300],
+      [251, 50, 400],
+    ];
+    for (const [endedAt, delay, shownAt] of cases) {
+      assert.equal(publicEndShownAt(endedAt * 1000, { epochSeconds: 100, delayMs: delay * 1000 }), shownAt * 1000, `ended ${endedAt}, delay ${delay}`);
+      const ended = [{ status: 'BRIDGING_IN', reachedAt: at(0) }, { status: 'COMPLETED', reachedAt: at(endedAt) }];
+      const view = (s: number) => publicStatusAt(ended, { now: s, epochSeconds: 100, delayMs: delay * 1000 }).status;
+      assert.equal(view(shownAt * 1000 - 1), 'BRIDGING_IN');
+      assert.equal(view(shownAt * 1000), 'COMPLETED');
+    }
   });
 
   test('each route has its own end delay, within the maximum, that only the service can draw', () => {
