@@ -106,6 +106,9 @@ export function fundsActivities(deps: ActivityDeps) {
   }
 }
 
+/** Past the bridge-in: the route's own deposit has left its deposit address, so what arrives there is a stray. */
+export const PAST_DEPOSIT: readonly string[] = ['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT'];
+
 export interface RefundInput {
   routeId: string;
   to: Address;
@@ -132,8 +135,10 @@ async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput)
     }
     // The route's own workflow refunds an underpayment at its deposit deadline, before it ends FAILED.
     const underpaidAtDeadline = input.key === 'underpaid' && route.status === 'AWAITING_DEPOSIT' && Date.now() >= route.depositDeadline.getTime() - 60_000;
-    if (!finished && !underpaidAtDeadline)
-      throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route is refunded`);
+    // A stray reaching a route in flight whose own deposit has left the address (activities/strays.ts).
+    const pastDeposit = PAST_DEPOSIT.includes(route.status);
+    if (!finished && !underpaidAtDeadline && !pastDeposit)
+      throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route, or one whose deposit left its address, is refunded`);
     return;
   }
   await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });

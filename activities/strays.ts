@@ -7,12 +7,13 @@ import { depositTokens, type HeldFunds, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
-import { belowRefundMinimum } from './funds.ts';
+import { belowRefundMinimum, PAST_DEPOSIT } from './funds.ts';
 
 const SCAN_BATCH = 8;
 /** Routes checked per scan; the next scan continues with the rest. */
 const SCAN_LIMIT = 2_000;
 const FINISHED = ['COMPLETED', 'FAILED'];
+
 
 export interface StrayDeposit {
   routeId: string;
@@ -30,10 +31,12 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
  * Surplus, second and late deposits: money that reaches a route's deposit address after the route took
- * (or stopped waiting for) its deposit. Only finished routes are checked, so a running transfer's own
- * deposit is never mistaken for a stray one, and only when there is something to check: once when the route
- * finishes, and again whenever the deposit watcher (activities/depositWatcher.ts) sees a transfer into its
- * deposit address after that. Besides the route's source token, every other ERC-20 contract the watcher saw
+ * (or stopped waiting for) its deposit. Routes are checked once their own deposit has left the address (from
+ * RECEIVED_ON_HUB on), so a running transfer's own deposit is never mistaken for a stray one, and only when there is
+ * something to check: once, and again whenever the deposit watcher (activities/depositWatcher.ts) sees a transfer
+ * into its deposit address after that. A route still in flight only has its strays refunded (after their own delay,
+ * from when they were found, not from the route's end: a dust poke learns nothing of its completion); what cannot be
+ * refunded automatically is listed for an operator once it has finished. Besides the route's source token, every other ERC-20 contract the watcher saw
  * sending to the address is checked: a deposit of another token with the same symbol is held or refunded,
  * never missed.
  */
@@ -77,7 +80,12 @@ export function strayActivities(deps: ActivityDeps) {
       const finished = await deps.db
         .select()
         .from(transfers)
-        .where(and(inArray(transfers.status, FINISHED), or(isNull(transfers.depositCheckedAt), gt(transfers.depositSeenAt, transfers.depositCheckedAt))))
+        .where(
+          and(
+            inArray(transfers.status, [...PAST_DEPOSIT, ...FINISHED]),
+            or(isNull(transfers.depositCheckedAt), gt(transfers.depositSeenAt, transfers.depositCheckedAt)),
+          ),
+        )
         .limit(SCAN_LIMIT);
       const known = new Map<number, Promise<Set<string> | null>>();
       const knownOn = (chainId: number) => {
@@ -103,11 +111,12 @@ export function strayActivities(deps: ActivityDeps) {
             try {
               // Taken before the balances are read: a transfer the watcher sees while they are read is checked again.
               const checkedAt = new Date();
-              await inspectRoute(
+              const settled = await inspectRoute(
                 route,
                 others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address),
               );
-              await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
+              // In flight with a stray left for the operator: checked again (and listed) once the route has finished.
+              if (settled) await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
             } catch (error) {
               log.warn('stray scan: a deposit address could not be checked', {
                 routeId: route.routeId,
@@ -120,10 +129,11 @@ export function strayActivities(deps: ActivityDeps) {
       }
       return found;
 
-      async function inspectRoute(route: Route, otherTokens: Address[]) {
+      /** False when a route in flight holds something that waits for its end (to be listed for an operator). */
+      async function inspectRoute(route: Route, otherTokens: Address[]): Promise<boolean> {
         // A refund of this route gave up (flagged for an operator): nothing is refunded automatically, and the flag
         // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
-        if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
+        if (route.needsAttention && isRefundFailedNote(route.lastError)) return true;
         const owner = route.depositAddress as Address;
         const balances = await Promise.all([
           tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
@@ -132,7 +142,25 @@ export function strayActivities(deps: ActivityDeps) {
           })),
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
-        await inspect(route, balances, otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null);
+        const known = otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null;
+        if (FINISHED.includes(route.status)) {
+          await inspect(route, balances, known);
+          return true;
+        }
+        return refundInFlight(route, balances, known);
+      }
+
+      /** A route in flight: its refundable strays are refunded; its holdings (the workflow's to write) are not touched. */
+      function refundInFlight(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): boolean {
+        let settled = true;
+        for (const { token, balance } of balances) {
+          if (balance === null || balance === 0n) continue;
+          const refundable = same(token, route.sourceToken) || (known?.has(token.toLowerCase()) ?? false);
+          if (route.refundAddress && refundable && !belowRefundMinimum(deps, route, token, balance)) {
+            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() });
+          } else settled = false;
+        }
+        return settled;
       }
 
       async function inspect(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null) {

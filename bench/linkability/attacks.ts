@@ -985,3 +985,107 @@ export function endToEndOf(guess: Map<string, string>, entries: Entry[], exits: 
   }
   return out;
 }
+
+// ------------------------------------------------------------------ issue 19: moments the attacker watches
+
+/** What a moment attack scored: routes it tried, named right, the expected count of a uniform guess, and misses. */
+export interface MomentScore {
+  routes: number;
+  linked: number;
+  /** Σ 1 / |candidates| over the routes whose own event is a candidate: what a uniform guess among them gets. */
+  chance: number;
+  /** Routes whose own event fell outside the attacker's window (its rule, not the service, was wrong). */
+  misses: number;
+  /** Mean candidates per route. */
+  meanCandidates: number;
+}
+
+/** One route the attacker has a moment for (seconds), the classes its deposit may have, and the truth to score with. */
+export interface MomentTarget {
+  at: number;
+  classKeys: Set<string> | null;
+  truth: string;
+}
+
+/**
+ * Attack: a moment tied to a route (when its public view or its webhook receiver heard of its end, when its stray was
+ * refunded) against the public events it could follow (withdrawals, payouts): the candidates are the events of the
+ * route's class in [at − windowSeconds, at − minLagSeconds]; the guess is the latest of them (the closest before the
+ * moment). Scored next to a uniform guess among the same candidates.
+ */
+export function momentAttack(
+  targets: MomentTarget[],
+  events: Array<{ id: string; timestamp: number; classKey: string | null }>,
+  window: { windowSeconds: number; minLagSeconds?: number },
+): MomentScore {
+  let linked = 0;
+  let chance = 0;
+  let misses = 0;
+  let candidates = 0;
+  for (const t of targets) {
+    const inWindow = events
+      .filter((e) => e.timestamp <= t.at - (window.minLagSeconds ?? 0) && e.timestamp >= t.at - window.windowSeconds)
+      .filter((e) => t.classKeys === null || (e.classKey !== null && t.classKeys.has(e.classKey)))
+      .sort((a, b) => b.timestamp - a.timestamp);
+    candidates += inWindow.length;
+    if (inWindow[0]?.id === t.truth) linked++;
+    if (inWindow.some((e) => e.id === t.truth)) chance += 1 / inWindow.length;
+    else misses++;
+  }
+  return { routes: targets.length, linked, chance, misses, meanCandidates: targets.length ? candidates / targets.length : 0 };
+}
+
+/**
+ * Dust poke, what the attacker reads back: transfers of `token` out of a deposit address that are not the bridge's
+ * (Relay's inTxs, CCTP burns): refunds of the stray, with their moment and destination.
+ */
+export function depositRefunds(source: ChainData, token: string, depositAddresses: Set<string>, bridgeSends: Set<string> | null) {
+  return tokenTransfers(source, token)
+    .filter((t) => depositAddresses.has(t.from) && !(bridgeSends?.has(t.txHash) ?? false))
+    .map((t) => ({ depositAddress: t.from, to: t.to, value: t.value, timestamp: t.timestamp, txHash: t.txHash }));
+}
+
+/**
+ * Attack: routes that leave at the longest wait. A note deposited at d that is still waiting at d + PRIVACY_MAX_WAIT_SECONDS
+ * leaves in the exit epoch after that moment (published rules), its withdrawal mined within that epoch and a proof.
+ * For each deposit, in the order of those epochs, the guess is the earliest same-class withdrawal not yet taken that was
+ * mined in [epoch start, epoch end + proof]; the attacker's own pairs are known and set aside. Scored on `scored`
+ * (entry ids of the routes that did leave at the longest wait), next to a uniform guess among the window's withdrawals.
+ */
+export function longestWaitAttack(
+  entries: Entry[],
+  exits: Exit[],
+  classes: Map<string, Set<string>>,
+  rules: { epochSeconds: number; maxWaitSeconds: number; proofSeconds: number },
+  own: Map<string, string>,
+  scored: Map<string, string>,
+): MomentScore {
+  const ownExits = new Set(own.values());
+  const exitStart = (e: Entry) => Math.floor((e.deposit.timestamp + rules.maxWaitSeconds) / rules.epochSeconds) * rules.epochSeconds + rules.epochSeconds;
+  const taken = new Set<string>();
+  const guesses = new Map<string, { guess: string | null; candidates: string[] }>();
+  for (const e of [...entries].filter((x) => !own.has(x.id)).sort((a, b) => exitStart(a) - exitStart(b) || a.deposit.order - b.deposit.order)) {
+    const start = exitStart(e);
+    const keys = classes.get(e.id) ?? new Set<string>();
+    const window = exits
+      .filter((x) => !ownExits.has(x.id) && x.classKey !== null && keys.has(x.classKey))
+      .filter((x) => x.withdrawal.timestamp >= start && x.withdrawal.timestamp <= start + rules.epochSeconds + rules.proofSeconds)
+      .sort((a, b) => a.withdrawal.order - b.withdrawal.order);
+    const guess = window.find((x) => !taken.has(x.id))?.id ?? null;
+    if (guess) taken.add(guess);
+    guesses.set(e.id, { guess, candidates: window.map((x) => x.id) });
+  }
+  let linked = 0;
+  let chance = 0;
+  let misses = 0;
+  let candidates = 0;
+  for (const [entry, truth] of scored) {
+    const g = guesses.get(entry);
+    if (!g) continue;
+    candidates += g.candidates.length;
+    if (g.guess === truth) linked++;
+    if (g.candidates.includes(truth)) chance += 1 / g.candidates.length;
+    else misses++;
+  }
+  return { routes: scored.size, linked, chance, misses, meanCandidates: scored.size ? candidates / scored.size : 0 };
+}

@@ -7,7 +7,9 @@
  */
 import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { inArray } from 'drizzle-orm';
-import type { Address } from 'viem';
+import httpServer from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createPublicClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { LocalStack } from '../../devnet/stack.ts';
 import { ledgerEntries } from '../../src/db/schema.ts';
@@ -32,6 +34,19 @@ export interface BenchOptions {
   distinct: number;
   /** Routes of the shared amount created by one client the attacker controls (it knows both of their ends). */
   sybil: number;
+  /**
+   * n − 1: routes of an amount of their own, each followed, once its note is in the pool, by minAnonymitySet − 1 routes
+   * of the same amount from the attacker (one client, `burstClients: 'one'`, or each its own, 'distinct').
+   */
+  victims: number;
+  burstClients: 'one' | 'distinct';
+  /** Routes of an amount of their own that ask for more peers than they get: they leave at the longest wait. */
+  maxWaitGroup: number;
+  /** Dust poke: the attacker sends 0.10 USDC to each deposit address once its deposit went on to the bridge. */
+  poke: boolean;
+  /** REFUND_DELAY_MIN/MAX_SECONDS. */
+  refundDelayMinSeconds: number;
+  refundDelayMaxSeconds: number;
   /** cctp: routes of the shared amount paid on the hub (destChainId = hub). */
   hub: number;
   /** cross-asset: USDC → WETH routes of one input, created `crossSpacingSeconds` apart while the price walks. */
@@ -66,6 +81,8 @@ export type RunningBench = BenchStack;
 
 export interface Planned {
   group: string;
+  /** n − 1: the victim (its index) a burst route follows. */
+  follows?: number;
   amount: string;
   /** X-Forwarded-For of its client. */
   client: string;
@@ -81,16 +98,34 @@ export interface Created extends Planned {
   /** Smallest units. */
   units: string;
   depositAddress: Address;
+  /** The path of its webhook URL on the bench's receiver. */
+  hookPath: string;
   createdAt: number;
   fundedAt: number | null;
+  pokedAt: number | null;
 }
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
+const VICTIM_AMOUNTS = ['88.8', '93.7', '57.25'];
+const MAX_WAIT_AMOUNT = '133.3';
 const DISTINCT_AMOUNTS = ['37.11', '52.3', '81.9', '23.45', '64.8', '118.6', '199.99', '29.7', '71.35', '163.4', '45.05', '250.5'];
 const POLL_MS = 2000;
 const PROGRESS_EVERY_MS = 15_000;
 /** The Sybil client's address (all its routes); every other route has one of its own. */
 const SYBIL_CLIENT = '10.0.250.250';
+
+/** The stray scanner's interval on the bench's stack (production: 60 s). */
+export const STRAY_SCAN_SECONDS = 5;
+/** The dust poke: 0.10 USDC, REFUND_MIN_AMOUNT's default, so it is refunded. */
+const POKE_UNITS = 100_000n;
+
+/** The faucet is one account: its sends (fundings, bursts, pokes) go one at a time, or their nonces collide. */
+let faucetQueue: Promise<unknown> = Promise.resolve();
+function fromFaucet(send: Parameters<typeof sendAsNewUser>[0]): Promise<unknown> {
+  const next = faucetQueue.then(() => sendAsNewUser(send));
+  faucetQueue = next.catch(() => undefined);
+  return next;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -106,6 +141,9 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
       PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
       PRIVACY_MAX_WAIT_SECONDS: String(opts.maxWaitSeconds),
+      REFUND_DELAY_MIN_SECONDS: String(opts.refundDelayMinSeconds),
+      REFUND_DELAY_MAX_SECONDS: String(opts.refundDelayMaxSeconds),
+      STRAY_SCAN_INTERVAL_SECONDS: String(STRAY_SCAN_SECONDS),
       PRICE_EPOCH_SECONDS: String(opts.priceEpochSeconds),
       DEVNET_PRICE_VOLATILITY_BPS: String(opts.volatilityBps),
       DEVNET_PRICE_STEP_SECONDS: String(opts.priceStepSeconds),
@@ -228,6 +266,14 @@ export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise
   for (let i = 0; i < opts.shared; i++) add('shared', opts.sharedAmount, { reject: opts.scenario === 'asp' && i < opts.rejected });
   for (let i = 0; i < opts.sybil; i++) add('sybil', opts.sharedAmount, { attackerOwn: true, client: SYBIL_CLIENT });
   if (opts.scenario === 'cctp') for (let i = 0; i < opts.hub; i++) add('hub', opts.sharedAmount, { dest: 'hub' });
+  for (let v = 0; v < opts.victims; v++) {
+    const amount = VICTIM_AMOUNTS[v] ?? `${91 + v}.25`;
+    add('victim', amount);
+    for (let i = 1; i < opts.minAnonymitySet; i++)
+      add('burst', amount, { attackerOwn: true, follows: v, ...(opts.burstClients === 'one' ? { client: SYBIL_CLIENT } : {}) });
+  }
+  // More peers asked for than the group has: every route of it leaves at the longest wait.
+  for (let i = 0; i < opts.maxWaitGroup; i++) add('maxwait', MAX_WAIT_AMOUNT, { minAnonymitySet: opts.maxWaitGroup + 2 });
   if (opts.classSize > 0) {
     const { inputs, classValue } = await classInputs(stack, opts.classAmount, opts.classSize);
     notes.push(
@@ -242,7 +288,9 @@ export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise
   return { planned, notes };
 }
 
-async function create(stack: LocalStack, p: Planned): Promise<Created> {
+let hooks = 0;
+async function create(stack: LocalStack, p: Planned, hookBase: string): Promise<Created> {
+  const hookPath = `/hook/${++hooks}`;
   const t = await api<{ routeId: string; amount: string; depositAddress: Address }>(
     stack,
     'POST',
@@ -254,11 +302,15 @@ async function create(stack: LocalStack, p: Planned): Promise<Created> {
       tokenSymbol: 'USDC',
       destTokenSymbol: p.destToken,
       userDestinationAddress: privateKeyToAccount(generatePrivateKey()).address,
+      // A user's own refund wallet, not the recipient (the API refuses that): where strays are refunded.
+      refundAddress: privateKeyToAccount(generatePrivateKey()).address,
+      // One receiver per route: the worst case, a client with a single route (the observer sees each receiver apart).
+      webhookUrl: `${hookBase}${hookPath}`,
       ...(p.minAnonymitySet > 1 ? { minAnonymitySet: p.minAnonymitySet } : {}),
     },
     { 'X-Forwarded-For': p.client },
   );
-  return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, createdAt: Date.now(), fundedAt: null };
+  return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, hookPath, createdAt: Date.now(), fundedAt: null, pokedAt: null };
 }
 
 function shuffled<T>(items: T[]): T[] {
@@ -275,7 +327,7 @@ function faucet(stack: LocalStack) {
   const source = chainOf(stack, 'source');
   const usdc = source.tokens.find((t) => t.symbol === 'USDC')!.address;
   return async (t: Created) => {
-    await sendAsNewUser({
+    await fromFaucet({
       rpcUrl: source.rpcUrl,
       faucetPrivateKey: stack.manifest.faucetPrivateKey,
       token: usdc,
@@ -290,16 +342,22 @@ function faucet(stack: LocalStack) {
  * Creates and funds the planned transfers as senders would. cross-asset: one every ~crossSpacingSeconds (±30 %),
  * each funded 0–gapMaxSeconds after it was created, so they are priced in different moments of the walk. asp: the
  * routes to reject are funded first, with the ASP's 'asp-review' fault set, and the others only once the ASP has
- * declined them. Otherwise: all created, then funded in a random order with random gaps.
+ * declined them. Otherwise: all created, then funded in a random order with random gaps; then the bursts that follow
+ * victims into the pool (n − 1). Each route is pushed into `created` as it is created (the dust poker watches it).
  */
-export async function createAndFund(stack: LocalStack, planned: Planned[], opts: BenchOptions): Promise<Created[]> {
+export async function createAndFund(
+  stack: LocalStack,
+  planned: Planned[],
+  opts: BenchOptions,
+  hookBase: string,
+  created: Created[] = [],
+): Promise<Created[]> {
   const fund = faucet(stack);
   const gap = () => sleep(Math.random() * opts.gapMaxSeconds * 1000);
   if (opts.scenario === 'cross-asset') {
-    const created: Created[] = [];
     for (const [i, p] of planned.entries()) {
       if (i > 0) await sleep(opts.crossSpacingSeconds * 1000 * (0.7 + 0.6 * Math.random()));
-      const t = await create(stack, p);
+      const t = await create(stack, p, hookBase);
       created.push(t);
       await gap();
       await fund(t);
@@ -307,8 +365,7 @@ export async function createAndFund(stack: LocalStack, planned: Planned[], opts:
     }
     return created;
   }
-  const created: Created[] = [];
-  for (const p of planned) created.push(await create(stack, p));
+  for (const p of planned.filter((x) => x.group !== 'burst')) created.push(await create(stack, p, hookBase));
   opts.progress(`created ${created.length} transfers`);
   const rejected = created.filter((t) => t.reject);
   if (rejected.length > 0) {
@@ -326,7 +383,101 @@ export async function createAndFund(stack: LocalStack, planned: Planned[], opts:
     await fund(t);
   }
   opts.progress(`funded ${created.length} deposit addresses`);
+  // n − 1: once a victim's note is in the pool (the attacker sees its deposit on the hub), the burst that would complete
+  // its set: created at once, funded at once.
+  const victims = created.filter((t) => t.group === 'victim');
+  for (const [v, victim] of victims.entries()) {
+    await waitForStatus(stack, victim, IN_POOL, 300_000);
+    const burst: Created[] = [];
+    for (const p of planned.filter((x) => x.group === 'burst' && x.follows === v)) burst.push(await create(stack, p, hookBase));
+    await Promise.all(burst.map(fund));
+    created.push(...burst);
+    opts.progress(`victim ${victim.routeId} is in the pool: created and funded ${burst.length} routes of its amount (${opts.burstClients === 'one' ? 'one client' : 'distinct clients'})`);
+  }
   return created;
+}
+
+const IN_POOL = new Set(['SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED']);
+/** Past the bridge-in: the deposit address has sent the deposit on (statuses before the end). */
+const BRIDGED = new Set(['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT']);
+
+async function waitForStatus(stack: LocalStack, t: Created, statuses: Set<string>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = await api<{ status: string }>(stack, 'GET', `/api/private-route/${t.routeId}`);
+    if (statuses.has(view.status)) return;
+    if (Date.now() > deadline) throw new Error(`${t.routeId} did not reach ${[...statuses].join('/')} within ${timeoutMs / 1000} s (${view.status})`);
+    await sleep(1000);
+  }
+}
+
+/**
+ * The dust poke: the attacker sends 0.10 USDC (from a new address of its own) to each deposit address once the route
+ * sent its deposit on to the bridge (public: the bridge's request names it), while the route is still in flight. A stray
+ * is refunded to the route's refundAddress; the refund's moment is what the attacker watches. Returns a stop function.
+ */
+export function startDustPoker(stack: LocalStack, created: Created[], opts: BenchOptions): () => Promise<void> {
+  const source = chainOf(stack, 'source');
+  const usdc = source.tokens.find((t) => t.symbol === 'USDC')!.address;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      for (const t of created.filter((c) => c.pokedAt === null && c.fundedAt !== null)) {
+        const view = await api<{ status: string }>(stack, 'GET', `/api/private-route/${t.routeId}`);
+        if (!BRIDGED.has(view.status)) continue;
+        await fromFaucet({ rpcUrl: source.rpcUrl, faucetPrivateKey: stack.manifest.faucetPrivateKey, token: usdc, to: t.depositAddress, amount: POKE_UNITS });
+        t.pokedAt = Date.now();
+        opts.progress(`poked ${t.depositAddress} (${t.routeId}, ${view.status}) with 0.10 USDC`);
+      }
+      await sleep(1000);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+/** Waits until every poked deposit address is empty again (its stray refunded), or `timeoutMs`; returns how many are. */
+export async function awaitDustRefunds(stack: LocalStack, created: Created[], timeoutMs: number): Promise<number> {
+  const source = chainOf(stack, 'source');
+  const usdc = source.tokens.find((t) => t.symbol === 'USDC')!.address;
+  const client = createPublicClient({ transport: http(source.rpcUrl) });
+  const poked = created.filter((t) => t.pokedAt !== null);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const balances = await Promise.all(
+      poked.map((t) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [t.depositAddress] })),
+    );
+    const empty = balances.filter((b) => b === 0n).length;
+    if (empty === poked.length || Date.now() > deadline) return empty;
+    await sleep(2000);
+  }
+}
+
+/** Arrival times (ms) of deliveries per receiver path. */
+export type HookArrivals = Map<string, number[]>;
+
+/**
+ * The webhook receivers (one path per route) and what an observer of their traffic sees: when each delivery arrived,
+ * not what it said (TLS hides the body in production).
+ */
+export async function startHookReceiver(): Promise<{ base: string; arrivals: HookArrivals; close(): Promise<void> }> {
+  const arrivals: HookArrivals = new Map();
+  const server = httpServer.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      const path = new URL(request.url ?? '/', 'http://x').pathname;
+      arrivals.set(path, [...(arrivals.get(path) ?? []), Date.now()]);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    arrivals,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 export interface TransferView {

@@ -55,6 +55,11 @@ import {
   withdrawalCandidates,
   gateTimingCandidates,
   labelApprovalTimes,
+  depositRefunds,
+  longestWaitAttack,
+  type MomentScore,
+  momentAttack,
+  type MomentTarget,
 } from './attacks.ts';
 import {
   awaitTransfers,
@@ -62,11 +67,17 @@ import {
   createAndFund,
   groundTruth,
   planRoutes,
+  awaitDustRefunds,
+  type Created,
+  type HookArrivals,
   type PublicSightings,
   publicKnowledge,
   SCENARIOS,
   type Scenario,
   startBench,
+  startDustPoker,
+  startHookReceiver,
+  STRAY_SCAN_SECONDS,
   watchPublicViews,
 } from './harness.ts';
 import {
@@ -87,7 +98,7 @@ import { type GroupScore, type LinkScore, type OrderScore, orderScore, type Rout
 // ------------------------------------------------------------------ options
 
 const DEFAULTS: Record<Scenario, Record<string, string>> = {
-  relay: { shared: '4', sybil: '2', class: '4', distinct: '2', 'min-set': '3', 'max-wait': '150', 'exit-epoch': '10' },
+  relay: { shared: '4', sybil: '2', class: '4', distinct: '2', victims: '1', maxwait: '3', 'min-set': '3', 'max-wait': '150', 'exit-epoch': '10' },
   'cross-asset': { cross: '5', 'min-set': '2', 'max-wait': '90', 'exit-epoch': '10' },
   asp: { shared: '5', rejected: '1', 'min-set': '3', 'max-wait': '150', 'exit-epoch': '10' },
   cctp: { shared: '3', hub: '3', distinct: '1', 'min-set': '2', 'max-wait': '150', 'exit-epoch': '10' },
@@ -108,10 +119,20 @@ const COMMON: Record<string, string> = {
   'price-step': '5',
   'sample-every': '3',
   rejected: '0',
+  victims: '0',
+  'burst-clients': 'one',
+  maxwait: '0',
+  'refund-delay-min': '20',
+  'refund-delay-max': '120',
   'gap-max': '1.5',
   'public-delay': '30',
   timeout: '900',
 };
+
+function burstClients(text: string): 'one' | 'distinct' {
+  if (text !== 'one' && text !== 'distinct') throw new Error(`--burst-clients must be one or distinct (got ${text})`);
+  return text;
+}
 
 function options(): { json: boolean; runs: BenchOptions[] } {
   const names = [...new Set([...Object.keys(COMMON), ...Object.values(DEFAULTS).flatMap((d) => Object.keys(d))])];
@@ -122,6 +143,7 @@ function options(): { json: boolean; runs: BenchOptions[] } {
       mode: { type: 'string' },
       'price-seed': { type: 'string' },
       'no-ragequit': { type: 'boolean', default: false },
+      'no-poke': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -158,6 +180,12 @@ function options(): { json: boolean; runs: BenchOptions[] } {
       crossAmount: text('cross-amount'),
       crossSpacingSeconds: seconds('cross-spacing'),
       rejected: int('rejected', 0),
+      victims: s === 'cross-asset' ? 0 : int('victims', 0),
+      burstClients: burstClients(text('burst-clients')),
+      maxWaitGroup: s === 'cross-asset' ? 0 : int('maxwait', 0),
+      poke: !given['no-poke'],
+      refundDelayMinSeconds: int('refund-delay-min', 0),
+      refundDelayMaxSeconds: int('refund-delay-max', 0),
       ragequitRejected: !given['no-ragequit'],
       minAnonymitySet: int('min-set', 1),
       maxWaitSeconds: int('max-wait', 1),
@@ -300,6 +328,9 @@ async function attack(known: PublicKnowledge, view: PublicView, input: AttackInp
     }),
   );
 
+  const depositAddresses = new Set(entered.map((d) => d.id));
+  const refunds = depositRefunds(source, usdc('source').address, depositAddresses, bridgeSends);
+
   return {
     deposits,
     withdrawals,
@@ -310,6 +341,8 @@ async function attack(known: PublicKnowledge, view: PublicView, input: AttackInp
     candidates,
     classes,
     posterior,
+    own,
+    refunds,
     ownPairs: own.size,
     crossAsset,
     asp: {
@@ -529,40 +562,132 @@ interface ScenarioResult {
   observed: { poolDeposits: number; poolWithdrawals: number; sourceDeposits: number; payouts: number; relayRequests: number | null; ownPairs: number };
   crossAsset: CrossAssetFigures | null;
   scored: ReturnType<typeof score>;
-  publicTiming: PublicTiming;
+  timing: TimingAttacks;
 }
 
-interface PublicTiming {
-  /** Routes scored (completed, not the attacker's own). */
-  routes: number;
-  /** Routes whose withdrawal the public-status attack named. */
-  linked: number;
-  /** Distinct seconds at which some route's public view left SHIELDED. */
-  moments: number;
+interface TimingAttacks {
+  /** GET without a token: the moment each route's public view first showed its end, against the withdrawals. */
+  publicView: MomentScore & { moments: number };
+  /** A webhook receiver per route: the first delivery after the deposit's, against the withdrawals. */
+  webhooks: MomentScore & { receivers: number };
+  /** The dust poke: each stray's refund against the payouts. */
+  dust: (MomentScore & { poked: number; pokedInFlight: number; refunded: number; toRecipients: number; lagSeconds: number[] }) | null;
+  /** Routes that left at the longest wait. */
+  longestWait: MomentScore;
+  /** n − 1: each victim, its burst, and whether the burst opened its gate. */
+  victims: Array<{ routeId: string; burst: number; burstClients: 'one' | 'distinct'; gateOpenedByBurst: boolean; get: number | null }>;
 }
 
-const EXIT_STATUSES = ['UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'];
+/** Slack for a withdrawal after its epoch began and a payout after its withdrawal: a proof and a bridge-out. */
+const PROOF_AND_BRIDGE_SECONDS = 120;
+/** WEBHOOK_MAX_DELAY_SECONDS on the stack (the default). */
+const WEBHOOK_MAX_DELAY_SECONDS = 30;
 
 /**
- * Attack: public status times. Holding the routeIds without their statusTokens, the observer notes when each route's
- * public view first showed a status after the pool (UNSHIELD_SENT, BRIDGING_OUT or COMPLETED) and names the last
- * withdrawal mined before that moment as the route's. Before issue 19 that was the withdrawal itself (within a block);
- * now the public view shows only the end, a delay of the route's own after it, at the start of an exit epoch.
+ * The issue 19 attacks on moments. Each route's class is what the attacker's quote inversion gave its source deposit
+ * (the public view shows the amount; a receiver's observer is granted it too: a stronger attacker).
  */
-function publicStatusTiming(routes: RouteTruth[], withdrawals: Array<{ id: string; timestamp: number }>, sightings: PublicSightings): PublicTiming {
-  const scored = routes.filter((r) => r.status === 'COMPLETED' && !r.attackerOwn && r.unshieldTx);
+function timingAttacks(
+  bench: BenchOptions,
+  routes: RouteTruth[],
+  created: Created[],
+  guesses: Awaited<ReturnType<typeof attack>>,
+  sightings: PublicSightings,
+  arrivals: HookArrivals,
+): TimingAttacks {
+  const scored = routes.filter((r) => r.status === 'COMPLETED' && !r.attackerOwn && r.unshieldTx && r.payoutTx);
+  const byRoute = new Map(created.map((c) => [c.routeId, c]));
+  const classKeys = (r: RouteTruth) => {
+    const entry = guesses.entries.find((e) => e.source?.id === r.depositAddress);
+    return entry ? (guesses.classes.get(entry.id) ?? new Set<string>()) : null;
+  };
+  const ownExits = new Set(guesses.own.values());
+  const withdrawals = guesses.exits.filter((x) => !ownExits.has(x.id)).map((x) => ({ id: x.id, timestamp: x.withdrawal.timestamp, classKey: x.classKey }));
+  const payouts = guesses.exits
+    .filter((x) => !ownExits.has(x.id) && x.payout)
+    .map((x) => ({ id: x.payout!.id, timestamp: x.payout!.timestamp, classKey: x.classKey }));
+  const endWindow = bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + PROOF_AND_BRIDGE_SECONDS;
+
+  const viewTargets: MomentTarget[] = [];
   const moments = new Set<number>();
-  let linked = 0;
   for (const r of scored) {
-    const seen = sightings.get(r.routeId);
-    const at = Math.min(...EXIT_STATUSES.map((s) => seen?.get(s) ?? Number.POSITIVE_INFINITY));
-    if (!Number.isFinite(at)) continue;
+    const at = sightings.get(r.routeId)?.get('COMPLETED');
+    if (at === undefined) continue;
     moments.add(Math.floor(at / 1000));
-    // Block times are whole seconds: a withdrawal mined in the second the status was seen counts as before it.
-    const before = withdrawals.filter((w) => w.timestamp <= Math.floor(at / 1000)).sort((a, b) => b.timestamp - a.timestamp);
-    if (before[0]?.id === r.unshieldTx) linked++;
+    viewTargets.push({ at: Math.floor(at / 1000), classKeys: classKeys(r), truth: r.unshieldTx! });
   }
-  return { routes: scored.length, linked, moments: moments.size };
+
+  const hookTargets: MomentTarget[] = [];
+  for (const r of scored) {
+    // The observer sees arrivals, not bodies: the first is the deposit's (BRIDGING_IN), the next opens the end's batch.
+    const times = [...(arrivals.get(byRoute.get(r.routeId)?.hookPath ?? '') ?? [])].sort((a, b) => a - b);
+    if (times.length < 2) continue;
+    hookTargets.push({ at: Math.floor(times[1]! / 1000), classKeys: classKeys(r), truth: r.unshieldTx! });
+  }
+
+  let dust: TimingAttacks['dust'] = null;
+  if (bench.poke) {
+    const poked = scored.filter((r) => byRoute.get(r.routeId)?.pokedAt);
+    const payoutAt = new Map(payouts.map((p) => [p.id, p.timestamp]));
+    const recipients = new Set(guesses.exits.flatMap((x) => (x.payout ? [x.payout.recipient] : [])));
+    const dustTargets: MomentTarget[] = [];
+    const lags: number[] = [];
+    let toRecipients = 0;
+    for (const r of poked) {
+      const refund = guesses.refunds.find((f) => f.depositAddress === r.depositAddress);
+      if (!refund) continue;
+      if (recipients.has(refund.to)) toRecipients++;
+      const paidAt = payoutAt.get(r.payoutTx!);
+      if (paidAt !== undefined) lags.push(refund.timestamp - paidAt);
+      dustTargets.push({ at: refund.timestamp, classKeys: classKeys(r), truth: r.payoutTx! });
+    }
+    dust = {
+      ...momentAttack(dustTargets, payouts, {
+        windowSeconds: bench.refundDelayMaxSeconds + STRAY_SCAN_SECONDS + 60,
+        minLagSeconds: bench.refundDelayMinSeconds,
+      }),
+      poked: created.filter((c) => c.pokedAt).length,
+      pokedInFlight: poked.length,
+      refunded: dustTargets.length,
+      toRecipients,
+      lagSeconds: lags.sort((a, b) => a - b),
+    };
+  }
+
+  const leftAtMaxWait = new Map(scored.filter((r) => r.leftAtMaxWait && r.shieldTx).map((r) => [r.shieldTx!, r.unshieldTx!]));
+  const longestWait = longestWaitAttack(
+    guesses.entries,
+    guesses.exits,
+    new Map([...guesses.classes].map(([id, keys]) => [id, keys ?? new Set<string>()])),
+    { epochSeconds: bench.exitEpochSeconds, maxWaitSeconds: bench.maxWaitSeconds, proofSeconds: PROOF_AND_BRIDGE_SECONDS },
+    guesses.own,
+    leftAtMaxWait,
+  );
+
+  const victims = routes
+    .filter((r) => r.group === 'victim')
+    .map((v) => {
+      const index = created.filter((c) => c.group === 'victim').findIndex((c) => c.routeId === v.routeId);
+      return {
+        routeId: v.routeId,
+        burst: created.filter((c) => c.group === 'burst' && c.follows === index).length,
+        burstClients: bench.burstClients,
+        // It left before its longest wait: its set was reached, which only the burst could do (its amount is its own).
+        gateOpenedByBurst: v.status === 'COMPLETED' && v.leftAtMaxWait === false,
+        get: v.anonymitySet,
+      };
+    });
+
+  return {
+    publicView: { ...momentAttack(viewTargets, withdrawals, { windowSeconds: endWindow }), moments: moments.size },
+    webhooks: {
+      ...momentAttack(hookTargets, withdrawals, { windowSeconds: endWindow + WEBHOOK_MAX_DELAY_SECONDS }),
+      receivers: hookTargets.length,
+    },
+    dust,
+    longestWait,
+    victims,
+  };
 }
 
 const pad = (text: string | number, width: number) => String(text).padEnd(width);
@@ -635,9 +760,26 @@ function report(r: ScenarioResult): string {
   }
   const timedOut = sc.asp.withdrawals.reduce((sum, w) => sum + (w.excluded.timing ?? 0), 0);
   const kept = sc.asp.withdrawals.reduce((sum, w) => sum + w.candidates, 0);
+  const t = r.timing;
+  const m = (label: string, x: MomentScore, extra = '') =>
+    `  ${label}: named its own ${x.linked}/${x.routes} (chance ${x.chance.toFixed(1)}/${x.routes}: a uniform guess among ${x.meanCandidates.toFixed(1)} candidates on average${x.misses ? `; ${x.misses} outside the attacker's window` : ''})${extra}`;
   lines.push(
     '',
-    `public status times (routeIds held, no statusToken; public views read every 0.5 s): the last withdrawal before a route's public view showed its end named its own for ${r.publicTiming.linked}/${r.publicTiming.routes} routes (chance: about 1 in the withdrawals of the delay window); the views changed at ${r.publicTiming.moments} distinct seconds`,
+    'timing attacks (issue 19): the attacker names the latest event of the route’s class before the moment it watches, next to a uniform guess among the same candidates',
+    m('public view (routeIds held, no statusToken, read every 0.5 s; the moment its end showed → withdrawals)', t.publicView, `; views changed at ${t.publicView.moments} distinct seconds`),
+    m(`webhooks (one receiver per route; the first delivery after the deposit's → withdrawals)`, t.webhooks),
+    t.dust
+      ? m(
+          `dust poke (0.10 USDC to ${t.dust.poked} deposit addresses, ${t.dust.pokedInFlight} scored routes poked in flight, ${t.dust.refunded} refunds seen; refund → payouts)`,
+          t.dust,
+          `; refunds to a payout's recipient ${t.dust.toRecipients}; refund after payout ${t.dust.lagSeconds.length ? `${t.dust.lagSeconds[0]}–${t.dust.lagSeconds.at(-1)} s (median ${t.dust.lagSeconds[Math.floor(t.dust.lagSeconds.length / 2)]})` : 'n/a'}`,
+        )
+      : '  dust poke: off (--no-poke)',
+    m('longest wait (deposit + PRIVACY_MAX_WAIT_SECONDS → the next epoch; routes that left at it)', t.longestWait),
+    ...t.victims.map((v) => {
+      const route = sc.routes.find((x) => x.routeId === v.routeId);
+      return `  n − 1: victim ${v.routeId.slice(0, 11)}… followed into the pool by ${v.burst} routes of its amount from ${v.burstClients === 'one' ? 'one client' : 'distinct clients'}: gate opened by them ${v.gateOpenedByBurst ? 'YES' : 'no (it left at the longest wait)'}; GET set ${v.get ?? '-'}, attacker ${route?.effectiveSet ?? '-'}${route?.overstated ? ' OVERSTATED' : ''}`;
+    }),
   );
   lines.push(
     '',
@@ -687,16 +829,34 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
         ? startQuoteSampler(known, bench.crossAmount, { role: 'destination', tokenSymbol: 'WETH' }, bench.sampleEverySeconds * 1000)
         : null;
     let samples: QuoteSample[] | null = null;
-    let created: Awaited<ReturnType<typeof createAndFund>>;
+    const receiver = await startHookReceiver();
+    const created: Created[] = [];
+    const stopPoking = bench.poke ? startDustPoker(stack, created, bench) : async () => {};
+    let views: Awaited<ReturnType<typeof awaitTransfers>>;
+    let sightings: PublicSightings;
     try {
-      created = await createAndFund(stack, planned, bench);
+      try {
+        await createAndFund(stack, planned, bench, receiver.base, created);
+      } finally {
+        samples = (await sampler?.stop()) ?? null;
+      }
+      const publicViews = watchPublicViews(stack, created);
+      views = await awaitTransfers(stack, created, bench);
+      await stopPoking();
+      bench.progress('waiting for the public views to show the ends (their own delay, then the next exit epoch)');
+      sightings = await publicViews((bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + 10) * 1000);
+      if (bench.poke) {
+        bench.progress('waiting for the strays to be refunded (their own delay after the scan)');
+        const refunded = await awaitDustRefunds(stack, created, (bench.refundDelayMaxSeconds + STRAY_SCAN_SECONDS + 60) * 1000);
+        bench.progress(`${refunded}/${created.filter((c) => c.pokedAt).length} poked deposit addresses refunded`);
+      }
+      // The held webhooks go out with the public end, after their own random delay (WEBHOOK_MAX_DELAY_SECONDS).
+      const deadline = Date.now() + (WEBHOOK_MAX_DELAY_SECONDS + 15) * 1000;
+      while (Date.now() < deadline && created.some((c) => (receiver.arrivals.get(c.hookPath)?.length ?? 0) < 2)) await new Promise((r) => setTimeout(r, 1000));
     } finally {
-      samples = (await sampler?.stop()) ?? null;
+      await stopPoking();
+      await receiver.close();
     }
-    const publicViews = watchPublicViews(stack, created);
-    const views = await awaitTransfers(stack, created, bench);
-    bench.progress('waiting for the public views to show the ends (their own delay, then the next exit epoch)');
-    const sightings = await publicViews((bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + 10) * 1000);
     const routes = await groundTruth(stack, created, views);
     const tTransfers = secondsSince(t1);
     const unfinished = routes.filter((r) => r.status !== 'COMPLETED' && !r.rejected);
@@ -714,13 +874,14 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       own: routes.filter((r) => r.attackerOwn).map((r) => ({ depositAddress: r.depositAddress, payoutTx: r.payoutTx })),
     });
     const scored = score(routes, guesses);
-    const publicTiming = publicStatusTiming(routes, guesses.withdrawals, sightings);
+    const timing = timingAttacks(bench, routes, created, guesses, sightings, receiver.arrivals);
     const settings: ScenarioResult['settings'] = {
       'min set': bench.minAnonymitySet,
       'max wait s': bench.maxWaitSeconds,
       'exit epoch s': bench.exitEpochSeconds,
       'public end delay s': `0–${bench.publicDelaySeconds}`,
       'gap s': `0–${bench.gapMaxSeconds}`,
+      'refund delay s': bench.poke ? `${bench.refundDelayMinSeconds}–${bench.refundDelayMaxSeconds}` : 'no poke',
     };
     if (bench.scenario === 'cross-asset')
       Object.assign(settings, {
@@ -739,6 +900,8 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
         ...(bench.distinct ? { distinct: bench.distinct } : {}),
         ...(bench.hub ? { 'paid on the hub': `${bench.hub} × ${bench.sharedAmount} USDC` } : {}),
         ...(bench.rejected ? { 'ASP rejects': bench.rejected, ragequit: bench.ragequitRejected } : {}),
+        ...(bench.victims ? { 'n − 1 victims': `${bench.victims}, each followed by ${bench.minAnonymitySet - 1} (${bench.burstClients} client${bench.burstClients === 'one' ? '' : 's'})` } : {}),
+        ...(bench.maxWaitGroup ? { 'longest-wait group': bench.maxWaitGroup } : {}),
       });
     const result: ScenarioResult = {
       scenario: bench.scenario,
@@ -757,7 +920,7 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       },
       crossAsset: guesses.crossAsset,
       scored,
-      publicTiming,
+      timing,
     };
     return { result, failed: unfinished.length > 0 };
   } finally {

@@ -22,7 +22,10 @@ let lookalike: Address;
 before(
   async () => {
     // Deposits time out quickly and the scanner runs every second.
-    stack = await startTestStack({ env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND } });
+    // A route that asks for more peers than it gets waits in the pool for PRIVACY_MAX_WAIT_SECONDS (5 min here).
+    stack = await startTestStack({
+      env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND, PRIVACY_MAX_WAIT_SECONDS: '300' },
+    });
     const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
     [source, destination] = [byRole('source'), byRole('destination')];
 
@@ -55,13 +58,14 @@ async function sendLookalike(to: Address, amount: bigint) {
 const balance = (token: Address, owner: Address) =>
   stack.chainClient('source').readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
-async function create(refundAddress?: Address) {
-  const { status, body } = await stack.api<{ routeId: string; depositAddress: Address; depositTokenAddress: Address }>('POST', '/api/private-route', {
+async function create(refundAddress?: Address, extra: Record<string, unknown> = {}) {
+  const { status, body } = await stack.api<{ routeId: string; amount: string; depositAddress: Address; depositTokenAddress: Address }>('POST', '/api/private-route', {
     sourceChainId: source,
     destChainId: destination,
     amount: '10',
     userDestinationAddress: RECIPIENT,
     ...(refundAddress && { refundAddress }),
+    ...extra,
   });
   assert.equal(status, 200, JSON.stringify(body));
   return body.data!;
@@ -149,5 +153,34 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     // The scanner does not list it again.
     await new Promise((r) => setTimeout(r, 3_000));
     assert.equal((await row(b.routeId)).needsAttention, false);
+  });
+
+  test('a dust poke of a route in flight is refunded after its own delay, while the route still waits in the pool', async () => {
+    const usdc = stack.token('source', 'USDC');
+    const refundTo = '0x00000000000000000000000000000000000d0057' as Address;
+    const route = await create(refundTo, { minAnonymitySet: 5 });
+    await stack.fund(route.depositAddress, 'USDC', BigInt(route.amount));
+    await waitFor(`${route.routeId} in the pool`, async () => ((await row(route.routeId)).status === 'SHIELDED' ? true : undefined), 120_000);
+
+    // Anyone can send 0.10 USDC to a deposit address seen on chain.
+    await stack.fund(route.depositAddress, 'USDC', 100_000n);
+    await waitFor('the stray refunded to the refundAddress', async () => ((await balance(usdc, refundTo)) === 100_000n ? true : undefined), 60_000);
+    assert.equal(await balance(usdc, route.depositAddress), 0n);
+    const during = await row(route.routeId);
+    assert.equal(during.status, 'SHIELDED', 'refunded while the route waits for its set: its end is not what the refund follows');
+    assert.equal(during.needsAttention, false);
+    assert.equal(during.heldFunds?.some((h) => h.place === 'deposit') ?? false, false, "the route's holdings are the workflow's, not the scanner's");
+    const entry = await waitFor(
+      'the ledger entry of the refund',
+      async () => {
+        const [found] = await stack.service.db
+          .select()
+          .from(ledgerEntries)
+          .where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')));
+        return found;
+      },
+      30_000,
+    );
+    assert.equal(entry.amount, '100000');
   });
 });
