@@ -6,7 +6,8 @@
  *   npm run bench:linkability -- [--scenario relay|cross-asset|asp|cctp|all] [--mode relay|cctp] [--json]
  *     [--shared N] [--shared-amount 100] [--class N] [--class-amount 150] [--distinct N] [--sybil N] [--hub N]
  *     [--cross N] [--cross-amount 100] [--cross-spacing 25] [--price-epoch 30] [--volatility 20] [--price-step 5]
- *     [--price-seed S] [--sample-every 3] [--rejected N] [--no-ragequit]
+ *     [--price-seed S] [--sample-every 3] [--rejected N] [--no-ragequit] [--victims N] [--burst-clients one|distinct]
+ *     [--maxwait N] [--no-poke] [--refund-delay-min S] [--refund-delay-max S] [--public-delay S]
  *     [--min-set N] [--max-wait S] [--exit-epoch S] [--gap-max S] [--timeout S]; BENCH_LOG_LEVEL=info shows service logs
  *
  * The attacker (attacks.ts, posterior.ts) sees only public data (observe.ts): the three chains' JSON-RPC, the public
@@ -566,20 +567,22 @@ interface ScenarioResult {
 }
 
 interface TimingAttacks {
-  /** GET without a token: the moment each route's public view first showed its end, against the withdrawals. */
+  /** GET without a token: the moment each route's public view first showed its end, against the payouts. */
   publicView: MomentScore & { moments: number };
-  /** A webhook receiver per route: the first delivery after the deposit's, against the withdrawals. */
+  /** A webhook receiver per route: the first delivery after the deposit's, against the payouts. */
   webhooks: MomentScore & { receivers: number };
   /** The dust poke: each stray's refund against the payouts. */
-  dust: (MomentScore & { poked: number; pokedInFlight: number; refunded: number; toRecipients: number; lagSeconds: number[] }) | null;
+  dust: (MomentScore & { poked: number; pokedInFlight: number; refunded: number; beforePayout: number; toRecipients: number; lagSeconds: number[] }) | null;
   /** Routes that left at the longest wait. */
   longestWait: MomentScore;
   /** n − 1: each victim, its burst, and whether the burst opened its gate. */
   victims: Array<{ routeId: string; burst: number; burstClients: 'one' | 'distinct'; gateOpenedByBurst: boolean; get: number | null }>;
 }
 
-/** Slack for a withdrawal after its epoch began and a payout after its withdrawal: a proof and a bridge-out. */
+/** Slack for a withdrawal after its epoch began: a proof (and a bridge-out). */
 const PROOF_AND_BRIDGE_SECONDS = 120;
+/** Slack between a payout and the moment the service recorded COMPLETED (its receipt, a block or two). */
+const RECORD_SECONDS = 5;
 /** WEBHOOK_MAX_DELAY_SECONDS on the stack (the default). */
 const WEBHOOK_MAX_DELAY_SECONDS = 30;
 
@@ -602,11 +605,12 @@ function timingAttacks(
     return entry ? (guesses.classes.get(entry.id) ?? new Set<string>()) : null;
   };
   const ownExits = new Set(guesses.own.values());
-  const withdrawals = guesses.exits.filter((x) => !ownExits.has(x.id)).map((x) => ({ id: x.id, timestamp: x.withdrawal.timestamp, classKey: x.classKey }));
   const payouts = guesses.exits
     .filter((x) => !ownExits.has(x.id) && x.payout)
     .map((x) => ({ id: x.payout!.id, timestamp: x.payout!.timestamp, classKey: x.classKey }));
-  const endWindow = bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + PROOF_AND_BRIDGE_SECONDS;
+  // The end shows (and its webhooks go out) the route's own delay after COMPLETED, at the next epoch start: so after
+  // the payout by at most the delay, an epoch and the recording. The payout names the withdrawal (the bridge is public).
+  const endWindow = bench.publicDelaySeconds + bench.exitEpochSeconds + RECORD_SECONDS;
 
   const viewTargets: MomentTarget[] = [];
   const moments = new Set<number>();
@@ -614,7 +618,7 @@ function timingAttacks(
     const at = sightings.get(r.routeId)?.get('COMPLETED');
     if (at === undefined) continue;
     moments.add(Math.floor(at / 1000));
-    viewTargets.push({ at: Math.floor(at / 1000), classKeys: classKeys(r), truth: r.unshieldTx! });
+    viewTargets.push({ at: Math.floor(at / 1000), classKeys: classKeys(r), truth: r.payoutTx! });
   }
 
   const hookTargets: MomentTarget[] = [];
@@ -622,7 +626,7 @@ function timingAttacks(
     // The observer sees arrivals, not bodies: the first is the deposit's (BRIDGING_IN), the next opens the end's batch.
     const times = [...(arrivals.get(byRoute.get(r.routeId)?.hookPath ?? '') ?? [])].sort((a, b) => a - b);
     if (times.length < 2) continue;
-    hookTargets.push({ at: Math.floor(times[1]! / 1000), classKeys: classKeys(r), truth: r.unshieldTx! });
+    hookTargets.push({ at: Math.floor(times[1]! / 1000), classKeys: classKeys(r), truth: r.payoutTx! });
   }
 
   let dust: TimingAttacks['dust'] = null;
@@ -649,6 +653,7 @@ function timingAttacks(
       poked: created.filter((c) => c.pokedAt).length,
       pokedInFlight: poked.length,
       refunded: dustTargets.length,
+      beforePayout: lags.filter((l) => l < 0).length,
       toRecipients,
       lagSeconds: lags.sort((a, b) => a - b),
     };
@@ -679,9 +684,9 @@ function timingAttacks(
     });
 
   return {
-    publicView: { ...momentAttack(viewTargets, withdrawals, { windowSeconds: endWindow }), moments: moments.size },
+    publicView: { ...momentAttack(viewTargets, payouts, { windowSeconds: endWindow }), moments: moments.size },
     webhooks: {
-      ...momentAttack(hookTargets, withdrawals, { windowSeconds: endWindow + WEBHOOK_MAX_DELAY_SECONDS }),
+      ...momentAttack(hookTargets, payouts, { windowSeconds: endWindow + WEBHOOK_MAX_DELAY_SECONDS }),
       receivers: hookTargets.length,
     },
     dust,
@@ -766,13 +771,13 @@ function report(r: ScenarioResult): string {
   lines.push(
     '',
     'timing attacks (issue 19): the attacker names the latest event of the route’s class before the moment it watches, next to a uniform guess among the same candidates',
-    m('public view (routeIds held, no statusToken, read every 0.5 s; the moment its end showed → withdrawals)', t.publicView, `; views changed at ${t.publicView.moments} distinct seconds`),
-    m(`webhooks (one receiver per route; the first delivery after the deposit's → withdrawals)`, t.webhooks),
+    m('public view (routeIds held, no statusToken, read every 0.5 s; the moment its end showed → payouts)', t.publicView, `; views changed at ${t.publicView.moments} distinct seconds`),
+    m(`webhooks (one receiver per route; the first delivery after the deposit's → payouts)`, t.webhooks),
     t.dust
       ? m(
           `dust poke (0.10 USDC to ${t.dust.poked} deposit addresses, ${t.dust.pokedInFlight} scored routes poked in flight, ${t.dust.refunded} refunds seen; refund → payouts)`,
           t.dust,
-          `; refunds to a payout's recipient ${t.dust.toRecipients}; refund after payout ${t.dust.lagSeconds.length ? `${t.dust.lagSeconds[0]}–${t.dust.lagSeconds.at(-1)} s (median ${t.dust.lagSeconds[Math.floor(t.dust.lagSeconds.length / 2)]})` : 'n/a'}`,
+          `; refunds before their route's payout ${t.dust.beforePayout}/${t.dust.refunded}; to a payout's recipient ${t.dust.toRecipients}; refund − payout ${t.dust.lagSeconds.length ? `${t.dust.lagSeconds[0]}–${t.dust.lagSeconds.at(-1)} s (median ${t.dust.lagSeconds[Math.floor(t.dust.lagSeconds.length / 2)]})` : 'n/a'}`,
         )
       : '  dust poke: off (--no-poke)',
     m('longest wait (deposit + PRIVACY_MAX_WAIT_SECONDS → the next epoch; routes that left at it)', t.longestWait),
