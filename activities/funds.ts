@@ -138,7 +138,11 @@ async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput)
     // A stray reaching a route in flight whose own deposit has left the address (activities/strays.ts).
     const pastDeposit = PAST_DEPOSIT.includes(route.status);
     if (!finished && !underpaidAtDeadline && !pastDeposit)
-      throw await refuseAction(deps.db, undefined, `refused: route ${route.routeId} is ${route.status}; only a finished route, or one whose deposit left its address, is refunded`);
+      throw await refuseAction(
+        deps.db,
+        undefined,
+        `refused: route ${route.routeId} is ${route.status}; only a finished route, or one whose deposit left its address, is refunded`,
+      );
     return;
   }
   await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });

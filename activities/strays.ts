@@ -14,7 +14,6 @@ const SCAN_BATCH = 8;
 const SCAN_LIMIT = 2_000;
 const FINISHED = ['COMPLETED', 'FAILED'];
 
-
 export interface StrayDeposit {
   routeId: string;
   amount: string;

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
-import { publicEndDelayMs, publicEndShownAt } from '../src/transfers/publicView.ts';
+import { fundedAt, publicEndDelayMs, publicEndShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
@@ -72,24 +72,28 @@ export async function enqueueWebhook(
 
 /**
  * The route ended: its held deliveries and the end's own get `deliver_after` = the moment its public view shows the end
- * (src/transfers/publicView.ts: the end's recorded time, the route's own delay, the next epoch start), once, and are
+ * (src/transfers/publicView.ts: the end's recorded time and the route's own delay, the hold after its funding, the next
+ * epoch start), once, and are
  * returned to be started. A retried end finds the moment set and starts what is still pending again (a started one is
  * refused by its id).
  */
 async function releaseWithEnd(
   db: ActivityDeps['db'],
   end: Pick<StatusProjection, 'routeId' | 'seq'>,
-  clock: { epochSeconds: number; endDelayMaxSeconds: number },
+  clock: NonNullable<WebhookSettings['publicView']>,
 ): Promise<Array<{ eventId: string; deliverAfter: Date | null }>> {
-  const [route] = await db
-    .select({ reachedAt: transferStatuses.reachedAt, statusTokenHash: transfers.statusTokenHash })
+  const history = await db
+    .select({ status: transferStatuses.status, statusSeq: transferStatuses.statusSeq, reachedAt: transferStatuses.reachedAt })
     .from(transferStatuses)
-    .innerJoin(transfers, eq(transfers.routeId, transferStatuses.routeId))
-    .where(and(eq(transferStatuses.routeId, end.routeId), eq(transferStatuses.statusSeq, end.seq)));
-  if (!route) return [];
-  const shownAt = publicEndShownAt(route.reachedAt.getTime(), {
+    .where(eq(transferStatuses.routeId, end.routeId));
+  const ended = history.find((h) => h.statusSeq === end.seq);
+  const [route] = await db.select({ statusTokenHash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, end.routeId));
+  if (!ended || !route) return [];
+  const shownAt = publicEndShownAt(ended.reachedAt.getTime(), {
     epochSeconds: clock.epochSeconds,
     delayMs: publicEndDelayMs({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock.endDelayMaxSeconds * 1000),
+    holdMs: clock.holdSeconds * 1000,
+    fundedAt: fundedAt(history),
   });
   await db
     .update(webhookDeliveries)

@@ -60,6 +60,7 @@ export const DEVNET_PRIVACY_ENV = {
   PRIVACY_MIN_PEER_AGE_SECONDS: '0',
   // Without the statusToken a route's end shows 0–5 s after it happened (production: up to 6 h).
   PUBLIC_STATUS_DELAY_MAX_SECONDS: '5',
+  PUBLIC_STATUS_HOLD_SECONDS: '40',
   PRIVACY_MIN_ANONYMITY_SET: '1',
   PRIVACY_MAX_WAIT_SECONDS: '20',
   PRIVACY_POLL_SECONDS: '1',

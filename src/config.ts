@@ -232,6 +232,11 @@ export const configSchema = z.object({
    * [0, this] (docs/privacy.md, "Quiet public channels").
    */
   PUBLIC_STATUS_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
+  /**
+   * Without its statusToken a funded route's end shows no earlier than this long after its funding: longer than a route
+   * takes (the longest wait, two exit epochs, the bridges), so the moment it shows follows the public deposit, not the end.
+   */
+  PUBLIC_STATUS_HOLD_SECONDS: z.coerce.number().int().nonnegative().default(28_800),
   /** Reads by routeId without a statusToken (GET and the event stream) per client and minute; 0 = no limit (docs/privacy.md). */
   RATE_LIMIT_PUBLIC_READS_PER_MINUTE: z.coerce.number().int().nonnegative().default(30),
   /** A client's transfers still awaiting their deposit; creates beyond it answer 429 until some are funded or expire. 0 = no cap. */

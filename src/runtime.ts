@@ -98,7 +98,11 @@ export function webhookSettings(config: Config): WebhookSettings | undefined {
     signingSecret: config.WEBHOOK_SIGNING_SECRET,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     maxDelaySeconds: config.WEBHOOK_MAX_DELAY_SECONDS,
-    publicView: { epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS, endDelayMaxSeconds: config.PUBLIC_STATUS_DELAY_MAX_SECONDS },
+    publicView: {
+      epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+      endDelayMaxSeconds: config.PUBLIC_STATUS_DELAY_MAX_SECONDS,
+      holdSeconds: config.PUBLIC_STATUS_HOLD_SECONDS,
+    },
     requestTimeoutMs: WEBHOOK_REQUEST_TIMEOUT_MS,
     retry: DEFAULT_WEBHOOK_RETRY,
   };
@@ -227,6 +231,7 @@ export function privacySettings(config: Config): PrivacySettings {
   return {
     exitEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
     publicEndDelaySeconds: config.PUBLIC_STATUS_DELAY_MAX_SECONDS,
+    publicEndHoldSeconds: config.PUBLIC_STATUS_HOLD_SECONDS,
     minAnonymitySet: config.PRIVACY_MIN_ANONYMITY_SET,
     maxAnonymitySet: config.PRIVACY_MAX_ANONYMITY_SET,
     maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,

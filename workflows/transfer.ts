@@ -17,7 +17,7 @@ import {
 import type { TransferActivities } from '../activities/index.ts';
 import type { StatusProjection } from '../activities/projection.ts';
 import { failure, failureTypeOf, finalTypes } from '../src/failures.ts';
-import { nextEpochStart } from '../src/privacy/exitEpochs.ts';
+import { epochStart, nextEpochStart } from '../src/privacy/exitEpochs.ts';
 import { redactUrls } from '../src/redact.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
 import {
@@ -83,6 +83,13 @@ const ANONYMITY_SET_AT_PROOF = 'anonymity-set-at-proof';
  * its own from its trigger (histories before it sleep `delaySeconds`).
  */
 const EXIT_EPOCHS = 'exit-epochs';
+
+/**
+ * Patch: the longest wait counts from the start of the exit epoch the note entered the pool in, so every note of a
+ * class deposited within one epoch that waits its longest leaves in the same later epoch (histories before it count
+ * from the deposit itself, and such routes left in the order they came).
+ */
+const MAX_WAIT_FROM_EPOCH = 'max-wait-from-epoch';
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -305,13 +312,14 @@ class TransferRoute {
   awaitPrivacy(shieldedAt: number): Promise<{ gate: 'set-reached' | 'max-wait'; exitEpoch?: ExitEpoch }> {
     const { plan } = this;
     return this.runStep('privacy-wait', async () => {
-      const { minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds } = plan.privacy;
+      const { minAnonymitySet, maxWaitSeconds, reviewTimeoutSeconds, exitEpochSeconds } = plan.privacy;
+      const waitFrom = exitEpochSeconds !== undefined && patched(MAX_WAIT_FROM_EPOCH) ? epochStart(shieldedAt, exitEpochSeconds) : shieldedAt;
       let askedNow = false;
       for (;;) {
         const { review, anonymitySet } = this.privacy;
         if (review === 'rejected')
           throw failure('AspRejected', 'the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)');
-        const waited = Date.now() - shieldedAt;
+        const waited = Date.now() - waitFrom;
         // The longest wait first: a route that waited it leaves with what it has, even when the gate saw its set
         // reached but the withdrawal, counting against its exact roots, did not.
         if (review === 'approved' && waited >= maxWaitSeconds * 1000) return { gate: 'max-wait', ...(await this.leaveInNextEpoch()) };

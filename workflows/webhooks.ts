@@ -17,11 +17,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<void
   // before held deliveries (epochSeconds, or neither field) wait exactly as they did.
   const now = Date.now();
   const untilMs =
-    input.deliverAfter !== undefined
-      ? Math.max(0, input.deliverAfter - now)
-      : input.epochSeconds
-        ? nextEpochStart(now, input.epochSeconds) - now
-        : 0;
+    input.deliverAfter !== undefined ? Math.max(0, input.deliverAfter - now) : input.epochSeconds ? nextEpochStart(now, input.epochSeconds) - now : 0;
   const delayMs = untilMs + Math.floor(Math.random() * (Math.max(0, input.maxDelaySeconds) * 1000 + 1));
   if (delayMs > 0) await sleep(delayMs);
   // The waits queue: a slow receiver holds a slot for up to 10 s, and must not hold one of the money-moving steps'.

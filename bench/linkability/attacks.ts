@@ -1003,6 +1003,8 @@ export interface MomentScore {
 /** One route the attacker has a moment for (seconds), the classes its deposit may have, and the truth to score with. */
 export interface MomentTarget {
   at: number;
+  /** The earliest the event could be (seconds; the route's public funding), when the attacker knows it. */
+  from?: number;
   classKeys: Set<string> | null;
   truth: string;
 }
@@ -1010,7 +1012,7 @@ export interface MomentTarget {
 /**
  * Attack: a moment tied to a route (when its public view or its webhook receiver heard of its end, when its stray was
  * refunded) against the public events it could follow (withdrawals, payouts): the candidates are the events of the
- * route's class in [at − windowSeconds, at − minLagSeconds]; the guess is the latest of them (the closest before the
+ * route's class in [max(from, at − windowSeconds), at − minLagSeconds]; the guess is the latest of them (the closest before the
  * moment). Scored next to a uniform guess among the same candidates.
  */
 export function momentAttack(
@@ -1024,7 +1026,7 @@ export function momentAttack(
   let candidates = 0;
   for (const t of targets) {
     const inWindow = events
-      .filter((e) => e.timestamp <= t.at - (window.minLagSeconds ?? 0) && e.timestamp >= t.at - window.windowSeconds)
+      .filter((e) => e.timestamp <= t.at - (window.minLagSeconds ?? 0) && e.timestamp >= Math.max(t.from ?? 0, t.at - window.windowSeconds))
       .filter((e) => t.classKeys === null || (e.classKey !== null && t.classKeys.has(e.classKey)))
       .sort((a, b) => b.timestamp - a.timestamp);
     candidates += inWindow.length;
@@ -1046,8 +1048,8 @@ export function depositRefunds(source: ChainData, token: string, depositAddresse
 }
 
 /**
- * Attack: routes that leave at the longest wait. A note deposited at d that is still waiting at d + PRIVACY_MAX_WAIT_SECONDS
- * leaves in the exit epoch after that moment (published rules), its withdrawal mined within that epoch and a proof.
+ * Attack: routes that leave at the longest wait. A note deposited at d that is still waiting PRIVACY_MAX_WAIT_SECONDS after
+ * the start of d's exit epoch leaves in the exit epoch after that moment (published rules), its withdrawal mined within that epoch and a proof.
  * For each deposit, in the order of those epochs, the guess is the earliest same-class withdrawal not yet taken that was
  * mined in [epoch start, epoch end + proof]; the attacker's own pairs are known and set aside. Scored on `scored`
  * (entry ids of the routes that did leave at the longest wait), next to a uniform guess among the window's withdrawals.
@@ -1061,7 +1063,9 @@ export function longestWaitAttack(
   scored: Map<string, string>,
 ): MomentScore {
   const ownExits = new Set(own.values());
-  const exitStart = (e: Entry) => Math.floor((e.deposit.timestamp + rules.maxWaitSeconds) / rules.epochSeconds) * rules.epochSeconds + rules.epochSeconds;
+  // The longest wait counts from the start of the deposit's epoch; the route leaves in the epoch after it ends.
+  const epoch = (t: number) => Math.floor(t / rules.epochSeconds) * rules.epochSeconds;
+  const exitStart = (e: Entry) => epoch(epoch(e.deposit.timestamp) + rules.maxWaitSeconds) + rules.epochSeconds;
   const taken = new Set<string>();
   const guesses = new Map<string, { guess: string | null; candidates: string[] }>();
   for (const e of [...entries].filter((x) => !own.has(x.id)).sort((a, b) => exitStart(a) - exitStart(b) || a.deposit.order - b.deposit.order)) {

@@ -63,6 +63,8 @@ export interface BenchOptions {
   exitEpochSeconds: number;
   /** PUBLIC_STATUS_DELAY_MAX_SECONDS: the longest a route's end waits before its public view shows it. */
   publicDelaySeconds: number;
+  /** PUBLIC_STATUS_HOLD_SECONDS: the least time from a route's funding to its end's showing publicly. */
+  publicHoldSeconds: number;
   /** Longest random gap between two fundings. */
   gapMaxSeconds: number;
   timeoutSeconds: number;
@@ -137,6 +139,7 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
       TRUST_PROXY_HOPS: '1',
       PRIVACY_EXIT_EPOCH_SECONDS: String(opts.exitEpochSeconds),
       PUBLIC_STATUS_DELAY_MAX_SECONDS: String(opts.publicDelaySeconds),
+      PUBLIC_STATUS_HOLD_SECONDS: String(opts.publicHoldSeconds),
       // Routes ask for their own minimum at create (Planned.minAnonymitySet).
       PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
@@ -345,13 +348,7 @@ function faucet(stack: LocalStack) {
  * declined them. Otherwise: all created, then funded in a random order with random gaps; then the bursts that follow
  * victims into the pool (n − 1). Each route is pushed into `created` as it is created (the dust poker watches it).
  */
-export async function createAndFund(
-  stack: LocalStack,
-  planned: Planned[],
-  opts: BenchOptions,
-  hookBase: string,
-  created: Created[] = [],
-): Promise<Created[]> {
+export async function createAndFund(stack: LocalStack, planned: Planned[], opts: BenchOptions, hookBase: string, created: Created[] = []): Promise<Created[]> {
   const fund = faucet(stack);
   const gap = () => sleep(Math.random() * opts.gapMaxSeconds * 1000);
   if (opts.scenario === 'cross-asset') {
@@ -392,7 +389,9 @@ export async function createAndFund(
     for (const p of planned.filter((x) => x.group === 'burst' && x.follows === v)) burst.push(await create(stack, p, hookBase));
     await Promise.all(burst.map(fund));
     created.push(...burst);
-    opts.progress(`victim ${victim.routeId} is in the pool: created and funded ${burst.length} routes of its amount (${opts.burstClients === 'one' ? 'one client' : 'distinct clients'})`);
+    opts.progress(
+      `victim ${victim.routeId} is in the pool: created and funded ${burst.length} routes of its amount (${opts.burstClients === 'one' ? 'one client' : 'distinct clients'})`,
+    );
   }
   return created;
 }

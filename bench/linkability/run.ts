@@ -7,7 +7,7 @@
  *     [--shared N] [--shared-amount 100] [--class N] [--class-amount 150] [--distinct N] [--sybil N] [--hub N]
  *     [--cross N] [--cross-amount 100] [--cross-spacing 25] [--price-epoch 30] [--volatility 20] [--price-step 5]
  *     [--price-seed S] [--sample-every 3] [--rejected N] [--no-ragequit] [--victims N] [--burst-clients one|distinct]
- *     [--maxwait N] [--no-poke] [--refund-delay-min S] [--refund-delay-max S] [--public-delay S]
+ *     [--maxwait N] [--no-poke] [--refund-delay-min S] [--refund-delay-max S] [--public-delay S] [--public-hold S]
  *     [--min-set N] [--max-wait S] [--exit-epoch S] [--gap-max S] [--timeout S]; BENCH_LOG_LEVEL=info shows service logs
  *
  * The attacker (attacks.ts, posterior.ts) sees only public data (observe.ts): the three chains' JSON-RPC, the public
@@ -127,6 +127,7 @@ const COMMON: Record<string, string> = {
   'refund-delay-max': '120',
   'gap-max': '1.5',
   'public-delay': '30',
+  'public-hold': '450',
   timeout: '900',
 };
 
@@ -192,6 +193,7 @@ function options(): { json: boolean; runs: BenchOptions[] } {
       maxWaitSeconds: int('max-wait', 1),
       exitEpochSeconds: int('exit-epoch', 1),
       publicDelaySeconds: int('public-delay', 0),
+      publicHoldSeconds: int('public-hold', 0),
       gapMaxSeconds: seconds('gap-max'),
       timeoutSeconds: int('timeout', 10),
       priceEpochSeconds: int('price-epoch', 1),
@@ -569,7 +571,7 @@ interface ScenarioResult {
 interface TimingAttacks {
   /** GET without a token: the moment each route's public view first showed its end, against the payouts. */
   publicView: MomentScore & { moments: number };
-  /** A webhook receiver per route: the first delivery after the deposit's, against the payouts. */
+  /** A webhook receiver per route: its last delivery, against the payouts. */
   webhooks: MomentScore & { receivers: number };
   /** The dust poke: each stray's refund against the payouts. */
   dust: (MomentScore & { poked: number; pokedInFlight: number; refunded: number; beforePayout: number; toRecipients: number; lagSeconds: number[] }) | null;
@@ -608,9 +610,11 @@ function timingAttacks(
   const payouts = guesses.exits
     .filter((x) => !ownExits.has(x.id) && x.payout)
     .map((x) => ({ id: x.payout!.id, timestamp: x.payout!.timestamp, classKey: x.classKey }));
-  // The end shows (and its webhooks go out) the route's own delay after COMPLETED, at the next epoch start: so after
-  // the payout by at most the delay, an epoch and the recording. The payout names the withdrawal (the bridge is public).
-  const endWindow = bench.publicDelaySeconds + bench.exitEpochSeconds + RECORD_SECONDS;
+  // The end shows (and its webhooks go out) at the next epoch start after both the route's own delay after COMPLETED and
+  // the hold after its funding (published rules): so its payout came after the funding and at most the hold, the
+  // delay, an epoch and the recording before. The payout names the withdrawal (the bridge is public).
+  const endWindow = bench.publicHoldSeconds + bench.publicDelaySeconds + bench.exitEpochSeconds + RECORD_SECONDS;
+  const fundedAt = (r: RouteTruth) => guesses.entries.find((e) => e.source?.id === r.depositAddress)?.source?.timestamp;
 
   const viewTargets: MomentTarget[] = [];
   const moments = new Set<number>();
@@ -618,15 +622,15 @@ function timingAttacks(
     const at = sightings.get(r.routeId)?.get('COMPLETED');
     if (at === undefined) continue;
     moments.add(Math.floor(at / 1000));
-    viewTargets.push({ at: Math.floor(at / 1000), classKeys: classKeys(r), truth: r.payoutTx! });
+    viewTargets.push({ at: Math.floor(at / 1000), from: fundedAt(r), classKeys: classKeys(r), truth: r.payoutTx! });
   }
 
   const hookTargets: MomentTarget[] = [];
   for (const r of scored) {
-    // The observer sees arrivals, not bodies: the first is the deposit's (BRIDGING_IN), the next opens the end's batch.
+    // The observer sees arrivals, not bodies: the last is the end's (alone before issue 19, or in the end's batch).
     const times = [...(arrivals.get(byRoute.get(r.routeId)?.hookPath ?? '') ?? [])].sort((a, b) => a - b);
     if (times.length < 2) continue;
-    hookTargets.push({ at: Math.floor(times[1]! / 1000), classKeys: classKeys(r), truth: r.payoutTx! });
+    hookTargets.push({ at: Math.floor(times.at(-1)! / 1000), from: fundedAt(r), classKeys: classKeys(r), truth: r.payoutTx! });
   }
 
   let dust: TimingAttacks['dust'] = null;
@@ -771,8 +775,12 @@ function report(r: ScenarioResult): string {
   lines.push(
     '',
     'timing attacks (issue 19): the attacker names the latest event of the route’s class before the moment it watches, next to a uniform guess among the same candidates',
-    m('public view (routeIds held, no statusToken, read every 0.5 s; the moment its end showed → payouts)', t.publicView, `; views changed at ${t.publicView.moments} distinct seconds`),
-    m(`webhooks (one receiver per route; the first delivery after the deposit's → payouts)`, t.webhooks),
+    m(
+      'public view (routeIds held, no statusToken, read every 0.5 s; the moment its end showed → payouts)',
+      t.publicView,
+      `; views changed at ${t.publicView.moments} distinct seconds`,
+    ),
+    m(`webhooks (one receiver per route; its last delivery → payouts)`, t.webhooks),
     t.dust
       ? m(
           `dust poke (0.10 USDC to ${t.dust.poked} deposit addresses, ${t.dust.pokedInFlight} scored routes poked in flight, ${t.dust.refunded} refunds seen; refund → payouts)`,
@@ -849,7 +857,7 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       views = await awaitTransfers(stack, created, bench);
       await stopPoking();
       bench.progress('waiting for the public views to show the ends (their own delay, then the next exit epoch)');
-      sightings = await publicViews((bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + 10) * 1000);
+      sightings = await publicViews((bench.publicHoldSeconds + bench.publicDelaySeconds + 2 * bench.exitEpochSeconds + 10) * 1000);
       if (bench.poke) {
         bench.progress('waiting for the strays to be refunded (their own delay after the scan)');
         const refunded = await awaitDustRefunds(stack, created, (bench.refundDelayMaxSeconds + STRAY_SCAN_SECONDS + 60) * 1000);
@@ -885,6 +893,7 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
       'max wait s': bench.maxWaitSeconds,
       'exit epoch s': bench.exitEpochSeconds,
       'public end delay s': `0–${bench.publicDelaySeconds}`,
+      'public end hold s': bench.publicHoldSeconds,
       'gap s': `0–${bench.gapMaxSeconds}`,
       'refund delay s': bench.poke ? `${bench.refundDelayMinSeconds}–${bench.refundDelayMaxSeconds}` : 'no poke',
     };
@@ -905,7 +914,11 @@ async function runScenario(bench: BenchOptions): Promise<{ result: ScenarioResul
         ...(bench.distinct ? { distinct: bench.distinct } : {}),
         ...(bench.hub ? { 'paid on the hub': `${bench.hub} × ${bench.sharedAmount} USDC` } : {}),
         ...(bench.rejected ? { 'ASP rejects': bench.rejected, ragequit: bench.ragequitRejected } : {}),
-        ...(bench.victims ? { 'n − 1 victims': `${bench.victims}, each followed by ${bench.minAnonymitySet - 1} (${bench.burstClients} client${bench.burstClients === 'one' ? '' : 's'})` } : {}),
+        ...(bench.victims
+          ? {
+              'n − 1 victims': `${bench.victims}, each followed by ${bench.minAnonymitySet - 1} (${bench.burstClients} client${bench.burstClients === 'one' ? '' : 's'})`,
+            }
+          : {}),
         ...(bench.maxWaitGroup ? { 'longest-wait group': bench.maxWaitGroup } : {}),
       });
     const result: ScenarioResult = {

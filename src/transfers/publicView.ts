@@ -9,8 +9,10 @@ import { epochStart } from '../privacy/exitEpochs.ts';
  * - The view moves only when an exit epoch begins: it shows what the route had reached by the start of the current one.
  * - Funded, it shows `BRIDGING_IN` until it ends: the pool's deposit and withdrawal, and the bridge-out, never show
  *   (their moments would name the route's pool transactions).
- * - Its end (`COMPLETED`, `FAILED`) shows only `delayMs` after it happened (a delay of the route's own, up to
- *   PUBLIC_STATUS_DELAY_MAX_SECONDS): the moment it shows tells which payouts it could be only to within that delay.
+ * - Its end (`COMPLETED`, `FAILED`) shows no earlier than `holdMs` after the route was funded
+ *   (PUBLIC_STATUS_HOLD_SECONDS, longer than a route takes), and no earlier than `delayMs` after it happened (a delay of
+ *   the route's own, up to PUBLIC_STATUS_DELAY_MAX_SECONDS): for a route that ends within the hold, the moment it shows
+ *   follows its funding, which is public anyway, and tells nothing of its end.
  * `seq` numbers the public view's own changes: 0 awaiting the deposit, 1 in progress, 2 ended.
  */
 export interface StatusReached {
@@ -27,13 +29,28 @@ export interface PublicStatus {
 
 const ENDED = new Set(['COMPLETED', 'FAILED']);
 
+export interface PublicClock {
+  epochSeconds: number;
+  /** The route's own delay after its end. */
+  delayMs: number;
+  /** The least time from its funding to its end's showing (0: none). */
+  holdMs?: number;
+}
+
+/** When the route was funded, as its history shows: its first status between awaiting the deposit and the end. */
+export function fundedAt(history: readonly StatusReached[]): number | null {
+  const moved = history.filter((h) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status));
+  return moved.length > 0 ? Math.min(...moved.map((h) => h.reachedAt.getTime())) : null;
+}
+
 /** The status the public view shows at `now` (ms), from the route's history of statuses. */
-export function publicStatusAt(history: readonly StatusReached[], opts: { now: number; epochSeconds: number; delayMs: number }): PublicStatus {
+export function publicStatusAt(history: readonly StatusReached[], opts: PublicClock & { now: number }): PublicStatus {
   const begun = epochStart(opts.now, opts.epochSeconds);
   const reached = history.filter((h) => h.reachedAt.getTime() <= begun);
   const ended = reached.find((h) => ENDED.has(h.status));
-  if (ended && ended.reachedAt.getTime() + opts.delayMs <= begun) {
-    return { status: ended.status as TransferStatus, seq: 2, since: new Date(ended.reachedAt.getTime() + opts.delayMs) };
+  if (ended) {
+    const shownAt = publicEndShownAt(ended.reachedAt.getTime(), { ...opts, fundedAt: fundedAt(history) });
+    if (shownAt <= begun) return { status: ended.status as TransferStatus, seq: 2, since: new Date(shownAt) };
   }
   const moved = reached.filter((h) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status));
   if (moved.length > 0) return { status: 'BRIDGING_IN', seq: 1, since: moved[0]!.reachedAt };
@@ -41,9 +58,12 @@ export function publicStatusAt(history: readonly StatusReached[], opts: { now: n
   return { status: 'AWAITING_DEPOSIT', seq: 0, since: null };
 }
 
-/** When the public view first shows an end reached at `endedAt` (ms): the first epoch start `delayMs` or more after it. */
-export function publicEndShownAt(endedAt: number, opts: { epochSeconds: number; delayMs: number }): number {
-  const due = endedAt + opts.delayMs;
+/**
+ * When the public view first shows an end reached at `endedAt` (ms): the first epoch start at least `delayMs` after it
+ * and at least `holdMs` after the funding (`fundedAt`; null: a route never funded, held by nothing but its delay).
+ */
+export function publicEndShownAt(endedAt: number, opts: PublicClock & { fundedAt: number | null }): number {
+  const due = Math.max(endedAt + opts.delayMs, opts.fundedAt === null ? 0 : opts.fundedAt + (opts.holdMs ?? 0));
   const start = epochStart(due, opts.epochSeconds);
   return start === due ? due : start + opts.epochSeconds * 1000;
 }

@@ -55,6 +55,8 @@ export interface PrivacySettings {
   exitEpochSeconds: number;
   /** PUBLIC_STATUS_DELAY_MAX_SECONDS: the longest a route's end waits before the public view shows it. */
   publicEndDelaySeconds: number;
+  /** PUBLIC_STATUS_HOLD_SECONDS: the least time from a route's funding to its end's showing publicly. */
+  publicEndHoldSeconds: number;
   minAnonymitySet: number;
   maxAnonymitySet: number;
   maxWaitSeconds: number;
@@ -292,7 +294,11 @@ export function createTransferService(deps: TransferServiceDeps) {
  * (transfer_statuses): moving only at exit epochs, the pool phase folded into BRIDGING_IN, the end shown after a delay
  * of the route's own. The error and the attention flag show only with the end.
  */
-async function publicView(db: Database, row: typeof transfers.$inferSelect, privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds'>) {
+async function publicView(
+  db: Database,
+  row: typeof transfers.$inferSelect,
+  privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds' | 'publicEndHoldSeconds'>,
+) {
   const history = await db
     .select({ status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
     .from(transferStatuses)
@@ -302,6 +308,7 @@ async function publicView(db: Database, row: typeof transfers.$inferSelect, priv
     now: Date.now(),
     epochSeconds: privacy.exitEpochSeconds,
     delayMs: publicEndDelayMs(row, privacy.publicEndDelaySeconds * 1000),
+    holdMs: privacy.publicEndHoldSeconds * 1000,
   });
   const transfer: PublicTransferView = {
     routeId: row.routeId,

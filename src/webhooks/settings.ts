@@ -28,11 +28,11 @@ export interface WebhookSettings {
   /** WEBHOOK_MAX_DELAY_SECONDS: each delivery waits a random 0..max seconds first (docs/privacy.md). */
   maxDelaySeconds: number;
   /**
-   * PRIVACY_EXIT_EPOCH_SECONDS and PUBLIC_STATUS_DELAY_MAX_SECONDS: the public view's clock. Set (the worker always
+   * PRIVACY_EXIT_EPOCH_SECONDS, PUBLIC_STATUS_DELAY_MAX_SECONDS and PUBLIC_STATUS_HOLD_SECONDS: the public view's clock. Set (the worker always
    * sets it), the deliveries of HELD_UNTIL_END statuses and of the end go out together when the public view shows the
    * route's end. Unset: every delivery goes out at once (tests of delivery alone).
    */
-  publicView?: { epochSeconds: number; endDelayMaxSeconds: number };
+  publicView?: { epochSeconds: number; endDelayMaxSeconds: number; holdSeconds: number };
   requestTimeoutMs: number;
   retry: WebhookRetryPolicy;
 }

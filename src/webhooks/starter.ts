@@ -6,11 +6,7 @@ import { type WebhookSettings, type WebhookStarter, WEBHOOK_WORKFLOW_TYPE, webho
  * used is refused (REJECT_DUPLICATE), so an event is delivered by one workflow only, however often its
  * status is written again.
  */
-export function temporalWebhookStarter(
-  client: Client,
-  taskQueue: string,
-  settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry'>,
-): WebhookStarter {
+export function temporalWebhookStarter(client: Client, taskQueue: string, settings: Pick<WebhookSettings, 'maxDelaySeconds' | 'retry'>): WebhookStarter {
   return {
     async start(eventId, deliverAfter) {
       try {

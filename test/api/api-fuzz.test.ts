@@ -108,6 +108,7 @@ before(
       privacy: {
         exitEpochSeconds: 2,
         publicEndDelaySeconds: 0,
+        publicEndHoldSeconds: 0,
         minAnonymitySet: 1,
         maxAnonymitySet: MAX_ANONYMITY_SET,
         maxWaitSeconds: 10,

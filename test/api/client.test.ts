@@ -99,6 +99,7 @@ const addresses: RouteAddressBook<ApiAccountRole> = {
 const PRIVACY: PrivacySettings = {
   exitEpochSeconds: 1,
   publicEndDelaySeconds: 0,
+  publicEndHoldSeconds: 0,
   minAnonymitySet: 1,
   maxAnonymitySet: 100,
   maxWaitSeconds: 60,

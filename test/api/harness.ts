@@ -114,6 +114,7 @@ export async function startHarness(name: string): Promise<Harness> {
     privacy: {
       exitEpochSeconds: 2,
       publicEndDelaySeconds: 0,
+      publicEndHoldSeconds: 0,
       minAnonymitySet: 1,
       maxAnonymitySet: 50,
       maxWaitSeconds: 10,

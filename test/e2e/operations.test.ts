@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { after, afterEach, before, describe, test } from 'node:test';
+import proto from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
 import type { Address } from 'viem';
@@ -24,6 +26,8 @@ before(async () => {
       DEPOSIT_TIMEOUT_SECONDS: '6',
       STRAY_SCAN_INTERVAL_SECONDS: '1',
       OPERATOR_ALLOWED_DESTINATIONS: TREASURY,
+      // A history recorded for the replay test is read without the codec's key.
+      ...(process.env.RECORD_REFUND_HISTORY && { PAYLOAD_CODEC: 'off' }),
     },
   });
 });
@@ -298,6 +302,8 @@ describe('deposits that go wrong', () => {
     // The refund waited a time of its own (REFUND_DELAY_MIN/MAX_SECONDS, 1–5 s here) before it was sent, so it does
     // not follow the route's completion (docs/privacy.md, "Strays and refunds").
     const history = await stack.temporal.client.workflow.getHandle(refundWorkflowId(created.routeId)).fetchHistory();
+    // RECORD_REFUND_HISTORY=<file>: keeps this history for test/workflow/replay.test.ts (a refund that waits its delay).
+    if (process.env.RECORD_REFUND_HISTORY) writeFileSync(process.env.RECORD_REFUND_HISTORY, proto.temporal.api.history.v1.History.encode(history).finish());
     const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [e.timerStartedEventAttributes.startToFireTimeout!] : []));
     assert.equal(timers.length, 1, 'one wait before the refund');
     const waited = Number(timers[0]!.seconds ?? 0);

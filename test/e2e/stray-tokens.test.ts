@@ -59,14 +59,18 @@ const balance = (token: Address, owner: Address) =>
   stack.chainClient('source').readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
 async function create(refundAddress?: Address, extra: Record<string, unknown> = {}) {
-  const { status, body } = await stack.api<{ routeId: string; amount: string; depositAddress: Address; depositTokenAddress: Address }>('POST', '/api/private-route', {
-    sourceChainId: source,
-    destChainId: destination,
-    amount: '10',
-    userDestinationAddress: RECIPIENT,
-    ...(refundAddress && { refundAddress }),
-    ...extra,
-  });
+  const { status, body } = await stack.api<{ routeId: string; amount: string; depositAddress: Address; depositTokenAddress: Address }>(
+    'POST',
+    '/api/private-route',
+    {
+      sourceChainId: source,
+      destChainId: destination,
+      amount: '10',
+      userDestinationAddress: RECIPIENT,
+      ...(refundAddress && { refundAddress }),
+      ...extra,
+    },
+  );
   assert.equal(status, 200, JSON.stringify(body));
   return body.data!;
 }

@@ -65,6 +65,7 @@ before(async () => {
     privacy: {
       exitEpochSeconds: 1,
       publicEndDelaySeconds: 0,
+      publicEndHoldSeconds: 0,
       minAnonymitySet: 1,
       maxAnonymitySet: 10,
       maxWaitSeconds: 60,

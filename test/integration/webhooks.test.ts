@@ -282,7 +282,8 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
   test('with the public view’s clock, pool-phase statuses are held and go out with the end when the public view shows it; a deposit’s is not held', async () => {
     const EPOCH_S = 2;
     const DELAY_MAX_S = 3;
-    const clocked = { ...settings, publicView: { epochSeconds: EPOCH_S, endDelayMaxSeconds: DELAY_MAX_S } };
+    const HOLD_S = 6;
+    const clocked = { ...settings, publicView: { epochSeconds: EPOCH_S, endDelayMaxSeconds: DELAY_MAX_S, holdSeconds: HOLD_S } };
     const clockDeps = () => ({ ...deps(), webhooks: clocked });
     const routeId = await createRoute('/held');
     await writeStatus(clockDeps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
@@ -305,16 +306,24 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
     // A retried end changes nothing: same moment, no second delivery.
     await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
-    const [reached] = await database.db.execute<{ reached_at: Date }>(
-      sql`select reached_at from transfer_statuses where route_id = ${routeId} and status_seq = 7`,
-    );
+    const reached = async (seq: number) => {
+      const [row] = await database.db.execute<{ reached_at: Date }>(
+        sql`select reached_at from transfer_statuses where route_id = ${routeId} and status_seq = ${seq}`,
+      );
+      return new Date(row!.reached_at).getTime();
+    };
     const [token] = await database.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
-    const shownAt = publicEndShownAt(new Date(reached!.reached_at).getTime(), {
+    const funded = await reached(2);
+    const shownAt = publicEndShownAt(await reached(7), {
       epochSeconds: EPOCH_S,
       delayMs: publicEndDelayMs({ routeId, statusTokenHash: token?.hash ?? null }, DELAY_MAX_S * 1000),
+      holdMs: HOLD_S * 1000,
+      fundedAt: funded,
     });
+    assert.ok(shownAt >= funded + HOLD_S * 1000, 'not before the hold after the funding has passed');
     await Promise.all([3, 4, 5, 7].map((seq) => finished(`${routeId}:${seq}`)));
-    for (const seq of [3, 4, 5, 7]) assert.equal((await deliveryRow(`${routeId}:${seq}`))?.deliverAfter?.getTime(), shownAt, `seq ${seq} released for the public moment`);
+    for (const seq of [3, 4, 5, 7])
+      assert.equal((await deliveryRow(`${routeId}:${seq}`))?.deliverAfter?.getTime(), shownAt, `seq ${seq} released for the public moment`);
     const later = (received.get('/held') ?? []).slice(1).map((r) => ({ status: (JSON.parse(r.body) as { status: string }).status, at: r.receivedAt }));
     assert.deepEqual(later.map((r) => r.status).sort(), ['COMPLETED', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT']);
     for (const r of later) {

@@ -399,6 +399,7 @@ describe('privacy plan', () => {
   const settings = {
     exitEpochSeconds: 600,
     publicEndDelaySeconds: 0,
+    publicEndHoldSeconds: 0,
     minAnonymitySet: 5,
     maxAnonymitySet: 50,
     maxWaitSeconds: 600,
@@ -467,12 +468,37 @@ describe('the public view (no statusToken)', () => {
       [251, 50, 400],
     ];
     for (const [endedAt, delay, shownAt] of cases) {
-      assert.equal(publicEndShownAt(endedAt * 1000, { epochSeconds: 100, delayMs: delay * 1000 }), shownAt * 1000, `ended ${endedAt}, delay ${delay}`);
-      const ended = [{ status: 'BRIDGING_IN', reachedAt: at(0) }, { status: 'COMPLETED', reachedAt: at(endedAt) }];
+      assert.equal(
+        publicEndShownAt(endedAt * 1000, { epochSeconds: 100, delayMs: delay * 1000, fundedAt: 0 }),
+        shownAt * 1000,
+        `ended ${endedAt}, delay ${delay}`,
+      );
+      const ended = [
+        { status: 'BRIDGING_IN', reachedAt: at(0) },
+        { status: 'COMPLETED', reachedAt: at(endedAt) },
+      ];
       const view = (s: number) => publicStatusAt(ended, { now: s, epochSeconds: 100, delayMs: delay * 1000 }).status;
       assert.equal(view(shownAt * 1000 - 1), 'BRIDGING_IN');
       assert.equal(view(shownAt * 1000), 'COMPLETED');
     }
+  });
+
+  test('a funded route’s end shows no earlier than the hold after its funding: within it, the moment follows the funding', () => {
+    // Funded at 95 (BRIDGING_IN), hold 400 s, epochs of 100 s: ends at 290 or 350 show at 500 alike.
+    for (const endedAt of [290, 350]) {
+      const ended = [
+        { status: 'AWAITING_DEPOSIT', reachedAt: at(0) },
+        { status: 'BRIDGING_IN', reachedAt: at(95) },
+        { status: 'COMPLETED', reachedAt: at(endedAt) },
+      ];
+      const view = (s: number) => publicStatusAt(ended, { now: s * 1000, epochSeconds: 100, delayMs: 10_000, holdMs: 400_000 });
+      assert.equal(view(499).status, 'BRIDGING_IN', `ended ${endedAt}: not before the hold`);
+      assert.deepEqual([view(500).status, view(500).since?.getTime()], ['COMPLETED', 500_000]);
+    }
+    // A route slower than the hold: its own delay after the end, as before.
+    assert.equal(publicEndShownAt(700_000, { epochSeconds: 100, delayMs: 50_000, holdMs: 400_000, fundedAt: 95_000 }), 800_000);
+    // Never funded (expired): no hold.
+    assert.equal(publicEndShownAt(30_000, { epochSeconds: 100, delayMs: 0, holdMs: 400_000, fundedAt: null }), 100_000);
   });
 
   test('each route has its own end delay, within the maximum, that only the service can draw', () => {
