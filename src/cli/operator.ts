@@ -156,6 +156,7 @@ export function webhookDeliveryLine(d: typeof webhookDeliveries.$inferSelect): s
   const answer = d.lastResponseStatus !== null ? `last answer ${d.lastResponseStatus}` : d.attempts > 0 ? 'no answer' : 'not tried yet';
   const times = [
     `created ${d.createdAt.toISOString()}`,
+    d.state === 'pending' && (d.deliverAfter ? `goes out from ${d.deliverAfter.toISOString()}` : 'held until the route ends'),
     d.lastAttemptAt && `last attempt ${d.lastAttemptAt.toISOString()}`,
     d.deliveredAt && `delivered ${d.deliveredAt.toISOString()}`,
   ]

@@ -75,6 +75,20 @@ async function create(refundAddress?: Address, extra: Record<string, unknown> = 
   return body.data!;
 }
 
+/** The route's `refunded` ledger entry, once it is booked (it follows the receipt). */
+const refundEntry = (routeId: string) =>
+  waitFor(
+    `the ledger entry of ${routeId}'s refund`,
+    async () => {
+      const [entry] = await stack.service.db
+        .select()
+        .from(ledgerEntries)
+        .where(and(eq(ledgerEntries.routeId, routeId), eq(ledgerEntries.kind, 'refunded')));
+      return entry;
+    },
+    30_000,
+  );
+
 const row = async (routeId: string) => (await stack.service.db.select().from(transfers).where(eq(transfers.routeId, routeId)))[0]!;
 
 describe('deposits of another token contract', { timeout: 180_000 }, () => {
@@ -102,17 +116,7 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     await waitFor('the WETH refund of C', async () => ((await balance(weth, REFUND_C)) === 3_000_000_000_000_000n ? true : undefined), 60_000);
     assert.equal(await balance(weth, c.depositAddress), 0n);
     // The ledger entry follows the receipt.
-    const refunded = await waitFor(
-      'the ledger entry of the refund',
-      async () => {
-        const [entry] = await stack.service.db
-          .select()
-          .from(ledgerEntries)
-          .where(and(eq(ledgerEntries.routeId, c.routeId), eq(ledgerEntries.kind, 'refunded')));
-        return entry;
-      },
-      30_000,
-    );
+    const refunded = await refundEntry(c.routeId);
     assert.equal(refunded.token, weth);
     assert.equal(refunded.amount, '3000000000000000');
     await waitFor('C no longer needs attention', async () => ((await row(c.routeId)).needsAttention ? undefined : true), 30_000);
@@ -174,17 +178,7 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     assert.equal(during.status, 'SHIELDED', 'refunded while the route waits for its set: its end is not what the refund follows');
     assert.equal(during.needsAttention, false);
     assert.equal(during.heldFunds?.some((h) => h.place === 'deposit') ?? false, false, "the route's holdings are the workflow's, not the scanner's");
-    const entry = await waitFor(
-      'the ledger entry of the refund',
-      async () => {
-        const [found] = await stack.service.db
-          .select()
-          .from(ledgerEntries)
-          .where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')));
-        return found;
-      },
-      30_000,
-    );
+    const entry = await refundEntry(route.routeId);
     assert.equal(entry.amount, '100000');
   });
 });

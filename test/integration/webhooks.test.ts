@@ -301,6 +301,7 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     const swept = { db: database.db, webhookStarter: temporalWebhookStarter(env.client, TASK_QUEUE, settings) };
     await startStalledWebhooks(swept, { stalledAfterSeconds: 0 });
     await assert.rejects(env.client.workflow.getHandle(`webhook-${routeId}:3`).describe(), 'the sweep did not start a held delivery');
+    assert.match(await routectl('show', routeId), /#4 SHIELDED +pending +attempts 0 +not tried yet +created \S+, held until the route ends/);
 
     await writeStatus(clockDeps(), { routeId, seq: 5, status: 'UNSHIELD_SENT' });
     await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
