@@ -177,6 +177,7 @@ export function poolActivities(deps: ActivityDeps) {
         epochMs: exitEpoch.seconds * 1000,
         maxWaitMs: plan.privacy.maxWaitSeconds * 1000,
         minPeerAgeMs: (deps.exitRules?.minPeerAgeSeconds ?? 0) * 1000,
+        ...(exitEpoch.atLongestWait && { dueOnly: true }),
       };
       const admit = async (state: ProvingState) => {
         const own = await noteOfRoute(deps.db, plan.routeId);

@@ -2,7 +2,10 @@
  * Records the Temporal history of one funded transfer on a fresh local stack, for the replay test
  * (test/replay.test.ts). Run it after changing the workflow, with the new version's name:
  *
- *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>]
+ *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>] [--min-set N]
+ *
+ * `--min-set N` asks for an anonymity set the lone transfer never reaches: it leaves at its longest wait
+ * (PRIVACY_MAX_WAIT_SECONDS, 20 s on the local stack).
  *
  * `--park bridge-out` (or another fault of `routectl devnet fault set`) makes that step fail until the
  * transfer parks, then clears the fault and runs the operator's `routectl retry`: the shape of a parked
@@ -29,10 +32,17 @@ const args = process.argv.slice(2);
 const option = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const parkAt = option('--park');
 const webhookName = option('--webhook');
+const minSet = option('--min-set');
 const [name, mode = 'relay'] = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 const validName = (n: string | undefined) => !!n && /^[\w.-]+$/.test(n);
-if (!validName(name) || !['relay', 'cctp'].includes(mode) || (args.includes('--park') && !parkAt) || (args.includes('--webhook') && !validName(webhookName))) {
-  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>]');
+if (
+  !validName(name) ||
+  !['relay', 'cctp'].includes(mode) ||
+  (args.includes('--park') && !parkAt) ||
+  (args.includes('--webhook') && !validName(webhookName)) ||
+  (args.includes('--min-set') && !/^\d+$/.test(minSet ?? ''))
+) {
+  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>] [--min-set N]');
   process.exit(2);
 }
 
@@ -55,6 +65,7 @@ try {
     amount: '42',
     userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
     ...(webhookName && { webhookUrl }),
+    ...(minSet && { minAnonymitySet: Number(minSet) }),
   });
   const route = created.body.data!;
   if (parkAt) await expectOk(stack.routectl('devnet', 'fault', 'set', parkAt));

@@ -91,6 +91,12 @@ const EXIT_EPOCHS = 'exit-epochs';
  */
 const MAX_WAIT_FROM_EPOCH = 'max-wait-from-epoch';
 
+/**
+ * Patch: a route that leaves at its longest wait tells its withdrawal so; its set then counts only the peers whose own
+ * longest wait had also ended (an observer who saw the others wait through their chances counts them out).
+ */
+const MAX_WAIT_PEERS = 'max-wait-peers';
+
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
 
@@ -292,7 +298,9 @@ class TransferRoute {
     for (;;) {
       const { gate, exitEpoch } = await this.awaitPrivacy(shieldedAt);
       const requireAnonymitySet = patched(ANONYMITY_SET_AT_PROOF) ? (gate === 'set-reached' ? plan.privacy.minAnonymitySet : 1) : undefined;
-      const exit = await this.unshield(requireAnonymitySet, exitEpoch);
+      // Leaving at its longest wait, the route counts only peers that could be leaving with it (MAX_WAIT_PEERS).
+      const leaving = exitEpoch && gate === 'max-wait' && patched(MAX_WAIT_PEERS) ? { ...exitEpoch, atLongestWait: true } : exitEpoch;
+      const exit = await this.unshield(requireAnonymitySet, leaving);
       if (!exit.deferred) return exit;
       log.info('withdrawal deferred: the anonymity set fell below the minimum', { routeId: plan.routeId, anonymitySet: exit.deferred.anonymitySet });
       // Heard from the withdrawal itself: the gate waits for the set again (the watcher, or the route's own check, says when).

@@ -53,6 +53,8 @@ export interface RoutePlan {
 export interface ExitEpoch {
   startsAt: number;
   seconds: number;
+  /** The route leaves because it waited its longest (its set counts only peers whose longest wait ended too). */
+  atLongestWait?: boolean;
 }
 
 /** When a route may leave the privacy pool (docs/privacy.md). */

@@ -21,6 +21,12 @@ export interface ExitTiming {
   maxWaitMs: number;
   /** PRIVACY_MIN_PEER_AGE_SECONDS in ms (absent: 0). */
   minPeerAgeMs?: number;
+  /**
+   * The withdrawal leaves at its longest wait: only notes whose own longest wait (from their deposit's epoch) had ended
+   * when the exit epoch began count. A note still inside its wait had its chances to leave and did not: an observer who
+   * watched the class counts it out, and the routes of a thin class would otherwise leave in the order they came.
+   */
+  dueOnly?: boolean;
 }
 
 /** The start (ms) of the epoch `now` (ms) falls in. */
@@ -48,11 +54,13 @@ export function nextExitEpoch(rules: ExitRules, now: number): ExitTiming {
  * Whether a note counts as a peer of a withdrawal in the exit epoch `timing`: it could be leaving in it (approved before
  * it began, and not past its longest wait before the epoch before it; the slack of two epochs covers a route that waited
  * its longest after a deferred withdrawal), and it had been in the pool `minPeerAgeMs` when the epoch began (a burst of
- * deposits made to complete a victim's set must wait that long before it counts).
+ * deposits made to complete a victim's set must wait that long before it counts); for a withdrawal at its longest wait
+ * (`dueOnly`), its own longest wait had ended when the epoch began.
  */
 export function couldLeaveIn(note: { depositedAt: number; approvedAt: number | null }, timing: ExitTiming): boolean {
   if (note.approvedAt === null || note.approvedAt >= timing.startsAt) return false;
   if (note.depositedAt + (timing.minPeerAgeMs ?? 0) > timing.startsAt) return false;
   const gateEpochStart = timing.startsAt - timing.epochMs;
+  if (timing.dueOnly && epochStart(note.depositedAt, timing.epochMs / 1000) + timing.maxWaitMs > timing.startsAt) return false;
   return note.depositedAt + timing.maxWaitMs + 2 * timing.epochMs >= gateEpochStart;
 }

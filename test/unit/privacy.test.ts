@@ -153,6 +153,15 @@ describe('anonymity set', () => {
     ] as const) {
       assert.equal(couldLeaveIn(over, aged), expected, what);
     }
+    // Leaving at its longest wait: only notes whose own wait (from their deposit's epoch start) had ended by 10 000.
+    const due = { ...timing, dueOnly: true };
+    for (const [what, over, expected] of [
+      ['deposited in the epoch at 8 000: its wait ended at 10 000', { depositedAt: 8_900, approvedAt: 9_000 }, true],
+      ['deposited in the epoch at 9 000: still waiting until 11 000', { depositedAt: 9_000, approvedAt: 9_500 }, false],
+    ] as const) {
+      assert.equal(couldLeaveIn(over, due), expected, what);
+      assert.equal(couldLeaveIn(over, timing), true, `${what}: counted by a route whose set was reached`);
+    }
     for (const [what, over, expected] of cases) {
       assert.equal(couldLeaveIn({ depositedAt: 0, approvedAt: 0, ...over }, timing), expected, what);
       assert.deepEqual(
