@@ -81,7 +81,9 @@ export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarte
       ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
       ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
       // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
-      ...(terminal && { completedAt: sql`now()`, privacyClient: null }),
+      // A finished route's deposit address is checked for strays once more (activities/strays.ts): what a route in flight
+      // could not refund automatically is listed for an operator then.
+      ...(terminal && { completedAt: sql`now()`, privacyClient: null, depositCheckedAt: null }),
       // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
       ...(input.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
     })

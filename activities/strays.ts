@@ -33,9 +33,9 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  * (or stopped waiting for) its deposit. Routes are checked once their own deposit has left the address (from
  * RECEIVED_ON_HUB on), so a running transfer's own deposit is never mistaken for a stray one, and only when there is
  * something to check: once, and again whenever the deposit watcher (activities/depositWatcher.ts) sees a transfer
- * into its deposit address after that. A route still in flight only has its strays refunded (after their own delay,
- * from when they were found, not from the route's end: a dust poke learns nothing of its completion); what cannot be
- * refunded automatically is listed for an operator once it has finished. Besides the route's source token, every other ERC-20 contract the watcher saw
+ * into its deposit address after that, and once more when it finishes. A route still in flight only has its strays
+ * refunded (after their own delay, from when they were found, not from the route's end: a dust poke learns nothing of
+ * its completion); what cannot be refunded automatically is listed for an operator once it has finished. Besides the route's source token, every other ERC-20 contract the watcher saw
  * sending to the address is checked: a deposit of another token with the same symbol is held or refunded,
  * never missed.
  */
@@ -110,12 +110,13 @@ export function strayActivities(deps: ActivityDeps) {
             try {
               // Taken before the balances are read: a transfer the watcher sees while they are read is checked again.
               const checkedAt = new Date();
-              const settled = await inspectRoute(
+              await inspectRoute(
                 route,
                 others.filter((o) => o.routeId === route.routeId).map((o) => o.token as Address),
               );
-              // In flight with a stray left for the operator: checked again (and listed) once the route has finished.
-              if (settled) await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
+              // A route in flight is checked again when it finishes (writeStatus clears the mark): what it could not
+              // refund is listed for an operator then.
+              await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
             } catch (error) {
               log.warn('stray scan: a deposit address could not be checked', {
                 routeId: route.routeId,
@@ -128,11 +129,10 @@ export function strayActivities(deps: ActivityDeps) {
       }
       return found;
 
-      /** False when a route in flight holds something that waits for its end (to be listed for an operator). */
-      async function inspectRoute(route: Route, otherTokens: Address[]): Promise<boolean> {
+      async function inspectRoute(route: Route, otherTokens: Address[]): Promise<void> {
         // A refund of this route gave up (flagged for an operator): nothing is refunded automatically, and the flag
         // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
-        if (route.needsAttention && isRefundFailedNote(route.lastError)) return true;
+        if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
         const owner = route.depositAddress as Address;
         const balances = await Promise.all([
           tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
@@ -142,24 +142,19 @@ export function strayActivities(deps: ActivityDeps) {
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
         const known = otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null;
-        if (FINISHED.includes(route.status)) {
-          await inspect(route, balances, known);
-          return true;
-        }
-        return refundInFlight(route, balances, known);
+        if (FINISHED.includes(route.status)) await inspect(route, balances, known);
+        else refundInFlight(route, balances, known);
       }
 
       /** A route in flight: its refundable strays are refunded; its holdings (the workflow's to write) are not touched. */
-      function refundInFlight(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): boolean {
-        let settled = true;
+      function refundInFlight(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): void {
         for (const { token, balance } of balances) {
           if (balance === null || balance === 0n) continue;
           const refundable = same(token, route.sourceToken) || (known?.has(token.toLowerCase()) ?? false);
           if (route.refundAddress && refundable && !belowRefundMinimum(deps, route, token, balance)) {
             found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() });
-          } else settled = false;
+          }
         }
-        return settled;
       }
 
       async function inspect(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null) {

@@ -233,8 +233,9 @@ export const configSchema = z.object({
    */
   PUBLIC_STATUS_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
   /**
-   * Without its statusToken a funded route's end shows no earlier than this long after its funding: longer than a route
-   * takes (the longest wait, two exit epochs, the bridges), so the moment it shows follows the public deposit, not the end.
+   * Without its statusToken a funded route's end shows this long after its funding, or after its end when that is later,
+   * plus the route's own delay: at least the longest wait and two exit epochs, so that for a route that ends within it the
+   * moment follows the public deposit, not the end.
    */
   PUBLIC_STATUS_HOLD_SECONDS: z.coerce.number().int().nonnegative().default(28_800),
   /** Reads by routeId without a statusToken (GET and the event stream) per client and minute; 0 = no limit (docs/privacy.md). */
@@ -328,6 +329,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.REFUND_DELAY_MIN_SECONDS > config.REFUND_DELAY_MAX_SECONDS) {
     throw new ConfigError('REFUND_DELAY_MIN_SECONDS must not exceed REFUND_DELAY_MAX_SECONDS');
+  }
+  if (config.PUBLIC_STATUS_HOLD_SECONDS < config.PRIVACY_MAX_WAIT_SECONDS + 2 * config.PRIVACY_EXIT_EPOCH_SECONDS) {
+    throw new ConfigError(
+      `PUBLIC_STATUS_HOLD_SECONDS (${config.PUBLIC_STATUS_HOLD_SECONDS}) must be at least PRIVACY_MAX_WAIT_SECONDS + 2 × PRIVACY_EXIT_EPOCH_SECONDS (${config.PRIVACY_MAX_WAIT_SECONDS + 2 * config.PRIVACY_EXIT_EPOCH_SECONDS}): a route that waits its longest would otherwise show its end when it happened (docs/privacy.md, "Quiet public channels")`,
+    );
   }
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');

@@ -451,9 +451,10 @@ export const webhookDeliveries = pgTable(
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
     /**
      * The earliest the delivery may go out. Null while it is held: a pool-phase status or the end, until the route
-     * ends and the public view's moment for its end is known (activities/webhooks.ts, docs/privacy.md).
+     * ends and the public view's moment for its end is known (activities/webhooks.ts, docs/privacy.md). Defaults to the
+     * insert's time: a row written by a worker from before held deliveries is never held.
      */
-    deliverAfter: timestamp('deliver_after', { withTimezone: true }),
+    deliverAfter: timestamp('deliver_after', { withTimezone: true }).defaultNow(),
   },
   (t) => [
     index('webhook_deliveries_route_idx').on(t.routeId),

@@ -9,10 +9,10 @@ import { epochStart } from '../privacy/exitEpochs.ts';
  * - The view moves only when an exit epoch begins: it shows what the route had reached by the start of the current one.
  * - Funded, it shows `BRIDGING_IN` until it ends: the pool's deposit and withdrawal, and the bridge-out, never show
  *   (their moments would name the route's pool transactions).
- * - Its end (`COMPLETED`, `FAILED`) shows no earlier than `holdMs` after the route was funded
- *   (PUBLIC_STATUS_HOLD_SECONDS, longer than a route takes), and no earlier than `delayMs` after it happened (a delay of
- *   the route's own, up to PUBLIC_STATUS_DELAY_MAX_SECONDS): for a route that ends within the hold, the moment it shows
- *   follows its funding, which is public anyway, and tells nothing of its end.
+ * - Its end (`COMPLETED`, `FAILED`) shows `delayMs` (a delay of the route's own, up to PUBLIC_STATUS_DELAY_MAX_SECONDS)
+ *   after the later of the end and `holdMs` after the funding (PUBLIC_STATUS_HOLD_SECONDS, at least the longest wait):
+ *   for a route that ends within the hold, the moment it shows follows its funding, which is public anyway, and tells
+ *   nothing of its end; a slower one shows it a delay of its own after it.
  * `seq` numbers the public view's own changes: 0 awaiting the deposit, 1 in progress, 2 ended.
  */
 export interface StatusReached {
@@ -59,11 +59,13 @@ export function publicStatusAt(history: readonly StatusReached[], opts: PublicCl
 }
 
 /**
- * When the public view first shows an end reached at `endedAt` (ms): the first epoch start at least `delayMs` after it
- * and at least `holdMs` after the funding (`fundedAt`; null: a route never funded, held by nothing but its delay).
+ * When the public view first shows an end reached at `endedAt` (ms): the first epoch start `delayMs` after the later of
+ * the end and `holdMs` after the funding (`fundedAt`; null: a route never funded, held by nothing but its delay).
  */
 export function publicEndShownAt(endedAt: number, opts: PublicClock & { fundedAt: number | null }): number {
-  const due = Math.max(endedAt + opts.delayMs, opts.fundedAt === null ? 0 : opts.fundedAt + (opts.holdMs ?? 0));
+  // The delay after the later of the end and the hold: a route slower than the hold shows its end a delay of its own
+  // after it, never at it.
+  const due = Math.max(endedAt, opts.fundedAt === null ? 0 : opts.fundedAt + (opts.holdMs ?? 0)) + opts.delayMs;
   const start = epochStart(due, opts.epochSeconds);
   return start === due ? due : start + opts.epochSeconds * 1000;
 }

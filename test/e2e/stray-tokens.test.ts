@@ -24,7 +24,13 @@ before(
     // Deposits time out quickly and the scanner runs every second.
     // A route that asks for more peers than it gets waits in the pool for PRIVACY_MAX_WAIT_SECONDS (5 min here).
     stack = await startTestStack({
-      env: { DEPOSIT_TIMEOUT_SECONDS: '8', STRAY_SCAN_INTERVAL_SECONDS: '1', OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND, PRIVACY_MAX_WAIT_SECONDS: '300' },
+      env: {
+        DEPOSIT_TIMEOUT_SECONDS: '8',
+        STRAY_SCAN_INTERVAL_SECONDS: '1',
+        OPERATOR_ALLOWED_DESTINATIONS: OPERATOR_REFUND,
+        PRIVACY_MAX_WAIT_SECONDS: '300',
+        PUBLIC_STATUS_HOLD_SECONDS: '310',
+      },
     });
     const byRole = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
     [source, destination] = [byRole('source'), byRole('destination')];

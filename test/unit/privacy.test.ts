@@ -492,8 +492,8 @@ describe('the public view (no statusToken)', () => {
     }
   });
 
-  test('a funded route’s end shows no earlier than the hold after its funding: within it, the moment follows the funding', () => {
-    // Funded at 95 (BRIDGING_IN), hold 400 s, epochs of 100 s: ends at 290 or 350 show at 500 alike.
+  test('a funded route’s end shows its delay after the hold after its funding: within the hold, the moment follows the funding', () => {
+    // Funded at 95 (BRIDGING_IN), hold 400 s, delay 10 s, epochs of 100 s: ends at 290 or 350 show at 600 (505 → 600) alike.
     for (const endedAt of [290, 350]) {
       const ended = [
         { status: 'AWAITING_DEPOSIT', reachedAt: at(0) },
@@ -501,8 +501,8 @@ describe('the public view (no statusToken)', () => {
         { status: 'COMPLETED', reachedAt: at(endedAt) },
       ];
       const view = (s: number) => publicStatusAt(ended, { now: s * 1000, epochSeconds: 100, delayMs: 10_000, holdMs: 400_000 });
-      assert.equal(view(499).status, 'BRIDGING_IN', `ended ${endedAt}: not before the hold`);
-      assert.deepEqual([view(500).status, view(500).since?.getTime()], ['COMPLETED', 500_000]);
+      assert.equal(view(599).status, 'BRIDGING_IN', `ended ${endedAt}: not before the hold and the delay`);
+      assert.deepEqual([view(600).status, view(600).since?.getTime()], ['COMPLETED', 600_000]);
     }
     // A route slower than the hold: its own delay after the end, as before.
     assert.equal(publicEndShownAt(700_000, { epochSeconds: 100, delayMs: 50_000, holdMs: 400_000, fundedAt: 95_000 }), 800_000);

@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_deliveries" ALTER COLUMN "deliver_after" SET DEFAULT now();
