@@ -146,14 +146,21 @@ export function strayActivities(deps: ActivityDeps) {
         else refundInFlight(route, balances, known);
       }
 
+      /**
+       * The refund of one balance when the service makes it without an operator: to the refundAddress, of the source
+       * token or one the bridge lists, not below REFUND_MIN_AMOUNT (its gas would cost more); null otherwise.
+       */
+      function automaticRefund(route: Route, token: Address, balance: bigint, known: Set<string> | null): StrayDeposit | null {
+        const refundable = same(token, route.sourceToken) || (known?.has(token.toLowerCase()) ?? false);
+        if (!route.refundAddress || !refundable || belowRefundMinimum(deps, route, token, balance)) return null;
+        return { routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() };
+      }
+
       /** A route in flight: its refundable strays are refunded; its holdings (the workflow's to write) are not touched. */
       function refundInFlight(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): void {
         for (const { token, balance } of balances) {
-          if (balance === null || balance === 0n) continue;
-          const refundable = same(token, route.sourceToken) || (known?.has(token.toLowerCase()) ?? false);
-          if (route.refundAddress && refundable && !belowRefundMinimum(deps, route, token, balance)) {
-            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() });
-          }
+          const refund = balance ? automaticRefund(route, token, balance, known) : null;
+          if (refund) found.push(refund);
         }
       }
 
@@ -164,11 +171,11 @@ export function strayActivities(deps: ActivityDeps) {
         for (const { token, balance } of balances) {
           if (balance === null || balance === 0n) continue;
           const own = same(token, route.sourceToken);
-          const refundable = own || (known?.has(token.toLowerCase()) ?? false);
           // Dust below REFUND_MIN_AMOUNT is listed, never refunded automatically: its gas would cost more.
           const dust = belowRefundMinimum(deps, route, token, balance);
-          if (route.refundAddress && refundable && !dust) {
-            found.push({ routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() });
+          const refund = automaticRefund(route, token, balance, known);
+          if (refund) {
+            found.push(refund);
             // Being refunded: an existing listing stays until the refund clears it.
             next.push(...listed.filter((h) => same(h.token, token)));
             continue;

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
-import { fundedAt, publicEndDelayMs, publicEndShownAt } from '../src/transfers/publicView.ts';
+import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
@@ -80,7 +80,7 @@ export async function enqueueWebhook(
 async function releaseWithEnd(
   db: ActivityDeps['db'],
   end: Pick<StatusProjection, 'routeId' | 'seq'>,
-  clock: NonNullable<WebhookSettings['publicView']>,
+  clock: PublicViewSettings,
 ): Promise<Array<{ eventId: string; deliverAfter: Date | null }>> {
   const history = await db
     .select({ status: transferStatuses.status, statusSeq: transferStatuses.statusSeq, reachedAt: transferStatuses.reachedAt })
@@ -90,9 +90,7 @@ async function releaseWithEnd(
   const [route] = await db.select({ statusTokenHash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, end.routeId));
   if (!ended || !route) return [];
   const shownAt = publicEndShownAt(ended.reachedAt.getTime(), {
-    epochSeconds: clock.epochSeconds,
-    delayMs: publicEndDelayMs({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock.endDelayMaxSeconds * 1000),
-    holdMs: clock.holdSeconds * 1000,
+    ...publicClockOf({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock),
     fundedAt: fundedAt(history),
   });
   await db

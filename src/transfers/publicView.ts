@@ -37,10 +37,29 @@ export interface PublicClock {
   holdMs?: number;
 }
 
+/** A status between awaiting the deposit and the end: the route was funded. */
+const inProgress = (h: StatusReached) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status);
+
 /** When the route was funded, as its history shows: its first status between awaiting the deposit and the end. */
 export function fundedAt(history: readonly StatusReached[]): number | null {
-  const moved = history.filter((h) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status));
+  const moved = history.filter(inProgress);
   return moved.length > 0 ? Math.min(...moved.map((h) => h.reachedAt.getTime())) : null;
+}
+
+/** The public view's clock settings (PRIVACY_EXIT_EPOCH_SECONDS, PUBLIC_STATUS_DELAY_MAX_SECONDS, PUBLIC_STATUS_HOLD_SECONDS). */
+export interface PublicViewSettings {
+  epochSeconds: number;
+  endDelayMaxSeconds: number;
+  holdSeconds: number;
+}
+
+/** The clock of one route's public view: the service's settings and the route's own delay. */
+export function publicClockOf(route: { routeId: string; statusTokenHash: string | null }, settings: PublicViewSettings): PublicClock {
+  return {
+    epochSeconds: settings.epochSeconds,
+    delayMs: publicEndDelayMs(route, settings.endDelayMaxSeconds * 1000),
+    holdMs: settings.holdSeconds * 1000,
+  };
 }
 
 /** The status the public view shows at `now` (ms), from the route's history of statuses. */
@@ -52,7 +71,7 @@ export function publicStatusAt(history: readonly StatusReached[], opts: PublicCl
     const shownAt = publicEndShownAt(ended.reachedAt.getTime(), { ...opts, fundedAt: fundedAt(history) });
     if (shownAt <= begun) return { status: ended.status as TransferStatus, seq: 2, since: new Date(shownAt) };
   }
-  const moved = reached.filter((h) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status));
+  const moved = reached.filter(inProgress);
   if (moved.length > 0) return { status: 'BRIDGING_IN', seq: 1, since: moved[0]!.reachedAt };
   // An end not public yet, of a route that never got its deposit: it still shows as awaiting it.
   return { status: 'AWAITING_DEPOSIT', seq: 0, since: null };

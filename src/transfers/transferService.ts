@@ -5,7 +5,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
-import { publicEndDelayMs, publicStatusAt } from './publicView.ts';
+import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
@@ -304,12 +304,12 @@ async function publicView(
     .from(transferStatuses)
     .where(eq(transferStatuses.routeId, row.routeId))
     .orderBy(transferStatuses.statusSeq);
-  const shown = publicStatusAt(history, {
-    now: Date.now(),
+  const clock = publicClockOf(row, {
     epochSeconds: privacy.exitEpochSeconds,
-    delayMs: publicEndDelayMs(row, privacy.publicEndDelaySeconds * 1000),
-    holdMs: privacy.publicEndHoldSeconds * 1000,
+    endDelayMaxSeconds: privacy.publicEndDelaySeconds,
+    holdSeconds: privacy.publicEndHoldSeconds,
   });
+  const shown = publicStatusAt(history, { ...clock, now: Date.now() });
   const transfer: PublicTransferView = {
     routeId: row.routeId,
     status: shown.status,

@@ -1,4 +1,5 @@
 /** Webhook delivery settings and the delivery workflow's input (type-only for the workflow bundle). */
+import type { PublicViewSettings } from '../transfers/publicView.ts';
 
 /** How the delivery activity is retried (Temporal retry policy; durations in milliseconds). */
 export interface WebhookRetryPolicy {
@@ -32,7 +33,7 @@ export interface WebhookSettings {
    * sets it), the deliveries of HELD_UNTIL_END statuses and of the end go out together when the public view shows the
    * route's end. Unset: every delivery goes out at once (tests of delivery alone).
    */
-  publicView?: { epochSeconds: number; endDelayMaxSeconds: number; holdSeconds: number };
+  publicView?: PublicViewSettings;
   requestTimeoutMs: number;
   retry: WebhookRetryPolicy;
 }
