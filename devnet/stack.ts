@@ -29,8 +29,8 @@ import { freePort } from './ports.ts';
 import { DEVNET_ACCOUNTS, startDevnetChains } from './chains.ts';
 import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
-import { claimDataDir } from './processes.ts';
-import { readTemporalDevConfig, startTemporalDevServer } from './temporalServer.ts';
+import { claimDataDir, noProcessRegistry, type ProcessRegistry } from './processes.ts';
+import { readTemporalDevConfig, startTemporalDevServer, type TemporalDevServer } from './temporalServer.ts';
 import { API_ENV_FILE, PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
 
 /** Starting local prices of the emulated bridge (cross-asset legs use them). */
@@ -144,49 +144,148 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     // Stops what a crashed earlier run left behind (its own children only), or refuses if it still runs.
     const processes = await claimDataDir(opts.dataDir, { log });
     stops.add('the process record', async () => processes.close());
-    const temporalConfig = readTemporalDevConfig();
+    const webhookSigningSecret = await devnetWebhookSigningSecret(opts.dataDir, opts.ephemeral);
+    // The signer process is stopped after the worker (registered first; StopList stops in reverse).
+    const [infrastructure, signerProcess] = await allStarted(stops, logger, ['local infrastructure', 'signer process'], [
+      startLocalInfrastructure({ ...opts, processes, logger }),
+      // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
+      startSignerProcess({
+        keys: {
+          mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
+          gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
+          poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
+        },
+        processes,
+        logLevel: opts.env?.LOG_LEVEL,
+      }),
+    ] as const);
+    const { configEnv, temporalServer, manifest, relay, asp, iris, payloadCodec, codecUrl } = infrastructure;
+    const { xpubs } = signerProcess.publicKeys;
+    // The webhook signing secret is the worker's alone (the API neither needs nor gets it).
+    const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken, WEBHOOK_SIGNING_SECRET: webhookSigningSecret };
+    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
+    const config = loadConfig(workerEnv, 'worker');
+    const apiConfig = loadConfig(apiEnv, 'api');
+    // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).
+    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(workerEnv, null, 2)}\n`, { mode: 0o600 });
+    // What a production API (src/server.ts) against this stack runs with: the xpubs, no key.
+    await writeFile(path.join(opts.dataDir, API_ENV_FILE), `${JSON.stringify(apiEnv, null, 2)}\n`, { mode: 0o600 });
+
+    const service = await createWorkerContext(config, { pollIntervalMs: opts.pollIntervalMs, signer: signerProcess.signer });
+    stops.add('database pool and prover threads', service.close);
+
+    const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
+
+    const apiService = createApiContext(apiConfig, { pollIntervalMs: opts.pollIntervalMs });
+    stops.add("the API's database pool", apiService.close);
+    const api = await startApi(apiService, logger);
+    stops.add('API', api.stop);
+    await ensureBackgroundWorkflows(api.temporal, config);
+    const codec = payloadCodecOf(config);
+    if (codec) {
+      const { port } = new URL(codecUrl);
+      // The dev server's Web UI cannot send a token: on 127.0.0.1 its origin is let through (docs/local-stack.md).
+      const endpoint = await startCodecEndpoint({
+        codec,
+        authToken: payloadCodec.authToken,
+        uiOrigin: temporalServer.uiUrl,
+        trustUiOrigin: true,
+        host: '127.0.0.1',
+        port: Number(port),
+        logger,
+      });
+      stops.add('codec endpoint', endpoint.stop);
+    }
+
+    const info: StackInfo = {
+      apiUrl: api.url,
+      temporalAddress: config.TEMPORAL_ADDRESS,
+      temporalNamespace: config.TEMPORAL_NAMESPACE,
+      temporalUiUrl: temporalServer.uiUrl,
+      relayUrl: relay.url,
+      databaseUrl: configEnv.DATABASE_URL ?? '',
+      manifest,
+    };
+    await writeFile(path.join(opts.dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
+
+    return {
+      config,
+      apiUrl: api.url,
+      apiMetricsUrl: `${api.metricsUrl}/metrics`,
+      workerUrl: worker?.url ?? null,
+      temporalMetricsUrl: worker?.temporalMetricsUrl,
+      codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
+      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
+      relay,
+      asp,
+      irisUrl: iris?.url ?? null,
+      manifest,
+      service,
+      signerUrl: signerProcess.url,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export interface LocalInfrastructure {
+  /** The service's configuration for these parts, keys and xpubs aside (the API and the worker add their own). */
+  configEnv: Record<string, string>;
+  temporalServer: TemporalDevServer;
+  manifest: DevnetManifest;
+  relay: RelayEmulator;
+  asp: AspEmulator;
+  iris: { url: string; stop(): Promise<void> } | null;
+  payloadCodec: DevnetPayloadCodec;
+  /** Where the stack's codec endpoint listens, when it starts one. */
+  codecUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * What the service runs against on one machine, without the service itself: Temporal dev server, Postgres, the
+ * anvil chains with tokens and the devnet privacy pool, the Relay, ASP (and in burn-and-mint mode Iris) emulators.
+ * `startLocalStack` adds the signer, worker and API; a test of the production build starts those from dist/.
+ * `temporalRegistrations: false` starts the dev server with neither the service's namespace nor its search
+ * attributes (the service's namespace is then TEMPORAL_NAMESPACE of `opts.env`, for `routectl setup` to create).
+ */
+export async function startLocalInfrastructure(
+  opts: Omit<LocalStackOptions, 'worker' | 'workflowBundle' | 'pollIntervalMs'> & { processes?: ProcessRegistry; temporalRegistrations?: boolean },
+): Promise<LocalInfrastructure> {
+  const logger = opts.logger ?? createLogger();
+  const log = (line: string) => logger.info(line);
+  const stops = new StopList(logger);
+  const processes = opts.processes ?? noProcessRegistry;
+  try {
+    await mkdir(opts.dataDir, { recursive: true });
+    const devConfig = readTemporalDevConfig();
+    const temporalConfig = opts.temporalRegistrations === false ? { ...devConfig, namespace: 'default', searchAttributes: {} } : devConfig;
     const burnAndMint = opts.env?.BRIDGE_PROVIDER === 'cctp';
     const payloadCodec = await devnetPayloadCodec(opts.dataDir, opts.ephemeral);
-    const webhookSigningSecret = await devnetWebhookSigningSecret(opts.dataDir, opts.ephemeral);
     const codecUrl = `http://127.0.0.1:${opts.ports.codec ?? (await freePort())}`;
-    // The signer process is stopped after the worker (registered first; StopList stops in reverse).
-    const [temporalServer, postgres, chains, signerProcess] = await allStarted(
-      stops,
-      logger,
-      ['Temporal dev server', 'Postgres', 'anvil chains', 'signer process'],
-      [
-        startTemporalDevServer({
-          dataDir: opts.dataDir,
-          config: temporalConfig,
-          port: opts.ports.temporal,
-          uiPort: opts.ports.temporalUi,
-          ephemeral: opts.ephemeral,
-          codecEndpoint: codecUrl,
-          processes,
-          log,
-        }),
-        startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
-        startDevnetChains({
-          ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
-          stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
-          cctp: burnAndMint,
-          processes,
-          log,
-        }),
-        // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
-        startSignerProcess({
-          keys: {
-            mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
-            gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
-            poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
-          },
-          processes,
-          logLevel: opts.env?.LOG_LEVEL,
-        }),
-      ] as const,
-    );
+    const [temporalServer, postgres, chains] = await allStarted(stops, logger, ['Temporal dev server', 'Postgres', 'anvil chains'], [
+      startTemporalDevServer({
+        dataDir: opts.dataDir,
+        config: temporalConfig,
+        port: opts.ports.temporal,
+        uiPort: opts.ports.temporalUi,
+        ephemeral: opts.ephemeral,
+        codecEndpoint: codecUrl,
+        processes,
+        log,
+      }),
+      startLocalPostgres({ databaseUrl: opts.env?.DATABASE_URL, dataDir: opts.dataDir, port: opts.ports.postgres, ephemeral: opts.ephemeral, log }),
+      startDevnetChains({
+        ports: { source: opts.ports.source, hub: opts.ports.hub, destination: opts.ports.destination },
+        stateDir: opts.ephemeral ? undefined : path.join(opts.dataDir, 'chains'),
+        cctp: burnAndMint,
+        processes,
+        log,
+      }),
+    ] as const);
     await migrateDatabase(postgres.url);
-
     const { manifest } = chains;
     // One fault registry for the stack: the Relay emulator's /_emulator/faults controls all four operations.
     const faults = createFaultRegistry((entry) => logger.info('fault injection', entry as Record<string, unknown>));
@@ -239,7 +338,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       PORT: String(opts.ports.api),
       API_METRICS_PORT: String(opts.ports.apiMetrics ?? 0),
       TEMPORAL_ADDRESS: temporalServer.address,
-      TEMPORAL_NAMESPACE: temporalServer.namespace,
+      TEMPORAL_NAMESPACE: opts.temporalRegistrations === false ? (opts.env?.TEMPORAL_NAMESPACE ?? 'private-route') : temporalServer.namespace,
       RELAY_API_URL: relay.url,
       ...(iris &&
         manifest.cctp && {
@@ -266,72 +365,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       ...withoutKeys(definedOnly(opts.env ?? {})),
       DATABASE_URL: postgres.url,
     };
-    const { xpubs } = signerProcess.publicKeys;
-    // The webhook signing secret is the worker's alone (the API neither needs nor gets it).
-    const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken, WEBHOOK_SIGNING_SECRET: webhookSigningSecret };
-    const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
-    const config = loadConfig(workerEnv, 'worker');
-    const apiConfig = loadConfig(apiEnv, 'api');
-    // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).
-    await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(workerEnv, null, 2)}\n`, { mode: 0o600 });
-    // What a production API (src/server.ts) against this stack runs with: the xpubs, no key.
-    await writeFile(path.join(opts.dataDir, API_ENV_FILE), `${JSON.stringify(apiEnv, null, 2)}\n`, { mode: 0o600 });
-
-    const service = await createWorkerContext(config, { pollIntervalMs: opts.pollIntervalMs, signer: signerProcess.signer });
-    stops.add('database pool and prover threads', service.close);
-
-    const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
-
-    const apiService = createApiContext(apiConfig, { pollIntervalMs: opts.pollIntervalMs });
-    stops.add("the API's database pool", apiService.close);
-    const api = await startApi(apiService, logger);
-    stops.add('API', api.stop);
-    await ensureBackgroundWorkflows(api.temporal, config);
-    const codec = payloadCodecOf(config);
-    if (codec) {
-      const { port } = new URL(codecUrl);
-      // The dev server's Web UI cannot send a token: on 127.0.0.1 its origin is let through (docs/local-stack.md).
-      const endpoint = await startCodecEndpoint({
-        codec,
-        authToken: payloadCodec.authToken,
-        uiOrigin: temporalServer.uiUrl,
-        trustUiOrigin: true,
-        host: '127.0.0.1',
-        port: Number(port),
-        logger,
-      });
-      stops.add('codec endpoint', endpoint.stop);
-    }
-
-    const info: StackInfo = {
-      apiUrl: api.url,
-      temporalAddress: config.TEMPORAL_ADDRESS,
-      temporalNamespace: config.TEMPORAL_NAMESPACE,
-      temporalUiUrl: temporalServer.uiUrl,
-      relayUrl: relay.url,
-      databaseUrl: postgres.url,
-      manifest,
-    };
-    await writeFile(path.join(opts.dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
-
-    return {
-      config,
-      apiUrl: api.url,
-      apiMetricsUrl: `${api.metricsUrl}/metrics`,
-      workerUrl: worker?.url ?? null,
-      temporalMetricsUrl: worker?.temporalMetricsUrl,
-      codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
-      temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
-      relay,
-      asp,
-      irisUrl: iris?.url ?? null,
-      manifest,
-      service,
-      signerUrl: signerProcess.url,
-      stop,
-    };
+    return { configEnv, temporalServer, manifest, relay, asp, iris, payloadCodec, codecUrl, stop: () => stops.stopAll() };
   } catch (error) {
-    await stop();
+    await stops.stopAll();
     throw error;
   }
 }

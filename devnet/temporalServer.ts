@@ -93,8 +93,8 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
     String(port),
     '--ui-port',
     String(uiPort),
-    '--namespace',
-    config.namespace,
+    // The dev server always has "default"; other namespaces exist only when named here.
+    ...(config.namespace === 'default' ? [] : ['--namespace', config.namespace]),
     '--log-level',
     'error',
     '--ui-disable-news-fetch',

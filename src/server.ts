@@ -2,6 +2,7 @@
 import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
 import { startApi } from './api/server.ts';
+import { ClusterNotReadyError } from './temporal/clusterSetup.ts';
 import { createLogger } from './logger.ts';
 import { createApiContext } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
@@ -20,6 +21,6 @@ try {
   stops.add('API', api.stop);
   onShutdown(logger, () => stops.stopAll());
 } catch (error) {
-  logger.error(error instanceof ConfigError ? error.message : 'api failed to start', { error: String(error) });
+  logger.error(error instanceof ConfigError || error instanceof ClusterNotReadyError ? error.message : 'api failed to start', { error: String(error) });
   process.exit(1);
 }

@@ -11,6 +11,7 @@ import { StopList, onShutdown } from './shutdown.ts';
 import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
 import { payloadCodecOf } from './temporal/codec.ts';
 import { startCodecEndpoint } from './temporal/codecServer.ts';
+import { ClusterNotReadyError, assertClusterReady } from './temporal/clusterSetup.ts';
 import { connectTemporalClient } from './temporal/connection.ts';
 import { startTransferWorker, workerSlots } from './temporal/worker.ts';
 
@@ -21,6 +22,14 @@ try {
   const httpPort = portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT);
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
+  // The workflows it runs set the service's search attributes: refuse a namespace without them (routectl setup).
+  const { connection, client } = await connectTemporalClient(config);
+  try {
+    await assertClusterReady(connection, config.TEMPORAL_NAMESPACE);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
   // Asks the signer (SIGNER_URL) for its public keys: the worker's accounts are the signer's.
   const service = await createWorkerContext(config);
   // Refuses a signer other than the one this database's transfers were created with.
@@ -38,7 +47,6 @@ try {
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });
   const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, logger });
-  const { connection, client } = await connectTemporalClient(config);
   await ensureBackgroundWorkflows(client, config);
   await connection.close();
   // Operators read encrypted histories through it (docs/operations.md); no token, no endpoint.
@@ -67,6 +75,6 @@ try {
   if (codecEndpoint) stops.add('codec endpoint', codecEndpoint.stop);
   onShutdown(logger, () => stops.stopAll());
 } catch (error) {
-  logger.error(error instanceof ConfigError ? error.message : 'worker failed to start', { error: String(error) });
+  logger.error(error instanceof ConfigError || error instanceof ClusterNotReadyError ? error.message : 'worker failed to start', { error: String(error) });
   process.exit(1);
 }

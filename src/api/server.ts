@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts';
 import { metricsRoute, observabilityRoutes, postgresCheck, serveHttp, temporalCheck, type HttpServer } from '../observability/http.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
 import { privacySettings, transferSettings, type ApiContext } from '../runtime.ts';
+import { assertClusterReady } from '../temporal/clusterSetup.ts';
 import { connectTemporalClient } from '../temporal/connection.ts';
 import { createIdempotencyStore } from '../transfers/idempotency.ts';
 import { createStatusFeed } from '../transfers/statusFeed.ts';
@@ -25,6 +26,13 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
   // Refuses to hand out deposit addresses of another signer than the worker's (its xpubs against the recorded addresses).
   await checkSignerFingerprint(service.db, service.addresses, 'api');
   const { connection, client: temporal } = await connectTemporalClient(config);
+  // Every create starts a workflow with the service's search attributes: without them, refuse to serve at all.
+  try {
+    await assertClusterReady(connection, config.TEMPORAL_NAMESPACE);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
   const transfers = createTransferService({
     db: service.db,
     temporal,

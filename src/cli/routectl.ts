@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { runCommandLine, usageError, withOperatorContext } from './context.ts';
 import * as apiKeys from './apiKeys.ts';
 import * as operator from './operator.ts';
+import { setup } from './setup.ts';
 
 const USAGE = `usage: routectl <command>
   list [--status S] [--stuck] [--json] [--limit N]   transfers, newest first; --stuck = waiting for an operator
@@ -31,6 +32,9 @@ const USAGE = `usage: routectl <command>
                                                      a partner API key (printed once); limits default to the service's
   apikey list [--json]                               partner keys: name, prefix, limits, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
+  setup [--no-create-namespace] [--retention-days N]
+                                                     prepare a Temporal cluster: the namespace (TEMPORAL_NAMESPACE; where the
+                                                     cluster allows it) and the search attributes; idempotent
   devnet …                                           local stack only (info, fund, fault): see "routectl devnet help"
 Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
 ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient (recover: the
@@ -62,6 +66,8 @@ async function main(argv: string[]): Promise<number> {
       'per-minute': { type: 'string' },
       'creates-per-minute': { type: 'string' },
       'max-unfunded': { type: 'string' },
+      'no-create-namespace': { type: 'boolean', default: false },
+      'retention-days': { type: 'string', default: '30' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -137,6 +143,9 @@ async function main(argv: string[]): Promise<number> {
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
       else throw usageError(USAGE);
+      return 0;
+    case 'setup':
+      await setup({ createNamespace: !values['no-create-namespace'], retentionDays: values['retention-days'] });
       return 0;
     case 'help':
       process.stdout.write(`${USAGE}\n`);

@@ -7,6 +7,7 @@
  * relabelled to another key. Payloads that are not encrypted (histories written before the codec) pass through.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -108,7 +109,7 @@ export function payloadCodecOf(config: Pick<Config, 'PAYLOAD_CODEC' | 'PAYLOAD_C
  * The module that exports `failureConverter` (bundled into the workflow code, and loaded by the worker for its
  * activities): failure messages and stack traces go into an encoded payload, which the codec then encrypts.
  */
-export const failureConverterPath = fileURLToPath(new URL('./failureConverter.ts', import.meta.url));
+export const failureConverterPath = fileURLToPath(new URL(`./failureConverter${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 /**
  * The data converter of every client and worker: the codec (when on) and failure messages moved into payloads.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,10 +23,15 @@ import { failureConverterPath, payloadCodecOf, temporalDataConverter } from './c
 import { connectTemporalClient, temporalConnectionOptions, type TemporalClientConfig } from './connection.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+/** `.ts` when running from the sources, `.js` from the build (dist/). */
+const moduleExtension = path.extname(fileURLToPath(import.meta.url));
+export const workflowsPath = fileURLToPath(new URL(`../../workflows/index${moduleExtension}`, import.meta.url));
 
 /** Workflow interceptor modules bundled with the workflow code (routeId on every workflow log line). */
-export const workflowInterceptorModules = [fileURLToPath(new URL('../observability/workflowInterceptors.ts', import.meta.url))];
+export const workflowInterceptorModules = [fileURLToPath(new URL(`../observability/workflowInterceptors${moduleExtension}`, import.meta.url))];
+
+/** The workflow bundle `npm run build` writes at the root of dist/ (scripts/build.ts); a worker run from the build loads it. */
+export const PREBUILT_WORKFLOW_BUNDLE = 'workflow-bundle.json';
 
 /**
  * Bundles the workflow code (with our workflow interceptors). The bundle is kept in
@@ -35,6 +40,9 @@ export const workflowInterceptorModules = [fileURLToPath(new URL('../observabili
  * Webpack's output goes to `logger` at debug level; its warnings and errors at warn and error.
  */
 export async function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<WorkflowBundleWithSourceMap> {
+  // The build's own bundle, made from the same sources as the code beside it.
+  const prebuilt = path.join(repoRoot, PREBUILT_WORKFLOW_BUNDLE);
+  if (moduleExtension === '.js' && existsSync(prebuilt)) return JSON.parse(await readFile(prebuilt, 'utf8')) as WorkflowBundleWithSourceMap;
   const cached = path.join(repoRoot, 'node_modules', '.cache', 'private-route', `workflows-${sourceHash()}.json`);
   try {
     return JSON.parse(await readFile(cached, 'utf8')) as WorkflowBundleWithSourceMap;

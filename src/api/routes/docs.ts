@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import { Hono } from 'hono';
@@ -14,8 +15,9 @@ import { ERROR_CODES } from '../errorCodes.ts';
 export const DOCS_PATH = '/docs';
 export const OPENAPI_PATH = '/openapi.json';
 const SCRIPT_PATH = '/docs/scalar.js';
-// The package's exports do not list its browser bundle, so it is found next to its package.json.
-const SCALAR_BUNDLE = fileURLToPath(new URL('../../../node_modules/@scalar/api-reference/dist/browser/standalone.js', import.meta.url));
+// The package's exports do not list its browser bundle, so it is found beside its main entry (dist/index.js), from
+// the sources and from the build (dist/) alike.
+const SCALAR_BUNDLE = path.join(path.dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js');
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| \`${code}\` | ${status} | ${meaning} |`)

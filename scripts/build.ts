@@ -1,0 +1,52 @@
+/**
+ * `npm run build`: the production build in dist/, run by plain `node` (npm run start:api, start:worker, start:signer):
+ * - the TypeScript of src/, workflows/ and activities/ compiled to JavaScript (tsconfig.build.json; relative imports
+ *   rewritten from .ts to .js), with source maps;
+ * - the files the code reads beside itself: the prover thread (plain JavaScript) and the database migrations;
+ * - the workflow bundle, prebuilt (dist/workflow-bundle.json), so a worker starts without webpack.
+ * The layout mirrors the repository (dist/src, dist/workflows, dist/activities, dist/drizzle), so every path the code
+ * finds from its own location (import.meta.url) holds in both.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createLogger } from '../src/logger.ts';
+import { failureConverterPath } from '../src/temporal/codec.ts';
+import { PREBUILT_WORKFLOW_BUNDLE, workflowInterceptorModules, workflowsPath } from '../src/temporal/worker.ts';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const dist = path.join(repoRoot, 'dist');
+const started = Date.now();
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+rmSync(dist, { recursive: true, force: true });
+log('compiling TypeScript (tsconfig.build.json)');
+execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', path.join(repoRoot, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
+
+// JavaScript modules the code loads by path (worker threads) are not compiled: copied as they are.
+const copyPlainModules = (dir: string) => {
+  for (const entry of readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {
+    const relative = path.join(dir, entry.name);
+    if (entry.isDirectory()) copyPlainModules(relative);
+    else if (entry.name.endsWith('.mjs') && dir !== path.join('src', 'loader')) cpSync(path.join(repoRoot, relative), path.join(dist, relative));
+  }
+};
+copyPlainModules('src');
+cpSync(path.join(repoRoot, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
+
+log('bundling the workflow code');
+const logger = createLogger({ level: 'warn' });
+const bundle = await bundleWorkflowCode({
+  workflowsPath,
+  workflowInterceptorModules,
+  failureConverterPath,
+  logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
+});
+const bundleFile = path.join(dist, PREBUILT_WORKFLOW_BUNDLE);
+mkdirSync(path.dirname(bundleFile), { recursive: true });
+writeFileSync(bundleFile, JSON.stringify(bundle));
+log(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/src/server.js (API), dist/src/worker.js (worker), dist/src/signer.js (signer)`);
