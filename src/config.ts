@@ -165,6 +165,11 @@ export const configSchema = z.object({
   PRICE_EPOCH_MARGIN_BPS: z.coerce.number().int().min(0).max(2_000).default(50),
   /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
   QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  /**
+   * Headroom on the service's own gas in quotes (src/quote/gasCost.ts), in basis points of its cost at the current fees:
+   * a route's transactions run minutes to hours after its quote, and fees move meanwhile.
+   */
+  GAS_COST_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(5000),
   FEE_MIN_USD: z
     .string()
     .regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"')

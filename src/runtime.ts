@@ -19,6 +19,7 @@ import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
 import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
+import { createNetworkCosts } from './quote/networkCost.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
@@ -162,6 +163,15 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
   const priceEpochs = createPriceEpochs(database.db, { epochSeconds: config.PRICE_EPOCH_SECONDS, marginBps: config.PRICE_EPOCH_MARGIN_BPS });
 
+  // Native currencies' USD prices for the quotes' gas: Relay's price API in both modes (it prices native currencies
+  // at the zero address); in burn-and-mint mode it serves prices only.
+  const relay = withCatalogCache(instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay'));
+  const networkCosts = createNetworkCosts({
+    mode: config.BRIDGE_PROVIDER,
+    chains,
+    nativeUsd: (chainId) => relay.tokenUsdPrice(chainId, zeroAddress),
+    bufferBps: config.GAS_COST_BUFFER_BPS,
+  });
   let bridge: ActivityDeps['bridge'];
   let quotes: QuoteService;
   let attestations: AttestationPoller | undefined;
@@ -188,11 +198,11 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       hubChainId: config.HUB_CHAIN_ID,
       enabledChainIds: Object.keys(config.CHAIN_RPC_URLS).map(Number),
       feePolicy,
+      networkCosts,
       poolEtaSeconds: expectedPoolSeconds(config),
       finality: config.CCTP_FINALITY,
     });
   } else {
-    const relay = withCatalogCache(instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay'));
     bridge = { mode: 'relay', relay };
     quotes = createQuoteService({
       bridge: relay,
@@ -200,6 +210,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       hubChainId: config.HUB_CHAIN_ID,
       hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
       feePolicy,
+      networkCosts,
       priceEpochs,
       priceMarginBps: config.PRICE_EPOCH_MARGIN_BPS,
       poolEtaSeconds: expectedPoolSeconds(config),

@@ -8,6 +8,7 @@
  * Prints the mean, median, 95th percentile and worst case for amounts spread evenly on a log scale (10 to 100,000 USDC),
  * for the round amounts people send, and for USDC → WETH; and what following the quote's first suggestion saves.
  */
+import { freeNetwork } from '../../src/quote/gasCost.ts';
 import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
 import { formatAmount } from '../../src/money/amount.ts';
@@ -77,6 +78,7 @@ const quotes = createQuoteService({
   hubChainId: 2,
   hubTokenSymbol: 'USDC',
   feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+  networkCosts: freeNetwork,
   priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
   priceMarginBps: 50,
   poolEtaSeconds: 60,

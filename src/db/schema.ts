@@ -57,6 +57,9 @@ export const transfers = pgTable(
     feeAmount: text('fee_amount').notNull(),
     bridgeFeeAmount: text('bridge_fee_amount').notNull(),
     privacyFeeAmount: text('privacy_fee_amount').notNull(),
+    /** The part of feeAmount quoted for the service's own gas (destination units); null for transfers quoted before it was. */
+    networkCostAmount: text('network_cost_amount'),
+    networkCostUsd: doublePrecision('network_cost_usd'),
     /** What rounding the output down to its amount class cost (destination units); null for transfers created before classes. */
     roundingAmount: text('rounding_amount'),
     roundingUsd: doublePrecision('rounding_usd'),

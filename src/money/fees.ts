@@ -21,22 +21,23 @@ export function usdToTokenUnits(usd: string, tokenUsdPrice: string, decimals: nu
 
 /**
  * The service fee in destination-token units, charged on the destination side:
- * max(feeBps of the gross destination output, the USD minimum converted at the destination token's price).
- * The percentage rounds up: the service never charges less than its rate.
+ * max(feeBps of the gross destination output, the USD minimum converted at the destination token's price + `networkCost`),
+ * where `networkCost` is the route's own gas in destination units (src/quote/gasCost.ts): the floor covers what the
+ * route costs the service and still earns the minimum. The percentage rounds up: the service never charges less than its rate.
  */
-export function serviceFee(grossOutput: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number): bigint {
+export function serviceFee(grossOutput: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number, networkCost = 0n): bigint {
   const percentage = ceilDiv(grossOutput * policy.feeBps, 10_000n);
-  const minimum = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals);
-  return percentage > minimum ? percentage : minimum;
+  const floor = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals) + networkCost;
+  return percentage > floor ? percentage : floor;
 }
 
 /**
  * The smallest gross destination output that leaves at least `net` after the service fee: the inverse of
  * `gross - serviceFee(gross)`, which never decreases as the gross grows (the fee grows by at most one unit per unit).
  */
-export function grossForServiceFee(net: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number): bigint {
+export function grossForServiceFee(net: bigint, policy: FeePolicy, destTokenUsdPrice: string, destDecimals: number, networkCost = 0n): bigint {
   if (policy.feeBps >= 10_000n) throw new RangeError('a fee of 100 % or more leaves nothing');
-  const minimum = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals);
+  const minimum = usdToTokenUnits(policy.feeMinUsd, destTokenUsdPrice, destDecimals) + networkCost;
   const percentageFee = (gross: bigint) => ceilDiv(gross * policy.feeBps, 10_000n);
   let gross = ceilDiv(net * 10_000n, 10_000n - policy.feeBps);
   while (gross - percentageFee(gross) < net) gross += 1n;

@@ -1,11 +1,12 @@
 import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
-import { poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
+import { poolFee, serviceFee, unitsToUsd, usdToTokenUnits, type FeePolicy } from '../money/fees.ts';
 import { BridgeRouteError, type BridgeChain, type BridgeToken } from '../providers/bridge.ts';
 import type { CctpChainConfig } from '../providers/cctp/chains.ts';
 import type { BurnAndMintBridge } from '../providers/cctp/types.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
 
 type PoolFees = Awaited<ReturnType<PrivacyPool['fees']>>;
+import type { NetworkCosts } from './gasCost.ts';
 import { classOutput, QuoteError, type QuoteService } from './quoteService.ts';
 
 const USDC_DECIMALS = 6;
@@ -21,6 +22,8 @@ export interface CctpQuoteServiceDeps {
   /** Chains this deployment serves (those with an RPC URL). */
   enabledChainIds: number[];
   feePolicy: FeePolicy;
+  /** The service's own gas per route at live fees (src/quote/networkCost.ts): part of the fee's floor. */
+  networkCosts: NetworkCosts;
   poolEtaSeconds: number;
   finality: 'fast' | 'standard';
 }
@@ -36,7 +39,7 @@ const usdcToken = (chain: CctpChainConfig): BridgeToken => ({
 /**
  * Quotes in burn-and-mint mode (USDC only), with exact bigint math along the path:
  *   amount -burn/mint-> hub (bridge-in fee) -pool deposit (vetting) fee-> note; withdrawn = amount - service fee - vetting fee
- *   service fee = max(FEE_BPS of amount, FEE_MIN_USD, bridge-in fee)   (it covers the bridge-in)
+ *   service fee = max(FEE_BPS of amount, FEE_MIN_USD + the route's own gas at live fees, bridge-in fee)   (it covers the bridge-in)
  *   privacyFeeAmount = the pool's real cost: vetting fee + relay fee on the withdrawal
  *   burned on the way out = withdrawn - relay fee
  *   bridgeFeeAmount = Circle's fee on that burn (ceil(burn * minimumFee bps / 10000)); 0 when the hub is the destination
@@ -75,11 +78,16 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
   };
 
   /** Every amount along the path of `amount`, before the output is rounded to its class (the formulas above). */
-  async function pathOf(route: { source: CctpChainConfig; hub: CctpChainConfig; destination: CctpChainConfig }, amount: bigint, fees: PoolFees) {
+  async function pathOf(
+    route: { source: CctpChainConfig; hub: CctpChainConfig; destination: CctpChainConfig },
+    amount: bigint,
+    fees: PoolFees,
+    networkCost: bigint,
+  ) {
     const { source, hub, destination } = route;
     const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
     const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
-    const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS);
+    const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS, networkCost);
     const fee = ruleFee > bridgeInFee ? ruleFee : bridgeInFee;
     const withdrawn = amount - fee - vettingFee;
     const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
@@ -87,6 +95,14 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     const bridgeFee = destination.chainId === hub.chainId || burned <= 0n ? 0n : (await deps.bridge.estimateFee(hub.chainId, destination.chainId, burned)).fee;
     return { minimumDeposit: fees.minimumDeposit, bridgeInFee, fee, privacyFee: vettingFee + relayFee, burned, bridgeFee, output: burned - bridgeFee };
   }
+
+  /** The route's own gas in USDC units (USDC is priced at 1 USD in this mode). */
+  const networkCostOf = async (route: { source: CctpChainConfig; hub: CctpChainConfig; destination: CctpChainConfig }) =>
+    usdToTokenUnits(
+      await deps.networkCosts.routeCostUsd({ sourceChainId: route.source.chainId, hubChainId: route.hub.chainId, destChainId: route.destination.chainId }),
+      USDC_USD,
+      USDC_DECIMALS,
+    );
 
   return {
     async chains(): Promise<BridgeChain[]> {
@@ -102,14 +118,17 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     async quote(request) {
       const route = resolve(request);
       const { source, destination, hub, amount } = route;
-      const path = await pathOf(route, amount, await deps.pool.fees(hub.usdc));
+      const [fees, networkCost] = await Promise.all([deps.pool.fees(hub.usdc), networkCostOf(route)]);
+      const path = await pathOf(route, amount, fees, networkCost);
       if (amount - path.bridgeInFee < path.minimumDeposit) {
         throw new QuoteError(
           `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(path.minimumDeposit, USDC_DECIMALS)} USDC`,
         );
       }
       if (path.burned <= 0n)
-        throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
+        throw new QuoteError(
+          `amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${formatAmount(networkCost, USDC_DECIMALS)} USD of network fees at current gas prices)`,
+        );
       if (path.output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`);
       const { fee, privacyFee, bridgeFee } = path;
       const { output, rounding, roundingBps } = classOutput(path.output);
@@ -129,11 +148,13 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
           amount: amount.toString(),
           quotedOutputAmount: output.toString(),
           feeAmount: fee.toString(),
+          networkCostAmount: networkCost.toString(),
           bridgeFeeAmount: bridgeFee.toString(),
           privacyFeeAmount: privacyFee.toString(),
           amountInUsd: usd(amount),
           quotedOutputUsd: usd(output),
           feeUsd: usd(fee),
+          networkCostUsd: usd(networkCost),
           bridgeFeeUsd: usd(bridgeFee),
           privacyFeeUsd: usd(privacyFee),
           roundingAmount: rounding.toString(),
@@ -147,12 +168,12 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
 
     async inputFor(request, output) {
       const route = resolve({ ...request, amount: '1' });
-      const fees = await deps.pool.fees(route.hub.usdc);
+      const [fees, networkCost] = await Promise.all([deps.pool.fees(route.hub.usdc), networkCostOf(route)]);
       // The path's output never falls by more than a unit or two as the amount grows: a binary search for the first
       // amount that reaches `output`, then a step back over any such dip. Iris's fees are cached: no request per step.
       const reaches = async (amount: bigint) => {
         try {
-          const path = await pathOf(route, amount, fees);
+          const path = await pathOf(route, amount, fees, networkCost);
           return amount - path.bridgeInFee >= path.minimumDeposit && path.burned > 0n && path.output >= output;
         } catch (error) {
           if (error instanceof BridgeRouteError) return false;

@@ -1,9 +1,10 @@
 import type { Address } from 'viem';
 import { AmountError, ceilDiv, formatAmount, parseAmount, parseDecimal } from '../money/amount.ts';
-import { grossForNet, grossForServiceFee, poolFee, serviceFee, unitsToUsd, type FeePolicy } from '../money/fees.ts';
+import { grossForNet, grossForServiceFee, poolFee, serviceFee, unitsToUsd, usdToTokenUnits, type FeePolicy } from '../money/fees.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
 import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
 import { amountClassOf, roundingBps } from '../privacy/amountClass.ts';
+import type { NetworkCosts } from './gasCost.ts';
 import type { HeldPrice, PriceEpochs } from './priceEpochs.ts';
 
 export interface TransferRequest {
@@ -28,11 +29,14 @@ export interface Quote {
   amount: string;
   quotedOutputAmount: string;
   feeAmount: string;
+  /** Addition to the spec: the part of feeAmount that pays the service's own gas for this route (destination units). */
+  networkCostAmount: string;
   bridgeFeeAmount: string;
   privacyFeeAmount: string;
   amountInUsd: number | null;
   quotedOutputUsd: number | null;
   feeUsd: number | null;
+  networkCostUsd: number | null;
   bridgeFeeUsd: number | null;
   privacyFeeUsd: number | null;
   /** Addition to the spec: what rounding the output down to its amount class cost (destination units). */
@@ -79,6 +83,8 @@ export interface QuoteServiceDeps {
   hubChainId: number;
   hubTokenSymbol: string;
   feePolicy: FeePolicy;
+  /** The service's own gas per route at live fees (src/quote/networkCost.ts): part of the fee's floor. */
+  networkCosts: NetworkCosts;
   /** Prices held per epoch for conversions between different assets (src/quote/priceEpochs.ts). */
   priceEpochs: PriceEpochs;
   /** Cross-asset conversions give up this much of the held price (PRICE_EPOCH_MARGIN_BPS). */
@@ -137,7 +143,7 @@ export function inputForHeldConversion(out: bigint, from: { decimals: number; us
 /**
  * Prices a transfer along its real path, with exact bigint math at every hop:
  *   amount (source) -bridge in-> hub asset -pool deposit fee-> note -relay fee-> withdrawable -bridge out-> gross output
- *   service fee = max(FEE_BPS of gross output, FEE_MIN_USD in destination units)
+ *   service fee = max(FEE_BPS of gross output, FEE_MIN_USD + the route's own gas at live fees, in destination units)
  *   quotedOutputAmount = gross output - service fee, rounded down to its amount class (the rest is roundingAmount)
  * A leg between two different assets converts at USD prices held for the price epoch, less PRICE_EPOCH_MARGIN_BPS
  * (src/quote/priceEpochs.ts), not at the live price, so that a payout does not encode the moment it was quoted; the
@@ -221,6 +227,12 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     };
   }
 
+  const routeChains = (route: Resolved) => ({
+    sourceChainId: route.sourceChain.chainId,
+    hubChainId: route.hubChain.chainId,
+    destChainId: route.destChain.chainId,
+  });
+
   const preview = { user: deps.previewAccount, recipient: deps.previewAccount, refundTo: deps.previewAccount, useDepositAddress: false };
   const legIn = (route: Resolved) => ({
     ...preview,
@@ -250,10 +262,11 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     async quote(request) {
       const route = await resolve(request);
       const { amount, sourceToken, destToken, hubToken, sourceChain, destChain, hubChain, symbol } = route;
-      const [bridgeIn, fees, prices] = await Promise.all([
+      const [bridgeIn, fees, prices, gasUsd] = await Promise.all([
         deps.bridge.quote({ ...legIn(route), amount, tradeType: 'EXACT_INPUT' }),
         deps.pool.fees(hubToken.address),
         heldPrices(route),
+        deps.networkCosts.routeCostUsd(routeChains(route)),
       ]);
       const deposited = prices.convertsIn ? convertAtHeldPrices(amount, prices.source, prices.hub, deps.priceMarginBps) : bridgeIn.amountOut;
       if (deposited < fees.minimumDeposit) {
@@ -267,9 +280,12 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
       const bridgeOut = await deps.bridge.quote({ ...legOut(route), amount: exitBalance, tradeType: 'EXACT_INPUT' });
       const gross = prices.convertsOut ? convertAtHeldPrices(exitBalance, prices.hub, prices.dest, deps.priceMarginBps) : bridgeOut.amountOut;
-      const fee = serviceFee(gross, deps.feePolicy, prices.destUsd, destToken.decimals);
+      const networkCost = usdToTokenUnits(gasUsd, prices.destUsd, destToken.decimals);
+      const fee = serviceFee(gross, deps.feePolicy, prices.destUsd, destToken.decimals, networkCost);
       if (gross - fee <= 0n) {
-        throw new QuoteError(`amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD)`);
+        throw new QuoteError(
+          `amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${gasUsd} USD of network fees at current gas prices)`,
+        );
       }
       // What the live bridge would deliver along the same path now: the held prices may promise more (the bridge's own
       // costs, a market that moved within the epoch's band). The service fee carries the difference, never more.
@@ -295,11 +311,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
           amount: amount.toString(),
           quotedOutputAmount: output.toString(),
           feeAmount: fee.toString(),
+          networkCostAmount: networkCost.toString(),
           bridgeFeeAmount: '0',
           privacyFeeAmount: '0',
           amountInUsd: unitsToUsd(amount, sourceToken.decimals, prices.sourceUsd),
           quotedOutputUsd: usd(output),
           feeUsd: usd(fee),
+          networkCostUsd: usd(networkCost),
           bridgeFeeUsd: 0,
           privacyFeeUsd: 0,
           roundingAmount: rounding.toString(),
@@ -318,8 +336,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
     async inputFor(request, output) {
       const route = await resolve(request);
-      const [fees, prices] = await Promise.all([deps.pool.fees(route.hubToken.address), heldPrices(route)]);
-      const gross = grossForServiceFee(output, deps.feePolicy, prices.destUsd, route.destToken.decimals);
+      const [fees, prices, gasUsd] = await Promise.all([
+        deps.pool.fees(route.hubToken.address),
+        heldPrices(route),
+        deps.networkCosts.routeCostUsd(routeChains(route)),
+      ]);
+      const networkCost = usdToTokenUnits(gasUsd, prices.destUsd, route.destToken.decimals);
+      const gross = grossForServiceFee(output, deps.feePolicy, prices.destUsd, route.destToken.decimals, networkCost);
       const exitBalance = prices.convertsOut
         ? inputForHeldConversion(gross, prices.hub, prices.dest, deps.priceMarginBps)
         : (await deps.bridge.quote({ ...legOut(route), amount: gross, tradeType: 'EXACT_OUTPUT' })).amountIn;

@@ -69,7 +69,10 @@ export interface PrivacySettings {
  * The webhook URL is never echoed, not even to the statusToken's holder: it may carry a secret (a token in its
  * path or query), and views end up in logs and support tickets. Its owner knows it already.
  */
-export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | 'roundingUsd' | 'amountClass'> {
+export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | 'roundingUsd' | 'amountClass' | 'networkCostAmount' | 'networkCostUsd'> {
+  /** null for a transfer quoted before the fee covered the service's gas. */
+  networkCostAmount: string | null;
+  networkCostUsd: number | null;
   /** null for a transfer quoted before amount classes. */
   roundingAmount: string | null;
   roundingUsd: number | null;
@@ -334,6 +337,8 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
     amount: row.amount,
     quotedOutputAmount: row.quotedOutputAmount,
     feeAmount: row.feeAmount,
+    networkCostAmount: row.networkCostAmount,
+    networkCostUsd: row.networkCostUsd,
     bridgeFeeAmount: row.bridgeFeeAmount,
     privacyFeeAmount: row.privacyFeeAmount,
     amountInUsd: row.amountInUsd,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { freeNetwork } from '../../src/quote/gasCost.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -91,6 +92,7 @@ before(
       hubChainId: HUB,
       hubTokenSymbol: 'USDC',
       feePolicy: { feeBps: 0n, feeMinUsd: '0' },
+      networkCosts: freeNetwork,
       priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
       priceMarginBps: 50,
       poolEtaSeconds: 1,

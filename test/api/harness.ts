@@ -2,6 +2,7 @@
  * The API in process over real Postgres, with the real quote, transfer, idempotency and status-feed services; only
  * the bridge provider, the privacy pool and Temporal's `workflow.start` are stand-ins (no chain, no worker).
  */
+import { freeNetwork } from '../../src/quote/gasCost.ts';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -97,6 +98,7 @@ export async function startHarness(name: string): Promise<Harness> {
     hubChainId: HUB,
     hubTokenSymbol: 'USDC',
     feePolicy: { feeBps: 0n, feeMinUsd: '0' },
+    networkCosts: freeNetwork,
     priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
     priceMarginBps: 50,
     poolEtaSeconds: 1,

@@ -101,7 +101,7 @@ describe('discovery', () => {
 });
 
 describe('POST /api/private-route/quote', () => {
-  test('quotes USDC to USDC with every field, fee = max(1.5 %, 1 USD) on the destination side', async () => {
+  test("quotes USDC to USDC with every field, fee = max(1.5 %, 1 USD + the route's own gas) on the destination side", async () => {
     const { status, body } = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', {
       sourceChainId: source,
       destChainId: destination,
@@ -123,10 +123,12 @@ describe('POST /api/private-route/quote', () => {
     const fee = BigInt(q.feeAmount as string);
     const rounding = BigInt(q.roundingAmount as string);
     const gross = output + fee + rounding;
-    // 1.5 % of the gross output, rounded up, and at least 1 USD
-    assert.ok(fee * 10_000n >= gross * 150n);
-    assert.ok((fee - 1n) * 10_000n < gross * 150n);
-    assert.ok(fee >= 1_000_000n);
+    // 1.5 % of the gross output, rounded up, and at least 1 USD plus what the route's transactions cost the service
+    const networkCost = BigInt(q.networkCostAmount as string);
+    assert.ok(networkCost > 0n, "the service's own gas is part of the fee");
+    const percentage = (gross * 150n + 9_999n) / 10_000n;
+    const floor = 1_000_000n + networkCost;
+    assert.equal(fee, percentage > floor ? percentage : floor);
     assert.ok(output < 100_000_000n - fee);
     // the payout is its amount class: the rounding down to it costs less than 1 %
     const amountClass = q.amountClass as { value: string; roundingBps: number; paidLast24h: number; suggestions: unknown[] };
@@ -137,6 +139,34 @@ describe('POST /api/private-route/quote', () => {
     assert.ok(Array.isArray(amountClass.suggestions));
     assert.equal(q.amountInUsd, 100);
     assert.ok((q.etaSeconds as number) > 0);
+  });
+
+  test("a quote rises with the hub's gas price: the fee's floor covers the route's gas at the live base fee", { timeout: 60_000 }, async () => {
+    const request = { sourceChainId: source, destChainId: destination, amount: '100' };
+    const before = (await stack.api<Record<string, string>>('POST', '/api/private-route/quote', request)).body.data!;
+    const hubClient = stack.chainClient('hub');
+    const baseFee = (await hubClient.getBlock()).baseFeePerGas ?? 0n;
+    // The hub's base fee jumps to 2 gwei (Ethereum on a quiet day), then decays again as its blocks stay nearly empty.
+    await hubClient.request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${(2_000_000_000n).toString(16)}`] as never });
+    await hubClient.request({ method: 'evm_mine' as never, params: [] as never });
+    try {
+      // Past the fee cache (5 s) and the quote cache.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      const after = (await stack.api<Record<string, string>>('POST', '/api/private-route/quote', request)).body.data!;
+      assert.ok(BigInt(after.networkCostAmount!) > 2n * BigInt(before.networkCostAmount!), `${before.networkCostAmount} → ${after.networkCostAmount}`);
+      assert.ok(BigInt(after.feeAmount!) > BigInt(before.feeAmount!), 'the fee rose');
+      assert.ok(BigInt(after.quotedOutputAmount!) < BigInt(before.quotedOutputAmount!), 'the output fell');
+      assert.equal(BigInt(after.feeAmount!), 1_000_000n + BigInt(after.networkCostAmount!), 'the floor decides: 1 USD + the gas, more than 1.5 %');
+      // So much gas that the fees exceed a small amount: refused with the reason, not quoted at a loss.
+      const small = await stack.api('POST', '/api/private-route/quote', { ...request, amount: '5' });
+      assert.equal(small.status, 400);
+      assert.match(small.body.error!, /too small: the fees exceed the output .* USD of network fees at current gas prices/);
+    } finally {
+      await hubClient.request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${baseFee.toString(16)}`] as never });
+      await hubClient.request({ method: 'evm_mine' as never, params: [] as never });
+      // The next tests quote at the hub's usual fees again.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+    }
   });
 
   test('quotes USDC to the 18-decimal token; destTokenSymbol defaults to tokenSymbol', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { freeNetwork } from '../../src/quote/gasCost.ts';
 import { describe, test } from 'node:test';
 import { keccak256, toHex, type Address, type Hex } from 'viem';
 import type { ChainClients } from '../../src/chain/clients.ts';
@@ -383,6 +384,7 @@ function relayQuotes(bridge: DepositAddressBridge): QuoteService {
     hubChainId: 2,
     hubTokenSymbol: 'USDC',
     feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+    networkCosts: freeNetwork,
     priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
     priceMarginBps: 50,
     poolEtaSeconds: 60,
@@ -546,6 +548,7 @@ describe('provider calls (figures for issue 9)', () => {
         hubChainId: hub,
         enabledChainIds: [source, hub, dest],
         feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+        networkCosts: freeNetwork,
         poolEtaSeconds: 60,
         finality: 'fast',
       }),

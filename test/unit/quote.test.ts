@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { freeNetwork } from '../../src/quote/gasCost.ts';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Address } from 'viem';
@@ -71,6 +72,7 @@ const quotes = createQuoteService({
   hubChainId: 2,
   hubTokenSymbol: 'USDC',
   feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+  networkCosts: freeNetwork,
   priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
   priceMarginBps: 50,
   poolEtaSeconds: 60,
@@ -186,6 +188,7 @@ describe('price epochs', () => {
       hubChainId: 2,
       hubTokenSymbol: 'USDC',
       feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+      networkCosts: freeNetwork,
       priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
       priceMarginBps: 50,
       poolEtaSeconds: 60,

@@ -8,7 +8,9 @@ import { listen } from '../http.ts';
  * The hub chain's JSON-RPC endpoint as the service sees it on the local stack: a pass-through to anvil
  * that can reject the pool's deposits (shield) and relayed withdrawals (unshield) sent to its Entrypoint
  * (fault injection), the way a real node rejects a transaction. The service's adapters are unchanged; only
- * its RPC URL points here.
+ * its RPC URL points here. It also answers eth_maxPriorityFeePerGas as Arbitrum's nodes do (0: an L2 sequencer
+ * orders by arrival, a tip buys nothing), where anvil always suggests 1 gwei: the hub's fees, and so the gas the
+ * quotes charge for it, are an L2's, not a busy L1's (src/quote/gasCost.ts).
  */
 const SELECTORS: Record<Hex, FaultOperation> = {
   [toFunctionSelector(getAbiItem({ abi: entrypointAbi, name: 'deposit' }))]: 'shield',
@@ -50,11 +52,14 @@ export async function startHubRpcProxy(opts: {
     return (await response.json()) as unknown;
   };
 
+  const answeredHere = (request: JsonRpcRequest) =>
+    request.method === 'eth_maxPriorityFeePerGas' ? { jsonrpc: '2.0', id: request.id, result: '0x0' } : (injectedFault(request) ?? null);
+
   const app = new Hono();
   app.post('/', async (c) => {
     const body = (await c.req.json()) as JsonRpcRequest | JsonRpcRequest[];
-    if (Array.isArray(body)) return c.json(await Promise.all(body.map((request) => injectedFault(request) ?? forward(request))));
-    return c.json((injectedFault(body) ?? (await forward(body))) as object);
+    if (Array.isArray(body)) return c.json(await Promise.all(body.map((request) => answeredHere(request) ?? forward(request))));
+    return c.json((answeredHere(body) ?? (await forward(body))) as object);
   });
 
   const { url, close } = await listen(app, opts.port, host);

@@ -1,3 +1,4 @@
+import { zeroAddress } from 'viem';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { faultRoutes, type FaultRegistry } from '../faults.ts';
@@ -54,8 +55,10 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
   app.get('/currencies/token/price', (c) => {
     const address = c.req.query('address')?.toLowerCase();
     const chainId = Number(c.req.query('chainId'));
-    const token = ctx.manifest.chains.find((chain) => chain.chainId === chainId)?.tokens.find((t) => t.address.toLowerCase() === address);
-    const price = token && ctx.prices.pricesAt().get(token.symbol);
+    const chain = ctx.manifest.chains.find((c) => c.chainId === chainId);
+    // Relay prices a chain's native currency at the zero address; every devnet chain's is ETH, priced as WETH.
+    const symbol = chain && address === zeroAddress ? 'WETH' : chain?.tokens.find((t) => t.address.toLowerCase() === address)?.symbol;
+    const price = symbol && ctx.prices.pricesAt().get(symbol);
     if (!price) return c.json({ error: 'Token price not found' }, 400);
     return c.json({ price: priceAsNumber(price) });
   });
