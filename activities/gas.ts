@@ -1,9 +1,8 @@
 import type { Address, LocalAccount } from 'viem';
+import { feeCap, offeredFees } from '../src/chain/fees.ts';
 import { IntentVoidedError, NonceConsumedError, type SendRequest } from '../src/chain/txSender.ts';
+import { ROUTE_ACCOUNT_GAS_PER_STEP } from '../src/quote/gasCost.ts';
 import type { ActivityDeps } from './deps.ts';
-
-/** Gas units a per-route account needs for its sends in one step (approve + shield is the largest). */
-const GAS_UNITS_PER_STEP = 400_000n;
 
 /**
  * Makes sure `address` can pay for one step's transactions. Earlier top-ups of the step are settled first
@@ -26,8 +25,9 @@ export async function ensureGas(
       n++;
       continue;
     }
-    const [balance, fees] = await Promise.all([client.getBalance({ address }), client.estimateFeesPerGas()]);
-    const needed = GAS_UNITS_PER_STEP * fees.maxFeePerGas;
+    const [balance, fees] = await Promise.all([client.getBalance({ address }), offeredFees(client, deps.chains.chain(chainId))]);
+    // The fee the account's own transactions will offer (the sender signs with the same policy).
+    const needed = ROUTE_ACCOUNT_GAS_PER_STEP * feeCap(fees);
     if (balance >= needed) return;
     await deps.sender.send({ ...base, value: 2n * needed - balance });
   }

@@ -12,14 +12,14 @@ import { ACCOUNT_XPUB_VARIABLES, loadConfig, type Config } from '../src/config.t
 import { migrateDatabase } from '../src/db/client.ts';
 import { createFaultRegistry } from './emulators/faults.ts';
 import { startAspEmulator, type AspEmulator } from './emulators/asp/index.ts';
-import { startHubRpcProxy } from './emulators/pool-rpc/index.ts';
+import { startChainRpcProxy } from './emulators/chain-rpc/index.ts';
 import { startIrisEmulator } from './emulators/iris/index.ts';
 import { startRelayEmulator, type RelayEmulator } from './emulators/relay/index.ts';
 import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { StopList } from '../src/shutdown.ts';
-import { createApiContext, createWorkerContext, type WorkerContext } from '../src/runtime.ts';
+import { createApiContext, createWorkerContext, workerHotWallets, type WorkerContext } from '../src/runtime.ts';
 import { startSignerProcess } from './signerProcess.ts';
 import { startWorkerHttp } from '../src/observability/workerHttp.ts';
 import { startTransferWorker, workerSlots } from '../src/temporal/worker.ts';
@@ -307,8 +307,17 @@ export async function startLocalInfrastructure(
 
     const hub = manifest.chains.find((c) => c.role === 'hub');
     if (!hub) throw new Error('devnet manifest has no hub chain');
-    const hubRpc = await startHubRpcProxy({ upstreamUrl: hub.rpcUrl, entrypoint: manifest.privacyPools.entrypoint, faults, port: 0 });
-    stops.add('hub RPC proxy', hubRpc.stop);
+    // The service reaches every chain through a proxy: L2-like fee suggestions, and on the hub the pool's faults.
+    const serviceRpcUrls: Record<string, string> = {};
+    for (const chain of manifest.chains) {
+      const proxy = await startChainRpcProxy({
+        upstreamUrl: chain.rpcUrl,
+        pool: chain.role === 'hub' ? { entrypoint: manifest.privacyPools.entrypoint, faults } : undefined,
+        port: 0,
+      });
+      stops.add(`${chain.role} chain RPC proxy`, proxy.stop);
+      serviceRpcUrls[String(chain.chainId)] = proxy.url;
+    }
     const asp = await startAspEmulator({
       chainId: hub.chainId,
       rpcUrl: hub.rpcUrl,
@@ -333,7 +342,6 @@ export async function startLocalInfrastructure(
       });
       stops.add('Iris emulator', iris.stop);
     }
-    const serviceRpcUrls = Object.fromEntries(manifest.chains.map((c) => [c.chainId, c.role === 'hub' ? hubRpc.url : c.rpcUrl]));
     const configEnv = {
       PORT: String(opts.ports.api),
       API_METRICS_PORT: String(opts.ports.apiMetrics ?? 0),
@@ -422,7 +430,14 @@ async function startWorkerInProcess(
     temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
   });
   stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
-  const workerHttp = await startWorkerHttp({ port: opts.ports.workerHttp ?? 0, host: config.HOST, worker, db: service.db, logger });
+  const workerHttp = await startWorkerHttp({
+    port: opts.ports.workerHttp ?? 0,
+    host: config.HOST,
+    worker,
+    db: service.db,
+    hotWallets: workerHotWallets(service),
+    logger,
+  });
   stops.add('worker HTTP', workerHttp.stop);
   return { url: workerHttp.url, temporalMetricsUrl: worker.temporalMetricsUrl };
 }

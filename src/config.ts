@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { applyNetworkProfile } from './networks/profiles.ts';
 import { urlOrigin } from './redact.ts';
 import { signerAuthToken } from './signer/protocol.ts';
 import { temporalConnectionProblem } from './temporal/connection.ts';
@@ -35,6 +36,8 @@ const jsonVariable = <T extends z.ZodType>(schema: T, hint: string) =>
 const rpcUrls = jsonVariable(z.record(z.string().regex(/^\d+$/), z.url()), '{"42161":"https://..."}');
 
 export const configSchema = z.object({
+  /** The network profile (src/networks/profiles.ts, docs/networks.md): testnet and mainnet fill in the public constants. */
+  NETWORK: z.enum(['devnet', 'testnet', 'mainnet'], { message: 'must be devnet, testnet or mainnet' }).default('devnet'),
   BRIDGE_PROVIDER: z.enum(['relay', 'cctp'], { message: 'must be "relay" (deposit-address mode) or "cctp" (burn-and-mint mode)' }).default('relay'),
   PORT: port.default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -320,7 +323,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Checked before parsing, so that no validation message ever quotes a key given to the API.
   const keys = keyProblem(env, component);
   if (keys) throw new ConfigError(keys);
-  const result = configSchema.safeParse(env);
+  const profiled = applyNetworkProfile(env);
+  if (profiled.problems.length > 0) {
+    throw new ConfigError(`the ${env.NETWORK} profile needs more settings:\n${profiled.problems.map((p) => `  ${p}`).join('\n')}\n(docs/networks.md)`);
+  }
+  const result = configSchema.safeParse(profiled.env);
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);

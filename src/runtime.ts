@@ -1,7 +1,7 @@
 import { type Address, type LocalAccount, zeroAddress } from 'viem';
 import { toAccount } from 'viem/accounts';
 import { createRouteAddressBook, type ApiAccountRole, type RouteAccountXpubs } from './accounts/routeAccounts.ts';
-import { createChainClients } from './chain/clients.ts';
+import { type ChainClients, createChainClients } from './chain/clients.ts';
 import { createTxSender } from './chain/txSender.ts';
 import type { Config } from './config.ts';
 import { connectDatabase } from './db/client.ts';
@@ -20,6 +20,7 @@ import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
+import type { HotWalletSettings } from './observability/hotWallets.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from '../workflows/types.ts';
@@ -224,6 +225,20 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     await database.close();
   };
   return { database, chains, sender, pool, bridge, quotes, close };
+}
+
+/** What the worker's /metrics reads of the hot wallets (src/observability/hotWallets.ts). */
+export function workerHotWallets(service: WorkerContext): { chains: ChainClients; settings: HotWalletSettings } {
+  const { config, activityDeps } = service;
+  return {
+    chains: activityDeps.chains,
+    settings: {
+      mode: config.BRIDGE_PROVIDER,
+      hubChainId: config.HUB_CHAIN_ID,
+      chainIds: Object.keys(config.CHAIN_RPC_URLS).map(Number),
+      addresses: { gas: activityDeps.gasAccount.address, pool_relayer: activityDeps.poolRelayer.address },
+    },
+  };
 }
 
 /** Rough time of a withdrawal proof and its submission, part of etaSeconds. */

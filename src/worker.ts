@@ -6,7 +6,7 @@ import { createLogger, isLogLevel } from './logger.ts';
 import { hostPort, portFromEnv } from './observability/http.ts';
 import { DEFAULT_TEMPORAL_METRICS_PORT } from './observability/temporalRuntime.ts';
 import { DEFAULT_WORKER_HTTP_PORT, startWorkerHttp } from './observability/workerHttp.ts';
-import { createWorkerContext } from './runtime.ts';
+import { createWorkerContext, workerHotWallets } from './runtime.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { ensureBackgroundWorkflows } from './temporal/backgroundWorkflows.ts';
 import { payloadCodecOf } from './temporal/codec.ts';
@@ -46,7 +46,7 @@ try {
     logger,
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),
   });
-  const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, logger });
+  const http = await startWorkerHttp({ port: httpPort, host: config.HOST, worker, db: service.db, hotWallets: workerHotWallets(service), logger });
   await ensureBackgroundWorkflows(client, config);
   await connection.close();
   // Operators read encrypted histories through it (docs/operations.md); no token, no endpoint.

@@ -1,8 +1,11 @@
 /**
  * Gas the service pays per route: every transaction it sent for `--routes` completed routes on the local stack,
  * grouped by step, with the gas it used, the least gas any transaction carrying the same calldata could use (the
- * intrinsic gas: 21,000 + the calldata's bytes) and the estimate the quotes charge for that step
- * (src/quote/gasCost.ts). A step whose median use exceeds its estimate is flagged: the quotes undercharge it.
+ * intrinsic gas: 21,000 + the calldata's bytes) and what the quotes charge for that step (src/quote/gasCost.ts):
+ * a budget for the transactions the service's accounts send, a top-up's value for a per-route account, whose own
+ * transactions spend it. Flagged: a send above its budget (the quotes undercharge it), a step's per-route
+ * transactions above the gas a top-up is sized for (ROUTE_ACCOUNT_GAS_PER_STEP: its 2× headroom for rising fees is
+ * being used up).
  *
  *   npm run bench:gas -- [--mode relay|cctp|both] [--routes 3] [--json]
  */
@@ -10,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { inArray } from 'drizzle-orm';
 import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import { txIntents } from '../../src/db/schema.ts';
-import { STEP_GAS, stepKind, type BridgeMode } from '../../src/quote/gasCost.ts';
+import { ROUTE_ACCOUNT_GAS_PER_STEP, STEP_GAS, stepKind, type BridgeMode } from '../../src/quote/gasCost.ts';
 import { max, median, positiveInt, runMain, table } from '../support/figures.ts';
 import { MIN_PRIVACY_WINDOW_ENV, awaitTerminal, createTransfer, faucetFunder, progress, startBenchStack } from '../support/stack.ts';
 
@@ -43,7 +46,10 @@ interface StepFigures {
   medianGasUsed: number;
   maxGasUsed: number;
   intrinsicGas: number;
+  /** What the quotes charge: gas units, 0 for a per-route account's transaction (its top-up pays), null when unlisted. */
   quotedEstimate: number | null;
+  /** Per route, the gas of all its transactions of this step (a per-route account's step: what its top-up must cover). */
+  perRouteGas: number;
 }
 
 runMain(async () => {
@@ -82,12 +88,15 @@ runMain(async () => {
           ),
         );
       const byStep = new Map<string, { chain: string; used: bigint[]; intrinsic: bigint[] }>();
+      const perRoute = new Map<string, bigint>();
       for (const intent of intents.filter((i) => i.status === 'mined')) {
         const hash = (intent.minedTxHash ?? intent.txHash) as Hex;
         const [receipt, tx] = await Promise.all([clientOf(intent.chainId).getTransactionReceipt({ hash }), clientOf(intent.chainId).getTransaction({ hash })]);
         const kind = stepKind(intent.step);
         const entry = byStep.get(kind) ?? { chain: chains.get(intent.chainId)?.role ?? String(intent.chainId), used: [], intrinsic: [] };
         entry.used.push(receipt.gasUsed);
+        const routeKey = `${kind}|${intent.routeId}`;
+        perRoute.set(routeKey, (perRoute.get(routeKey) ?? 0n) + receipt.gasUsed);
         entry.intrinsic.push(intrinsicGas(tx.input));
         byStep.set(kind, entry);
       }
@@ -102,6 +111,7 @@ runMain(async () => {
           maxGasUsed: max(used),
           intrinsicGas: median(entry.intrinsic.map(Number)),
           quotedEstimate: STEP_GAS[mode].find((s) => s.step === step)?.gas ?? null,
+          perRouteGas: max([...perRoute].filter(([key]) => key.startsWith(`${step}|`)).map(([, gas]) => Number(gas))),
         });
       }
     } finally {
@@ -112,10 +122,16 @@ runMain(async () => {
     console.log(JSON.stringify(results, null, 2));
     return;
   }
+  const topUpSized = Number(ROUTE_ACCOUNT_GAS_PER_STEP);
+  const verdict = (r: StepFigures) => {
+    if (r.quotedEstimate === null) return 'NOT IN THE QUOTES';
+    if (r.quotedEstimate === 0) return r.perRouteGas > topUpSized ? `TOP-UP HEADROOM USED (${r.perRouteGas} > ${topUpSized} per route)` : '';
+    return r.maxGasUsed > r.quotedEstimate ? 'UNDERCHARGED' : '';
+  };
   console.log(`gas per step, ${routes} completed route(s) per mode`);
   console.log(
     table([
-      ['mode', 'step', 'chain', 'txs', 'median gas used', 'max gas used', 'intrinsic (least possible)', 'quoted estimate', ''],
+      ['mode', 'step', 'chain', 'txs', 'median gas used', 'max gas used', 'intrinsic (least possible)', 'quoted', ''],
       ...results.map((r) => [
         r.mode,
         r.step,
@@ -124,13 +140,15 @@ runMain(async () => {
         r.medianGasUsed,
         r.maxGasUsed,
         r.intrinsicGas,
-        r.quotedEstimate ?? '(none)',
-        r.quotedEstimate === null || r.maxGasUsed > r.quotedEstimate ? 'UNDERCHARGED' : '',
+        r.quotedEstimate === null ? '(none)' : r.quotedEstimate === 0 ? 'from top-up' : r.quotedEstimate,
+        verdict(r),
       ]),
     ]),
   );
   for (const mode of modes) {
-    const total = results.filter((r) => r.mode === mode).reduce((sum, r) => sum + r.medianGasUsed, 0);
-    console.log(`${mode}: ${total} gas per route (sum of the step medians)`);
+    const rows = results.filter((r) => r.mode === mode);
+    const used = rows.reduce((sum, r) => sum + r.medianGasUsed, 0);
+    const charged = rows.reduce((sum, r) => sum + (r.quotedEstimate ?? 0), 0);
+    console.log(`${mode}: ${used} gas used per route (sum of the step medians); the quotes charge ${charged} gas-equivalents (top-up values included)`);
   }
 });

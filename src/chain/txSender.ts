@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gte, max } from 'drizzle-orm';
+import { offeredFees } from './fees.ts';
 import {
   createWalletClient,
   http,
@@ -446,6 +447,7 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)));
     const nonce = queued?.last == null ? pending : Math.max(pending, queued.last + 1);
     const wallet = createWalletClient({ account, chain: clients.chain(chainId), transport: http(client(chainId).transport.url) });
+    const fees = await offeredFees(client(chainId), clients.chain(chainId));
     const prepared = await wallet.prepareTransactionRequest({
       account,
       chain: clients.chain(chainId),
@@ -453,6 +455,7 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       data: request.data,
       value: request.value,
       nonce,
+      ...(fees.type === 'eip1559' ? { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas } : { gasPrice: fees.gasPrice }),
     });
     if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
     const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);

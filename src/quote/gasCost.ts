@@ -4,10 +4,12 @@
  * withdrawal, CCTP burns and the mints the service relays), each with a gas budget. A pure core: the live fee per
  * gas and the native currency's USD price come from outside (src/quote/networkCost.ts).
  *
- * The budgets are the devnet's measured use (npm run bench:gas, which prints both side by side and flags a budget
- * below what a step used) with headroom: 30 % on token transfers, approvals, burns and mints, whose cost depends
- * on storage that is warm or cold; more on the pool's deposit and withdrawal, whose LeanIMT insertion costs a
- * Poseidon hash per tree level and the devnet's tree is shallow where a public pool's is deep.
+ * A per-route account's transactions are paid by a top-up from the gas account (or, after the pool, the pool's
+ * relayer): the route costs the top-up's whole value, since what the account does not spend stays there. The
+ * transactions the service's own accounts send (the pool withdrawal, CCTP mints) cost their gas. The budgets are the
+ * devnet's measured use (npm run bench:gas prints them side by side and flags a budget below what a step used) with
+ * headroom: mints depend on storage that is warm or cold; the pool's withdrawal inserts a commitment into its LeanIMT,
+ * a Poseidon hash per tree level, and the devnet's tree is shallow where a public pool's is deep.
  */
 
 export type BridgeMode = 'relay' | 'cctp';
@@ -15,50 +17,69 @@ export type BridgeMode = 'relay' | 'cctp';
 /** Where a step's transaction runs: the route's source chain, the hub, or the destination. */
 export type ChainRole = 'source' | 'hub' | 'destination';
 
+/** The service's accounts that pay gas: their balances run down with every route (docs/operations.md, "Hot wallets"). */
+export type HotWallet = 'gas' | 'pool_relayer';
+
 export interface StepGas {
   /** The txSender step without its per-route parts (stepKind). */
   step: string;
   chain: ChainRole;
-  /** Gas units budgeted for it. */
+  /**
+   * What the service pays for it, in gas units at the chain's fee: for a top-up of a per-route account, the value it
+   * sends (the account's transactions of that step spend it; what they leave stays in the account); for a
+   * transaction the gas account or the pool's relayer sends itself, its gas budget. A per-route account's own
+   * transactions are listed with 0: their top-up paid for them.
+   */
   gas: number;
-  /** Burn-and-mint: sent only when the destination is not the hub (the exit is then a burn and a mint, not a transfer). */
+  /** Whose balance pays: the gas account (before the pool) or the pool's relayer (the withdrawal and after it). */
+  payer: HotWallet;
+  /** Burn-and-mint: sent only when the destination is not the hub (the exit is then a burn and a mint), or only when it is. */
   onlyWhen?: 'destination is not the hub' | 'destination is the hub';
 }
 
-/** Native top-up of a per-route account: a plain value transfer. */
-const TOP_UP = 21_000;
-const TOKEN_TRANSFER = 65_000;
-const APPROVE = 60_000;
-const CCTP_BURN = 110_000;
+/**
+ * Gas units a per-route account must hold for its sends in one step: the gas limits of its largest step (the pool
+ * deposit's approve, ~55,000, and the deposit itself, ~475,000 with the adapter's 30 % headroom over ~365,000 on the
+ * devnet) with room for a deeper tree. Below it a top-up is sent, of twice this at the fee of the moment, so that a fee
+ * that doubles before the step runs still leaves enough. It must cover the step on its own: an account that holds a
+ * little less (dust anyone can send to the public hub account) gets no top-up.
+ */
+export const ROUTE_ACCOUNT_GAS_PER_STEP = 600_000n;
+/** A top-up: its value (twice the step's gas) and its own transfer. */
+const TOP_UP = 2 * Number(ROUTE_ACCOUNT_GAS_PER_STEP) + 21_000;
+/** Paid from the step's top-up. */
+const FROM_TOP_UP = 0;
 const CCTP_MINT = 200_000;
-/** Entrypoint.deposit: the vetting fee, the pool's transfer, one commitment inserted into the state tree. */
-const POOL_DEPOSIT = 650_000;
 /** Entrypoint.relay: a Groth16 verification, the change commitment inserted, the payout and the relay fee. */
 const POOL_WITHDRAWAL = 850_000;
 
 const POOL_STEPS: StepGas[] = [
-  { step: 'shield:gas', chain: 'hub', gas: TOP_UP },
-  { step: 'shield:approve', chain: 'hub', gas: APPROVE },
-  { step: 'shield', chain: 'hub', gas: POOL_DEPOSIT },
-  { step: 'unshield', chain: 'hub', gas: POOL_WITHDRAWAL },
+  { step: 'shield:gas', payer: 'gas', chain: 'hub', gas: TOP_UP },
+  { step: 'shield:approve', payer: 'gas', chain: 'hub', gas: FROM_TOP_UP },
+  { step: 'shield', payer: 'gas', chain: 'hub', gas: FROM_TOP_UP },
+  { step: 'unshield', payer: 'pool_relayer', chain: 'hub', gas: POOL_WITHDRAWAL },
 ];
 
 export const STEP_GAS: Record<BridgeMode, StepGas[]> = {
   // Deposit-address mode: the deposit account sends the deposit to the bridge's address; the withdrawal pays the
   // bridge-out's deposit address directly, and the bridge's solver pays the destination's gas.
-  relay: [{ step: 'bridge-in:deposit:gas', chain: 'source', gas: TOP_UP }, { step: 'bridge-in:deposit', chain: 'source', gas: TOKEN_TRANSFER }, ...POOL_STEPS],
-  cctp: [
-    { step: 'bridge-in:gas', chain: 'source', gas: TOP_UP },
-    { step: 'bridge-in:approve', chain: 'source', gas: APPROVE },
-    { step: 'bridge-in:burn', chain: 'source', gas: CCTP_BURN },
-    { step: 'bridge-in:mint', chain: 'hub', gas: CCTP_MINT },
+  relay: [
+    { step: 'bridge-in:deposit:gas', payer: 'gas', chain: 'source', gas: TOP_UP },
+    { step: 'bridge-in:deposit', payer: 'gas', chain: 'source', gas: FROM_TOP_UP },
     ...POOL_STEPS,
-    { step: 'bridge-out:gas', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is not the hub' },
-    { step: 'bridge-out:approve', chain: 'hub', gas: APPROVE, onlyWhen: 'destination is not the hub' },
-    { step: 'bridge-out:burn', chain: 'hub', gas: CCTP_BURN, onlyWhen: 'destination is not the hub' },
-    { step: 'bridge-out:mint', chain: 'destination', gas: CCTP_MINT, onlyWhen: 'destination is not the hub' },
-    { step: 'bridge-out:transfer:gas', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is the hub' },
-    { step: 'bridge-out:transfer', chain: 'hub', gas: TOKEN_TRANSFER, onlyWhen: 'destination is the hub' },
+  ],
+  cctp: [
+    { step: 'bridge-in:gas', payer: 'gas', chain: 'source', gas: TOP_UP },
+    { step: 'bridge-in:approve', payer: 'gas', chain: 'source', gas: FROM_TOP_UP },
+    { step: 'bridge-in:burn', payer: 'gas', chain: 'source', gas: FROM_TOP_UP },
+    { step: 'bridge-in:mint', payer: 'gas', chain: 'hub', gas: CCTP_MINT },
+    ...POOL_STEPS,
+    { step: 'bridge-out:gas', payer: 'pool_relayer', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is not the hub' },
+    { step: 'bridge-out:approve', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is not the hub' },
+    { step: 'bridge-out:burn', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is not the hub' },
+    { step: 'bridge-out:mint', payer: 'pool_relayer', chain: 'destination', gas: CCTP_MINT, onlyWhen: 'destination is not the hub' },
+    { step: 'bridge-out:transfer:gas', payer: 'pool_relayer', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is the hub' },
+    { step: 'bridge-out:transfer', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is the hub' },
   ],
 };
 
@@ -70,12 +91,13 @@ export function stepKind(step: string): string {
     .join(':');
 }
 
-/** Gas units of one route per chain role. */
-export function routeGas(mode: BridgeMode, route: { destinationIsHub: boolean }): Record<ChainRole, bigint> {
+/** Gas units of one route per chain role, of every payer or of `payer` only. */
+export function routeGas(mode: BridgeMode, route: { destinationIsHub: boolean }, payer?: HotWallet): Record<ChainRole, bigint> {
   const total: Record<ChainRole, bigint> = { source: 0n, hub: 0n, destination: 0n };
   for (const step of STEP_GAS[mode]) {
     if (step.onlyWhen === 'destination is not the hub' && route.destinationIsHub) continue;
     if (step.onlyWhen === 'destination is the hub' && !route.destinationIsHub) continue;
+    if (payer && step.payer !== payer) continue;
     total[step.chain] += BigInt(step.gas);
   }
   return total;

@@ -1,10 +1,11 @@
 /**
  * What one route's own transactions cost now, in USD: the gas budgets of src/quote/gasCost.ts at each chain's live
- * fee per gas (the maxFeePerGas a sender would offer now: the latest base fee with headroom, plus the tip) and the
+ * fee per gas (the most the sender would offer now, src/chain/fees.ts) and the
  * native currency's USD price. Fees and prices are cached for a few seconds; a chain that cannot be priced refuses
  * the quote rather than quote a route that could cost more than it earns.
  */
 import type { ChainClients } from '../chain/clients.ts';
+import { feeCap, offeredFees } from '../chain/fees.ts';
 import { createTtlCache } from '../providers/ttlCache.ts';
 import { gasCostUsd, routeGas, type BridgeMode, type ChainGas, type NetworkCosts } from './gasCost.ts';
 import { QuoteError } from './quoteService.ts';
@@ -25,16 +26,7 @@ export function createNetworkCosts(deps: NetworkCostDeps): NetworkCosts {
   const prices = createTtlCache<string | null>({ ttlMs: deps.cacheMs ?? 5_000 });
 
   const feePerGas = (chainId: number) =>
-    fees.get(String(chainId), async () => {
-      const client = deps.chains.publicClient(chainId);
-      try {
-        const estimate = await client.estimateFeesPerGas({ chain: deps.chains.chain(chainId), type: 'eip1559' });
-        return estimate.maxFeePerGas;
-      } catch {
-        // A chain without EIP-1559 fees.
-        return (await client.estimateFeesPerGas({ chain: deps.chains.chain(chainId), type: 'legacy' })).gasPrice;
-      }
-    });
+    fees.get(String(chainId), async () => feeCap(await offeredFees(deps.chains.publicClient(chainId), deps.chains.chain(chainId))));
 
   return {
     async routeCostUsd(route) {

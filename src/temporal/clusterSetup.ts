@@ -95,7 +95,9 @@ export async function setUpCluster(connection: ClusterConnection, options: Clust
   if (await namespaceExists(connection, namespace)) step(`namespace "${namespace}" already there`);
   else {
     if (!options.createNamespace) {
-      throw new Error(`the Temporal namespace "${namespace}" does not exist; create it (Temporal Cloud: its console or tcld), or pass --create-namespace`);
+      throw new Error(
+        `the Temporal namespace "${namespace}" does not exist; create it (Temporal Cloud: its console or tcld), or run setup without --no-create-namespace`,
+      );
     }
     try {
       await connection.workflowService.registerNamespace({

@@ -160,6 +160,20 @@ describe('metrics', () => {
     assert.equal(sample(text, 'private_route_transfers{status="AWAITING_DEPOSIT"}'), 1);
   });
 
+  test("worker /metrics shows each hot wallet's balance, its spend a day and its runway, per chain", async () => {
+    const { text } = await get(`${stack.workerUrl}/metrics`);
+    const hub = stack.manifest.chains.find((c) => c.role === 'hub')!.chainId;
+    const gasOnHub = sample(text, `private_route_hot_wallet_balance{wallet="gas",chain_id="${hub}"}`);
+    assert.ok(gasOnHub !== undefined && gasOnHub > 0, 'the gas account holds ETH on the hub');
+    assert.ok(sample(text, `private_route_hot_wallet_balance{wallet="pool_relayer",chain_id="${hub}"}`)! > 0);
+    for (const chain of stack.manifest.chains) {
+      assert.notEqual(sample(text, `private_route_hot_wallet_balance{wallet="gas",chain_id="${chain.chainId}"}`), undefined, `gas account on ${chain.chainId}`);
+    }
+    // No route was funded in the last day yet: nothing spent, an infinite runway.
+    assert.equal(sample(text, `private_route_hot_wallet_spend_per_day{wallet="gas",chain_id="${hub}"}`), 0);
+    assert.match(text, new RegExp(`^private_route_hot_wallet_runway_days\\{wallet="gas",chain_id="${hub}"\\} \\+Inf$`, 'm'));
+  });
+
   test("the Temporal SDK's own metrics are served on their own port", async () => {
     assert.ok(stack.temporalMetricsUrl, 'the test stack exports SDK metrics');
     const text = await waitFor('temporal_ metrics', async () => {

@@ -1,0 +1,127 @@
+/**
+ * The hot wallets' gauges on the worker's /metrics: the gas account (top-ups before the pool, CCTP mints on the hub)
+ * and the pool's relayer (withdrawals, top-ups after the pool, mints on the destination) on each chain where they pay,
+ * with what they spend a day at the current rate and the days of runway left (docs/operations.md, "Hot wallets").
+ *
+ * The rate is the last 24 hours' funded routes, each costing what the quotes charge for it (src/quote/gasCost.ts: the
+ * payer's gas budgets at the chain's fee per gas now). A wallet that paid nothing in a day has an infinite runway.
+ */
+import { and, count, gte, isNotNull } from 'drizzle-orm';
+import { type Address, formatEther } from 'viem';
+import type { ChainClients } from '../chain/clients.ts';
+import { feeCap, offeredFees } from '../chain/fees.ts';
+import type { Database } from '../db/client.ts';
+import { transfers } from '../db/schema.ts';
+import type { Logger } from '../logger.ts';
+import { type BridgeMode, type ChainRole, type HotWallet, routeGas } from '../quote/gasCost.ts';
+import { Gauge, type Registry } from 'prom-client';
+
+export interface HotWalletSettings {
+  mode: BridgeMode;
+  hubChainId: number;
+  /** Every chain the service serves (CHAIN_RPC_URLS). */
+  chainIds: number[];
+  addresses: Record<HotWallet, Address>;
+}
+
+/** Gas units a wallet pays per day on each chain, from the routes funded in the last 24 hours. */
+export function dailyGasUnits(
+  mode: BridgeMode,
+  hubChainId: number,
+  routes: Array<{ sourceChainId: number; destChainId: number; routes: number }>,
+): Map<string, bigint> {
+  const units = new Map<string, bigint>();
+  const add = (wallet: HotWallet, chainId: number, gas: bigint) => {
+    if (gas > 0n) units.set(`${wallet}|${chainId}`, (units.get(`${wallet}|${chainId}`) ?? 0n) + gas);
+  };
+  for (const { sourceChainId, destChainId, routes: n } of routes) {
+    const chainOf: Record<ChainRole, number> = { source: sourceChainId, hub: hubChainId, destination: destChainId };
+    for (const wallet of ['gas', 'pool_relayer'] as const) {
+      const gas = routeGas(mode, { destinationIsHub: destChainId === hubChainId }, wallet);
+      for (const role of ['source', 'hub', 'destination'] as const) add(wallet, chainOf[role], gas[role] * BigInt(n));
+    }
+  }
+  return units;
+}
+
+/** Days a balance lasts at a spend per day (both in wei); Infinity when nothing is spent. */
+export function runwayDays(balance: bigint, spendPerDay: bigint): number {
+  if (spendPerDay <= 0n) return Number.POSITIVE_INFINITY;
+  // Hundredths of a day, exact, then one conversion.
+  return Number((balance * 100n) / spendPerDay) / 100;
+}
+
+const SNAPSHOT_TTL_MS = 15_000;
+
+export function registerHotWalletGauges(registry: Registry, deps: { db: Database; chains: ChainClients; settings: HotWalletSettings; logger?: Logger }): void {
+  const { settings } = deps;
+  interface Row {
+    wallet: HotWallet;
+    chainId: number;
+    balance: bigint;
+    spendPerDay: bigint;
+  }
+  let cached: { at: number; value: Promise<Row[]> } | undefined;
+
+  const read = async (): Promise<Row[]> => {
+    const since = new Date(Date.now() - 24 * 3600 * 1000);
+    const funded = await deps.db
+      .select({ sourceChainId: transfers.sourceChainId, destChainId: transfers.destChainId, routes: count() })
+      .from(transfers)
+      .where(and(isNotNull(transfers.depositTxHash), gte(transfers.createdAt, since)))
+      .groupBy(transfers.sourceChainId, transfers.destChainId);
+    const daily = dailyGasUnits(settings.mode, settings.hubChainId, funded);
+    const pairs: Array<{ wallet: HotWallet; chainId: number }> = [];
+    for (const chainId of settings.chainIds) {
+      pairs.push({ wallet: 'gas', chainId });
+      // The pool's relayer pays on the hub, and in burn-and-mint mode on every destination (its mints).
+      if (chainId === settings.hubChainId || settings.mode === 'cctp') pairs.push({ wallet: 'pool_relayer', chainId });
+    }
+    return Promise.all(
+      pairs.map(async ({ wallet, chainId }) => {
+        const client = deps.chains.publicClient(chainId);
+        const [balance, fees] = await Promise.all([
+          client.getBalance({ address: settings.addresses[wallet] }),
+          offeredFees(client, deps.chains.chain(chainId)),
+        ]);
+        return { wallet, chainId, balance, spendPerDay: (daily.get(`${wallet}|${chainId}`) ?? 0n) * feeCap(fees) };
+      }),
+    );
+  };
+  const snapshot = () => {
+    if (!cached || Date.now() - cached.at > SNAPSHOT_TTL_MS) {
+      const value = read();
+      cached = { at: Date.now(), value };
+      value.catch(() => {
+        if (cached?.value === value) cached = undefined;
+      });
+    }
+    return cached.value;
+  };
+  const gauge = (name: string, help: string, valueOf: (row: Row) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['wallet', 'chain_id'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const row of await snapshot()) this.set({ wallet: row.wallet, chain_id: String(row.chainId) }, valueOf(row));
+        } catch (error) {
+          deps.logger?.warn('metrics: reading the hot wallets failed', { error: String(error) });
+        }
+      },
+    });
+  gauge('private_route_hot_wallet_balance', "A hot wallet's native balance (whole units of the chain's native currency)", (row) =>
+    Number(formatEther(row.balance)),
+  );
+  gauge(
+    'private_route_hot_wallet_spend_per_day',
+    "What the wallet spends a day at the last 24 hours' funded routes and the chain's fee per gas now (native units)",
+    (row) => Number(formatEther(row.spendPerDay)),
+  );
+  gauge('private_route_hot_wallet_runway_days', 'Days the balance lasts at that rate (+Inf when the wallet spent nothing)', (row) =>
+    runwayDays(row.balance, row.spendPerDay),
+  );
+}

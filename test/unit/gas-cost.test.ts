@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { gasCostUsd, routeGas, STEP_GAS, stepKind } from '../../src/quote/gasCost.ts';
+import { grossForServiceFee, serviceFee, usdToTokenUnits } from '../../src/money/fees.ts';
+import { dailyGasUnits, runwayDays } from '../../src/observability/hotWallets.ts';
+
+describe('the service gas per route (src/quote/gasCost.ts)', () => {
+  test('stepKind drops the per-route parts of a txSender step', () => {
+    const cases: Array<[string, string]> = [
+      ['shield', 'shield'],
+      ['shield:gas:2', 'shield:gas'],
+      ['bridge-in:mint:0xabc123', 'bridge-in:mint'],
+      ['bridge-out:2:transfer', 'bridge-out:transfer'],
+      ['bridge-in:deposit:gas:1', 'bridge-in:deposit:gas'],
+    ];
+    for (const [step, kind] of cases) assert.equal(stepKind(step), kind, step);
+  });
+
+  test('routeGas sums the budgets per chain; burn-and-mint to the hub pays a transfer instead of a burn and a mint', () => {
+    // A per-route account's steps cost their top-up, whatever they send.
+    const relay = routeGas('relay', { destinationIsHub: false });
+    assert.equal(relay.destination, 0n, "the bridge's solver pays the destination's gas in deposit-address mode");
+    assert.ok(relay.hub > relay.source);
+    const cctp = routeGas('cctp', { destinationIsHub: false });
+    const cctpToHub = routeGas('cctp', { destinationIsHub: true });
+    assert.ok(cctp.destination > 0n, 'the service relays the mint on the destination');
+    assert.equal(cctpToHub.destination, 0n);
+    assert.equal(cctpToHub.hub, cctp.hub, 'one top-up of the exit account either way');
+    assert.equal(relay.source, 1_221_000n, "the deposit account's top-up: twice a step's gas, plus its own transfer");
+    // Every budgeted step is one bench/gas can measure: the names are what txSender records.
+    for (const mode of ['relay', 'cctp'] as const) for (const step of STEP_GAS[mode]) assert.equal(stepKind(step.step), step.step);
+  });
+
+  test('gasCostUsd: exact wei × price / 10^18 with the buffer, rounded up to a micro-dollar', () => {
+    const cases: Array<{ chains: Parameters<typeof gasCostUsd>[0]; bufferBps: number; usd: string }> = [
+      { chains: [], bufferBps: 5000, usd: '0.000000' },
+      // 1,000,000 gas at 1 gwei = 0.001 ETH, at 2500 USD = 2.5 USD
+      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2500' }], bufferBps: 0, usd: '2.500000' },
+      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2500' }], bufferBps: 5000, usd: '3.750000' },
+      // two chains add up; a fractional price is exact
+      {
+        chains: [
+          { gas: 21_000n, feePerGas: 10_000_000n, nativeUsd: '2500.5' },
+          { gas: 500_000n, feePerGas: 30_000_000_000n, nativeUsd: '0.25' },
+        ],
+        bufferBps: 0,
+        usd: '0.004276',
+      },
+      // a dust cost still rounds up to one micro-dollar: never quoted as free
+      { chains: [{ gas: 1n, feePerGas: 1n, nativeUsd: '1' }], bufferBps: 0, usd: '0.000001' },
+    ];
+    for (const { chains, bufferBps, usd } of cases)
+      assert.equal(
+        gasCostUsd(chains, bufferBps),
+        usd,
+        JSON.stringify(chains, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+      );
+  });
+
+  test("the fee's floor is the minimum plus the gas, and grossForServiceFee inverts it", () => {
+    const policy = { feeBps: 150n, feeMinUsd: '1' };
+    const gas = usdToTokenUnits('3.75', '1', 6);
+    assert.equal(serviceFee(100_000_000n, policy, '1', 6, gas), 4_750_000n, 'the floor wins over 1.5 % of 100');
+    assert.equal(serviceFee(1_000_000_000n, policy, '1', 6, gas), 15_000_000n, '1.5 % of 1000 wins over the floor');
+    for (const net of [1n, 95_250_000n, 985_000_000n, 3_000_000_000n]) {
+      const gross = grossForServiceFee(net, policy, '1', 6, gas);
+      assert.ok(gross - serviceFee(gross, policy, '1', 6, gas) >= net, `gross ${gross} pays ${net}`);
+      assert.ok(gross - 1n - serviceFee(gross - 1n, policy, '1', 6, gas) < net, `gross ${gross} is the least for ${net}`);
+    }
+  });
+});
+
+describe('hot wallets: spend a day and runway (src/observability/hotWallets.ts)', () => {
+  test('each route charges its payer on the chain each step runs on', () => {
+    const hub = 2;
+    const daily = dailyGasUnits('cctp', hub, [
+      { sourceChainId: 1, destChainId: 3, routes: 2 },
+      { sourceChainId: 1, destChainId: hub, routes: 1 },
+    ]);
+    const per = (payer: 'gas' | 'pool_relayer', destinationIsHub: boolean) => routeGas('cctp', { destinationIsHub }, payer);
+    assert.equal(daily.get('gas|1'), 2n * per('gas', false).source + per('gas', true).source);
+    assert.equal(daily.get('gas|2'), 2n * per('gas', false).hub + per('gas', true).hub);
+    assert.equal(daily.get('pool_relayer|2'), 2n * per('pool_relayer', false).hub + per('pool_relayer', true).hub);
+    assert.equal(daily.get('pool_relayer|3'), 2n * per('pool_relayer', false).destination, "the relayer's mints on the destination");
+    assert.equal(daily.get('gas|3'), undefined, 'the gas account pays nothing on the destination');
+    assert.deepEqual(dailyGasUnits('relay', hub, []), new Map());
+  });
+
+  test('runway: days the balance lasts, +Inf when nothing is spent', () => {
+    assert.equal(runwayDays(10n ** 18n, 0n), Number.POSITIVE_INFINITY);
+    assert.equal(runwayDays(10n ** 18n, 10n ** 17n), 10);
+    assert.equal(runwayDays(10n ** 18n, 3n * 10n ** 17n), 3.33);
+    assert.equal(runwayDays(0n, 1n), 0);
+  });
+});
