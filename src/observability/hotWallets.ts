@@ -98,7 +98,7 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
     }
     return cached.value;
   };
-  const gauge = (name: string, help: string, valueOf: (row: Row) => number) =>
+  const gauge = (name: string, help: string, figure: (row: Row) => number) =>
     new Gauge({
       name,
       help,
@@ -107,7 +107,7 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
       async collect() {
         this.reset();
         try {
-          for (const row of await snapshot()) this.set({ wallet: row.wallet, chain_id: String(row.chainId) }, valueOf(row));
+          for (const row of await snapshot()) this.set({ wallet: row.wallet, chain_id: String(row.chainId) }, figure(row));
         } catch (error) {
           deps.logger?.warn('metrics: reading the hot wallets failed', { error: String(error) });
         }
