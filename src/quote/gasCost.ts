@@ -129,7 +129,10 @@ const MICRO_USD_PER_USD = 1_000_000n;
 
 /**
  * The USD cost of the gas, plus `bufferBps` for fees that rise while the route runs, rounded up to a micro-dollar and
- * returned as a decimal string ("3.141593"). Exact bigint math: wei × price / 10^18.
+ * then up to the next step of a 1-2-5 grid (…, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, … USD), returned as a decimal string
+ * ("0.200000"). The grid is for privacy: for a route whose fee is its floor, the gas moves the payout, and a payout
+ * must not encode the gas price of the minute it was quoted (docs/privacy.md, "The fee's gas"); fees that wander
+ * within a step quote the same. Exact bigint math: wei × price / 10^18.
  */
 export function gasCostUsd(chains: ChainGas[], bufferBps: number): string {
   let micros = 0n;
@@ -141,7 +144,16 @@ export function gasCostUsd(chains: ChainGas[], bufferBps: number): string {
     const denominator = 10n ** 18n * scale * 10_000n;
     micros += (numerator + denominator - 1n) / denominator;
   }
+  micros = onGrid(micros);
   const whole = micros / MICRO_USD_PER_USD;
   const fraction = (micros % MICRO_USD_PER_USD).toString().padStart(6, '0');
   return `${whole}.${fraction}`;
+}
+
+/** The least value of the 1-2-5 grid (1, 2, 5, 10, 20, 50, … micro-dollars) at or above `micros`; 0 stays 0. */
+export function onGrid(micros: bigint): bigint {
+  if (micros <= 0n) return 0n;
+  for (let decade = 1n; ; decade *= 10n) {
+    for (const step of [1n, 2n, 5n]) if (step * decade >= micros) return step * decade;
+  }
 }

@@ -177,6 +177,13 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       TEMPORAL_METRICS_PORT: String(metricsPort),
     });
 
+    // NETWORK=testnet fills in every public constant but the RPC URLs: without them the API says what to set.
+    const withoutNetwork: Record<string, string> = { ...apiEnv(apiPortA!) };
+    for (const name of ['CHAIN_RPC_URLS', 'HUB_CHAIN_ID', 'PRIVACY_POOLS_ENTRYPOINT', 'PRIVACY_POOLS_START_BLOCK']) delete withoutNetwork[name];
+    const testnet = startFromBuild('API on testnet without RPC URLs', 'server', { ...withoutNetwork, NETWORK: 'testnet' }, 'api listening');
+    assert.equal(await testnet.exited, 1, testnet.output());
+    assert.match(testnet.output(), /CHAIN_RPC_URLS must give an RPC URL for every chain the service serves \(at least the hub, 11155111\)/);
+
     // Before the bootstrap: the API refuses to start and says what is missing and what to run.
     const early = startFromBuild('api before setup', 'server', apiEnv(apiPortA!), 'api listening');
     assert.equal(await early.exited, 1, early.output());

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { gasCostUsd, routeGas, STEP_GAS, stepKind } from '../../src/quote/gasCost.ts';
+import { gasCostUsd, onGrid, routeGas, STEP_GAS, stepKind } from '../../src/quote/gasCost.ts';
 import { grossForServiceFee, serviceFee, usdToTokenUnits } from '../../src/money/fees.ts';
 import { dailyGasUnits, runwayDays } from '../../src/observability/hotWallets.ts';
 
@@ -31,12 +31,29 @@ describe('the service gas per route (src/quote/gasCost.ts)', () => {
     for (const mode of ['relay', 'cctp'] as const) for (const step of STEP_GAS[mode]) assert.equal(stepKind(step.step), step.step);
   });
 
-  test('gasCostUsd: exact wei × price / 10^18 with the buffer, rounded up to a micro-dollar', () => {
+  test('onGrid: the next value of the 1-2-5 grid', () => {
+    const cases: Array<[bigint, bigint]> = [
+      [0n, 0n],
+      [1n, 1n],
+      [2n, 2n],
+      [3n, 5n],
+      [6n, 10n],
+      [11n, 20n],
+      [4_276n, 5_000n],
+      [100_000n, 100_000n],
+      [100_001n, 200_000n],
+      [2_500_001n, 5_000_000n],
+    ];
+    for (const [micros, grid] of cases) assert.equal(onGrid(micros), grid, String(micros));
+  });
+
+  test('gasCostUsd: exact wei × price / 10^18 with the buffer, rounded up to a micro-dollar, then to the grid', () => {
     const cases: Array<{ chains: Parameters<typeof gasCostUsd>[0]; bufferBps: number; usd: string }> = [
       { chains: [], bufferBps: 5000, usd: '0.000000' },
-      // 1,000,000 gas at 1 gwei = 0.001 ETH, at 2500 USD = 2.5 USD
-      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2500' }], bufferBps: 0, usd: '2.500000' },
-      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2500' }], bufferBps: 5000, usd: '3.750000' },
+      // 1,000,000 gas at 1 gwei = 0.001 ETH, at 2500 USD = 2.5 USD, on the grid: 5 USD
+      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2500' }], bufferBps: 0, usd: '5.000000' },
+      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2000' }], bufferBps: 0, usd: '2.000000' },
+      { chains: [{ gas: 1_000_000n, feePerGas: 1_000_000_000n, nativeUsd: '2000' }], bufferBps: 5000, usd: '5.000000' },
       // two chains add up; a fractional price is exact
       {
         chains: [
@@ -44,7 +61,7 @@ describe('the service gas per route (src/quote/gasCost.ts)', () => {
           { gas: 500_000n, feePerGas: 30_000_000_000n, nativeUsd: '0.25' },
         ],
         bufferBps: 0,
-        usd: '0.004276',
+        usd: '0.005000',
       },
       // a dust cost still rounds up to one micro-dollar: never quoted as free
       { chains: [{ gas: 1n, feePerGas: 1n, nativeUsd: '1' }], bufferBps: 0, usd: '0.000001' },
