@@ -40,6 +40,9 @@ export interface DevnetChains {
  * Private keys of accounts 0-4 of anvil's default mnemonic "test test ... junk". Devnet only.
  * `poolRelayer` submits every route's pool withdrawal (Entrypoint.relay) and funds gas after it.
  */
+/** The local chains' base fee at genesis, in wei: an L2's. */
+export const DEVNET_BASE_FEE_WEI = 10_000_000n;
+
 export const DEVNET_ACCOUNTS: { faucet: Hex; gas: Hex; relaySolver: Hex; poolRelayer: Hex; treasury: Hex } = {
   faucet: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
   gas: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
@@ -169,7 +172,9 @@ async function startAnvil(p: {
   // Checked up front because an old anvil still holding the port would answer our readiness
   // probe with the right chain id while the new one fails to bind.
   await assertPortFree(p.host, p.port);
-  const args = ['--host', p.host, '--port', String(p.port), '--chain-id', String(p.chainId), '--quiet'];
+  // An L2's base fee at genesis (0.01 gwei; anvil's default is an L1's 1 gwei): with the RPC proxies' L2 tip
+  // (devnet/emulators/chain-rpc), routes cost the service what they would on an L2 (docs/local-stack.md).
+  const args = ['--host', p.host, '--port', String(p.port), '--chain-id', String(p.chainId), '--base-fee', String(DEVNET_BASE_FEE_WEI), '--quiet'];
   // --state loads the file if it exists and dumps the state to it when anvil gets SIGTERM/SIGINT.
   if (p.statePath) args.push('--state', p.statePath);
 

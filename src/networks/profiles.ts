@@ -19,11 +19,17 @@ export interface ChainInfo {
   nativeCurrency: { symbol: string; decimals: number };
 }
 
-/** A Privacy Pools (0xbow) deployment: its Entrypoint, and the block its events are scanned from. */
+/**
+ * A Privacy Pools (0xbow) deployment: its Entrypoint, the block its events are scanned from (at or before the
+ * deployment: an earlier block only costs a few log queries, a later one would miss the pool's first leaves), and the
+ * USDC pool the Entrypoint is published to name for the chain's USDC (the adapter asks the Entrypoint itself, so this
+ * is for operators to compare: docs/networks.md).
+ */
 export interface PrivacyPoolsDeployment {
   chainId: number;
   entrypoint: Address;
   startBlock: number;
+  usdcPool: Address;
 }
 
 export interface NetworkProfile {
@@ -49,7 +55,14 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
     cctpEnvironment: 'testnet',
     relayApiUrl: 'https://api.testnets.relay.link',
     aspUrl: 'https://dw.0xbow.io',
-    privacyPools: [{ chainId: 11155111, entrypoint: '0x34A2068192b1297f2a7f85D7D8CdE66F8F0921cB', startBlock: 8_461_450 }],
+    privacyPools: [
+      {
+        chainId: 11155111,
+        entrypoint: '0x34A2068192b1297f2a7f85D7D8CdE66F8F0921cB',
+        startBlock: 8_461_450,
+        usdcPool: '0x0b062Fe33c4f1592D8EA63f9a0177FcA44374C0f',
+      },
+    ],
     chains: [
       { chainId: 11155111, explorerUrl: 'https://sepolia.etherscan.io', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
       { chainId: 43113, explorerUrl: 'https://testnet.snowtrace.io', nativeCurrency: { symbol: 'AVAX', decimals: 18 } },
@@ -59,6 +72,10 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
       { chainId: 80002, explorerUrl: 'https://amoy.polygonscan.com', nativeCurrency: { symbol: 'POL', decimals: 18 } },
       { chainId: 1301, explorerUrl: 'https://sepolia.uniscan.xyz', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
       { chainId: 59141, explorerUrl: 'https://sepolia.lineascan.build', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
+      { chainId: 812242, explorerUrl: 'https://explorer.codex-stg.xyz', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
+      { chainId: 10143, explorerUrl: 'https://testnet.monadscan.com', nativeCurrency: { symbol: 'MON', decimals: 18 } },
+      { chainId: 1328, explorerUrl: 'https://testnet.seiscan.io', nativeCurrency: { symbol: 'SEI', decimals: 18 } },
+      { chainId: 98867, explorerUrl: 'https://testnet-explorer.plume.org', nativeCurrency: { symbol: 'PLUME', decimals: 18 } },
     ],
     // Privacy Pools' only testnet deployment.
     defaultHubChainId: 11155111,
@@ -70,9 +87,19 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
     relayApiUrl: 'https://api.relay.link',
     aspUrl: 'https://api.0xbow.io',
     privacyPools: [
-      { chainId: 1, entrypoint: '0x6818809EefCe719E480a7526D76bD3e561526b46', startBlock: 22_153_709 },
-      { chainId: 42161, entrypoint: '0x44192215FEd782896BE2CE24E0Bfbf0BF825d15E', startBlock: 404_391_804 },
-      { chainId: 10, entrypoint: '0x44192215FEd782896BE2CE24E0Bfbf0BF825d15E', startBlock: 144_288_141 },
+      { chainId: 1, entrypoint: '0x6818809EefCe719E480a7526D76bD3e561526b46', startBlock: 22_153_709, usdcPool: '0xb419c2867aB3CBc78921660cB95150d95A94ce86' },
+      {
+        chainId: 42161,
+        entrypoint: '0x44192215FEd782896BE2CE24E0Bfbf0BF825d15E',
+        startBlock: 404_391_795,
+        usdcPool: '0x3706e38af05bf0158BCdbB46239f8289980b093f',
+      },
+      {
+        chainId: 10,
+        entrypoint: '0x44192215FEd782896BE2CE24E0Bfbf0BF825d15E',
+        startBlock: 144_288_139,
+        usdcPool: '0xe4410f6827FA04cE096975D07A9924ABb65316e3',
+      },
     ],
     chains: [
       { chainId: 1, explorerUrl: 'https://etherscan.io', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
@@ -84,6 +111,14 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
       { chainId: 130, explorerUrl: 'https://uniscan.xyz', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
       { chainId: 59144, explorerUrl: 'https://lineascan.build', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
       { chainId: 480, explorerUrl: 'https://worldscan.org', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
+      { chainId: 81224, explorerUrl: 'https://explorer.codex.xyz', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
+      { chainId: 146, explorerUrl: 'https://sonicscan.org', nativeCurrency: { symbol: 'S', decimals: 18 } },
+      { chainId: 143, explorerUrl: 'https://monadscan.com', nativeCurrency: { symbol: 'MON', decimals: 18 } },
+      { chainId: 1329, explorerUrl: 'https://seiscan.io', nativeCurrency: { symbol: 'SEI', decimals: 18 } },
+      { chainId: 50, explorerUrl: 'https://xdcscan.com', nativeCurrency: { symbol: 'XDC', decimals: 18 } },
+      { chainId: 999, explorerUrl: 'https://hyperevmscan.io', nativeCurrency: { symbol: 'HYPE', decimals: 18 } },
+      { chainId: 57073, explorerUrl: 'https://explorer.inkonchain.com', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
+      { chainId: 98866, explorerUrl: 'https://explorer.plume.org', nativeCurrency: { symbol: 'PLUME', decimals: 18 } },
     ],
     defaultHubChainId: null,
     deliberate: {

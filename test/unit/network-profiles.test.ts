@@ -15,6 +15,14 @@ const CIRCLE_DOMAINS: Record<number, number> = {
   130: 10,
   59144: 11,
   480: 14,
+  81224: 12,
+  146: 13,
+  143: 15,
+  1329: 16,
+  50: 18,
+  999: 19,
+  57073: 21,
+  98866: 22,
   11155111: 0,
   43113: 1,
   11155420: 2,
@@ -23,6 +31,10 @@ const CIRCLE_DOMAINS: Record<number, number> = {
   80002: 7,
   1301: 10,
   59141: 11,
+  812242: 12,
+  10143: 15,
+  1328: 16,
+  98867: 22,
 };
 
 /** What a worker needs besides the network: keys, database, Temporal settings. No chain constant. */
@@ -112,7 +124,7 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     const chosen = { FEE_BPS: '100', FEE_MIN_USD: '2', PRIVACY_MIN_ANONYMITY_SET: '5', PRIVACY_MAX_WAIT_SECONDS: '21600' };
     const config = loadConfig({ ...KEYS_ONLY, ...rpc, ...chosen, NETWORK: 'mainnet', HUB_CHAIN_ID: '42161' }, 'worker');
     assert.equal(config.PRIVACY_POOLS_ENTRYPOINT, '0x44192215FEd782896BE2CE24E0Bfbf0BF825d15E');
-    assert.equal(config.PRIVACY_POOLS_START_BLOCK, 404_391_804);
+    assert.equal(config.PRIVACY_POOLS_START_BLOCK, 404_391_795);
     assert.equal(config.PRIVACY_POOLS_ASP_URL, 'https://api.0xbow.io');
     // A hub without a Privacy Pools deployment is refused, unless the operator names the pool.
     assert.throws(

@@ -7,9 +7,10 @@ import { getAddress, isAddress, type Address } from 'viem';
  * https://developers.circle.com/cctp/references/contract-addresses, domains from
  * https://developers.circle.com/cctp/concepts/supported-chains-and-domains, USDC from
  * https://developers.circle.com/stablecoins/usdc-contract-addresses. TokenMessengerV2 and
- * MessageTransmitterV2 are CREATE2 deployments with one address per environment on every EVM chain.
- * Only chains whose chain id, domain and native USDC address were cross-checked are listed; add
- * more by appending entries, nothing else depends on the list.
+ * MessageTransmitterV2 are CREATE2 deployments with one address per environment on every EVM chain (EDGE, domain
+ * 28, is the exception and is not listed). Only chains whose chain id, domain and native USDC address agree in two
+ * sources (Circle's pages or its @circle-fin/bridge-kit package, and viem or another codebase) are listed
+ * (docs/networks.md); add more by appending entries, nothing else depends on the list.
  */
 
 export interface CctpChainConfig {
@@ -56,6 +57,14 @@ const MAINNET: ChainRow[] = [
   [130, 'unichain', 'Unichain', 10, '0x078D782b760474a361dDA0AF3839290b0EF57AD6'],
   [59144, 'linea', 'Linea', 11, '0x176211869cA2b568f2A7D4EE941E073a821EE1ff'],
   [480, 'world-chain', 'World Chain', 14, '0x79A02482A880bCE3F13e09Da970dC34db4CD24d1'],
+  [81224, 'codex', 'Codex', 12, '0xd996633a415985DBd7D6D12f4A4343E31f5037cf'],
+  [146, 'sonic', 'Sonic', 13, '0x29219dd400f2Bf60E5a23d13Be72B486D4038894'],
+  [143, 'monad', 'Monad', 15, '0x754704Bc059F8C67012fEd69BC8A327a5aafb603'],
+  [1329, 'sei', 'Sei', 16, '0xe15fC38F6D8c56aF07bbCBe3BAf5708A2Bf42392'],
+  [50, 'xdc', 'XDC Network', 18, '0xfA2958CB79b0491CC627c1557F441eF849Ca8eb1'],
+  [999, 'hyperevm', 'HyperEVM', 19, '0xb88339CB7199b77E23DB6E890353E22632Ba630f'],
+  [57073, 'ink', 'Ink', 21, '0x2D270e6886d130D724215A266106e6832161EAEd'],
+  [98866, 'plume', 'Plume', 22, '0x222365EF19F7947e5484218551B56bb3965Aa7aF'],
 ];
 
 const TESTNET: ChainRow[] = [
@@ -67,6 +76,10 @@ const TESTNET: ChainRow[] = [
   [80002, 'polygon-amoy', 'Polygon PoS Amoy', 7, '0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582'],
   [1301, 'unichain-sepolia', 'Unichain Sepolia', 10, '0x31d0220469e10c4E71834a79b1f276d740d3768F'],
   [59141, 'linea-sepolia', 'Linea Sepolia', 11, '0xFEce4462D57bD51A6A552365A011b95f0E16d9B7'],
+  [812242, 'codex-testnet', 'Codex Testnet', 12, '0x6d7f141b6819C2c9CC2f818e6ad549E7Ca090F8f'],
+  [10143, 'monad-testnet', 'Monad Testnet', 15, '0x534b2f3A21130d7a60830c2Df862319e593943A3'],
+  [1328, 'sei-testnet', 'Sei Testnet', 16, '0x4fCF1784B31630811181f670Aea7A7bEF803eaED'],
+  [98867, 'plume-testnet', 'Plume Testnet', 22, '0xcB5f30e335672893c7eb944B374c196392C19D18'],
 ];
 
 /** The real CCTP v2 chains of an environment (a fresh, validated copy). */
