@@ -22,6 +22,12 @@ try {
   const httpPort = portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT);
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
   await migrateDatabase(config.DATABASE_URL);
+  // Asks the signer (SIGNER_URL) for its public keys: the worker's accounts are the signer's.
+  const service = await createWorkerContext(config);
+  // Refuses a signer other than the one this database's transfers were created with.
+  await checkSignerFingerprint(service.db, service.keyring, 'worker');
+  // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
+  await service.prover.ready();
   // The workflows it runs set the service's search attributes: refuse a namespace without them (routectl setup).
   const { connection, client } = await connectTemporalClient(config);
   try {
@@ -30,12 +36,6 @@ try {
     await connection.close();
     throw error;
   }
-  // Asks the signer (SIGNER_URL) for its public keys: the worker's accounts are the signer's.
-  const service = await createWorkerContext(config);
-  // Refuses a signer other than the one this database's transfers were created with.
-  await checkSignerFingerprint(service.db, service.keyring, 'worker');
-  // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
-  await service.prover.ready();
   const worker = await startTransferWorker({
     temporal: config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,

@@ -92,20 +92,28 @@ let ports: number[];
 const figures: string[] = [];
 
 before(async () => {
-  // npm run build
-  const build = await run(['--import', 'tsx', 'scripts/build.ts'], {});
-  assert.equal(build.code, 0, `npm run build failed:\n${build.output}`);
   dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-production-'));
   ports = await freePorts(16);
   const [api, temporal, temporalUi, postgresPort, relay, source, hub, destination] = ports as [number, number, number, number, number, number, number, number];
-  infrastructure = await startLocalInfrastructure({
-    dataDir,
-    ports: { api, temporal, temporalUi, postgres: postgresPort, relay, source, hub, destination },
-    ephemeral: true,
-    temporalRegistrations: false,
-    env: { DATABASE_URL: process.env.TEST_DATABASE_URL, TEMPORAL_NAMESPACE: NAMESPACE, RATE_LIMIT_PER_MINUTE: '0' },
-    logger: createLogger({ level: 'warn' }),
-  });
+  // npm run build, while the chains and servers start: the two share nothing.
+  const [build, started] = await Promise.allSettled([
+    run(['--import', 'tsx', 'scripts/build.ts'], {}),
+    startLocalInfrastructure({
+      dataDir,
+      ports: { api, temporal, temporalUi, postgres: postgresPort, relay, source, hub, destination },
+      ephemeral: true,
+      temporalRegistrations: false,
+      env: { DATABASE_URL: process.env.TEST_DATABASE_URL, TEMPORAL_NAMESPACE: NAMESPACE, RATE_LIMIT_PER_MINUTE: '0' },
+      logger: createLogger({ level: 'warn' }),
+    }),
+  ]);
+  if (started.status === 'fulfilled') infrastructure = started.value;
+  else throw started.reason;
+  assert.equal(
+    build.status === 'fulfilled' && build.value.code,
+    0,
+    `npm run build failed:\n${build.status === 'fulfilled' ? build.value.output : String(build.reason)}`,
+  );
 });
 
 after(async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { DEVNET_BASE_FEE_WEI } from '../../devnet/chains.ts';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import {
@@ -237,12 +238,17 @@ describe('a gas top-up whose nonce another transaction used', { timeout: 120_000
 
 describe('routectl senders and void', { timeout: 180_000 }, () => {
   test('the queue lists a pending send; void refuses while it may mine; --cancel replaces it and voids it', async () => {
-    const { body } = await stack.api<{ routeId: string }>('POST', '/api/private-route', {
+    // The fee spike above left the chain's base fee high, and a quote charges the route's gas at it: back to the
+    // devnet's own before creating a route.
+    await rpc('anvil_setNextBlockBaseFeePerGas', [toHex(DEVNET_BASE_FEE_WEI)]);
+    await rpc('evm_mine');
+    const { status, body } = await stack.api<{ routeId: string }>('POST', '/api/private-route', {
       sourceChainId: chainId(),
       destChainId: stack.manifest.chains.find((c) => c.role === 'destination')!.chainId,
       amount: '5',
       userDestinationAddress: freshAddress(),
     });
+    assert.equal(status, 200, JSON.stringify(body));
     const routeId = body.data!.routeId;
     const [route] = await db().select().from(transfers).where(eq(transfers.routeId, routeId));
     const { deposit } = stack.service.keyring.routeAccounts(route!.accountIndex);
