@@ -13,6 +13,7 @@
 -- reads: it is idempotent, and it first revokes what the API role held, so a grant removed here is removed there.
 --
 --   CREATE ROLE route_worker LOGIN PASSWORD '…' IN ROLE private_route_worker;
+--   ALTER ROLE route_worker SET ROLE private_route_worker;   -- tables it creates belong to the group, not the login
 --   CREATE ROLE route_api LOGIN PASSWORD '…' IN ROLE private_route_api;
 --   -- and, for a database created by the superuser:
 --   ALTER DATABASE private_route OWNER TO private_route_worker;
@@ -50,7 +51,7 @@ BEGIN
 
   -- creates: a route row, its first status, its account index
   GRANT SELECT, INSERT ON transfers TO private_route_api;
-  GRANT UPDATE (status, error, status_seq, updated_at, client_hash) ON transfers TO private_route_api;
+  GRANT UPDATE (status, error, status_seq, updated_at, client_hash, privacy_client) ON transfers TO private_route_api;
   GRANT SELECT, INSERT ON transfer_statuses TO private_route_api;
   GRANT USAGE ON SEQUENCE route_account_index_seq TO private_route_api;
   -- quotes: held prices of cross-asset quotes, amount advice from the pool's notes

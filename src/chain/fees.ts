@@ -5,9 +5,9 @@
  *
  * It is viem's estimate: the latest base fee with 20 % headroom plus the node's suggested tip (EIP-1559), or the
  * node's gas price where the chain has no base fee. A transaction that does not mine at it is replaced with higher
- * fees by the sender (src/chain/txSender.ts). viem's own preparation would otherwise ask the node to fill the
- * transaction (eth_fillTransaction), whose fees (twice the base fee plus the node's own tip) need not match any estimate
- * made elsewhere.
+ * fees by the sender (src/chain/txSender.ts). The sender sets these fees on the prepared transaction itself: viem's
+ * preparation asks the node to fill the transaction (eth_fillTransaction) and would otherwise sign the node's fees
+ * (anvil's: twice the base fee plus a 1 gwei tip), which need not match any estimate made elsewhere.
  */
 import type { Chain, PublicClient } from 'viem';
 

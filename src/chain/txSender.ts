@@ -457,6 +457,11 @@ export function createTxSender(db: Database, clients: ChainClients, opts: TxSend
       nonce,
       ...(fees.type === 'eip1559' ? { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas } : { gasPrice: fees.gasPrice }),
     });
+    // viem asks the node to fill the transaction (eth_fillTransaction) and lets the node's fees win over the ones given:
+    // ours are set again, so the transaction offers what its top-up and its quote were sized by (src/chain/fees.ts).
+    if (fees.type === 'eip1559')
+      Object.assign(prepared, { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, gasPrice: undefined });
+    else Object.assign(prepared, { gasPrice: fees.gasPrice, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined });
     if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
     const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
     const [row] = await tx

@@ -10,7 +10,9 @@ import { configSchema, payloadCodecProblem } from '../config.ts';
 import { PAYLOAD_CODEC_FILE, readLocalStackInfo, type LocalPayloadCodec, type LocalStackInfo } from './localStack.ts';
 import { connectTemporalClient, temporalConnectionProblem, type TemporalClientConfig } from '../temporal/connection.ts';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+// From the build (dist/src/cli/) the checkout is one folder further up: .data is the checkout's either way.
+const codeRoot = fileURLToPath(new URL('../..', import.meta.url));
+const repoRoot = path.basename(codeRoot) === 'dist' ? path.dirname(codeRoot) : codeRoot;
 
 /** A failure routectl reports with its own exit code: 2 usage, 3 unknown route, 4 not allowed now. */
 export class CliError extends Error {

@@ -3,7 +3,7 @@
  * and the pool's relayer (withdrawals, top-ups after the pool, mints on the destination) on each chain where they pay,
  * with what they spend a day at the current rate and the days of runway left (docs/operations.md, "Hot wallets").
  *
- * The rate is the last 24 hours' funded routes, each costing what the quotes charge for it (src/quote/gasCost.ts: the
+ * The rate is the routes created in the last 24 hours that received their deposit, each costing what the quotes charge for it (src/quote/gasCost.ts: the
  * payer's gas budgets at the chain's fee per gas now). A wallet that paid nothing in a day has an infinite runway.
  */
 import { and, count, gte, isNotNull } from 'drizzle-orm';
@@ -37,7 +37,7 @@ export function dailyGasUnits(
   for (const { sourceChainId, destChainId, routes: n } of routes) {
     const chainOf: Record<ChainRole, number> = { source: sourceChainId, hub: hubChainId, destination: destChainId };
     for (const wallet of ['gas', 'pool_relayer'] as const) {
-      const gas = routeGas(mode, { destinationIsHub: destChainId === hubChainId }, wallet);
+      const gas = routeGas(mode, { sourceIsHub: sourceChainId === hubChainId, destinationIsHub: destChainId === hubChainId }, wallet);
       for (const role of ['source', 'hub', 'destination'] as const) add(wallet, chainOf[role], gas[role] * BigInt(n));
     }
   }
@@ -77,7 +77,8 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
       // The pool's relayer pays on the hub, and in burn-and-mint mode on every destination (its mints).
       if (chainId === settings.hubChainId || settings.mode === 'cctp') pairs.push({ wallet: 'pool_relayer', chainId });
     }
-    return Promise.all(
+    // A chain whose RPC fails drops its own rows, not every wallet's.
+    const rows = await Promise.allSettled(
       pairs.map(async ({ wallet, chainId }) => {
         const client = deps.chains.publicClient(chainId);
         const [balance, fees] = await Promise.all([
@@ -87,6 +88,8 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
         return { wallet, chainId, balance, spendPerDay: (daily.get(`${wallet}|${chainId}`) ?? 0n) * feeCap(fees) };
       }),
     );
+    for (const row of rows) if (row.status === 'rejected') deps.logger?.warn('metrics: reading a hot wallet failed', { error: String(row.reason) });
+    return rows.flatMap((row) => (row.status === 'fulfilled' ? [row.value] : []));
   };
   const snapshot = () => {
     if (!cached || Date.now() - cached.at > SNAPSHOT_TTL_MS) {

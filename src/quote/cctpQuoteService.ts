@@ -39,7 +39,8 @@ const usdcToken = (chain: CctpChainConfig): BridgeToken => ({
 /**
  * Quotes in burn-and-mint mode (USDC only), with exact bigint math along the path:
  *   amount -burn/mint-> hub (bridge-in fee) -pool deposit (vetting) fee-> note; withdrawn = amount - service fee - vetting fee
- *   service fee = max(FEE_BPS of amount, FEE_MIN_USD + the route's own gas at live fees, bridge-in fee)   (it covers the bridge-in)
+ *   service fee = max(FEE_BPS of amount, FEE_MIN_USD + the route's own gas at live fees, bridge-in fee + that gas)
+ *   (it covers the bridge-in and the gas)
  *   privacyFeeAmount = the pool's real cost: vetting fee + relay fee on the withdrawal
  *   burned on the way out = withdrawn - relay fee
  *   bridgeFeeAmount = Circle's fee on that burn (ceil(burn * minimumFee bps / 10000)); 0 when the hub is the destination
@@ -88,7 +89,8 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     const bridgeInFee = source.chainId === hub.chainId ? 0n : (await deps.bridge.estimateFee(source.chainId, hub.chainId, amount)).fee;
     const vettingFee = poolFee(amount - bridgeInFee, fees.depositFeeBps);
     const ruleFee = serviceFee(amount, deps.feePolicy, USDC_USD, USDC_DECIMALS, networkCost);
-    const fee = ruleFee > bridgeInFee ? ruleFee : bridgeInFee;
+    // The fee pays the bridge-in's fee, and the route's gas on top of it.
+    const fee = ruleFee > bridgeInFee + networkCost ? ruleFee : bridgeInFee + networkCost;
     const withdrawn = amount - fee - vettingFee;
     const relayFee = poolFee(withdrawn, fees.withdrawalFeeBps);
     const burned = withdrawn - relayFee;

@@ -33,8 +33,11 @@ export interface StepGas {
   gas: number;
   /** Whose balance pays: the gas account (before the pool) or the pool's relayer (the withdrawal and after it). */
   payer: HotWallet;
-  /** Burn-and-mint: sent only when the destination is not the hub (the exit is then a burn and a mint), or only when it is. */
-  onlyWhen?: 'destination is not the hub' | 'destination is the hub';
+  /**
+   * Burn-and-mint: a leg within the hub chain is a plain transfer, not a burn and a mint. A route that starts on the hub
+   * moves its deposit to the hub account by a transfer; one that ends there is paid by the withdrawal itself.
+   */
+  onlyWhen?: RouteShape;
 }
 
 /**
@@ -60,6 +63,8 @@ const POOL_STEPS: StepGas[] = [
   { step: 'unshield', payer: 'pool_relayer', chain: 'hub', gas: POOL_WITHDRAWAL },
 ];
 
+export type RouteShape = 'source is not the hub' | 'source is the hub' | 'destination is not the hub';
+
 export const STEP_GAS: Record<BridgeMode, StepGas[]> = {
   // Deposit-address mode: the deposit account sends the deposit to the bridge's address; the withdrawal pays the
   // bridge-out's deposit address directly, and the bridge's solver pays the destination's gas.
@@ -69,17 +74,17 @@ export const STEP_GAS: Record<BridgeMode, StepGas[]> = {
     ...POOL_STEPS,
   ],
   cctp: [
-    { step: 'bridge-in:gas', payer: 'gas', chain: 'source', gas: TOP_UP },
-    { step: 'bridge-in:approve', payer: 'gas', chain: 'source', gas: FROM_TOP_UP },
-    { step: 'bridge-in:burn', payer: 'gas', chain: 'source', gas: FROM_TOP_UP },
-    { step: 'bridge-in:mint', payer: 'gas', chain: 'hub', gas: CCTP_MINT },
+    { step: 'bridge-in:gas', payer: 'gas', chain: 'source', gas: TOP_UP, onlyWhen: 'source is not the hub' },
+    { step: 'bridge-in:approve', payer: 'gas', chain: 'source', gas: FROM_TOP_UP, onlyWhen: 'source is not the hub' },
+    { step: 'bridge-in:burn', payer: 'gas', chain: 'source', gas: FROM_TOP_UP, onlyWhen: 'source is not the hub' },
+    { step: 'bridge-in:mint', payer: 'gas', chain: 'hub', gas: CCTP_MINT, onlyWhen: 'source is not the hub' },
+    { step: 'bridge-in:transfer:gas', payer: 'gas', chain: 'source', gas: TOP_UP, onlyWhen: 'source is the hub' },
+    { step: 'bridge-in:transfer', payer: 'gas', chain: 'source', gas: FROM_TOP_UP, onlyWhen: 'source is the hub' },
     ...POOL_STEPS,
     { step: 'bridge-out:gas', payer: 'pool_relayer', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is not the hub' },
     { step: 'bridge-out:approve', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is not the hub' },
     { step: 'bridge-out:burn', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is not the hub' },
     { step: 'bridge-out:mint', payer: 'pool_relayer', chain: 'destination', gas: CCTP_MINT, onlyWhen: 'destination is not the hub' },
-    { step: 'bridge-out:transfer:gas', payer: 'pool_relayer', chain: 'hub', gas: TOP_UP, onlyWhen: 'destination is the hub' },
-    { step: 'bridge-out:transfer', payer: 'pool_relayer', chain: 'hub', gas: FROM_TOP_UP, onlyWhen: 'destination is the hub' },
   ],
 };
 
@@ -91,12 +96,19 @@ export function stepKind(step: string): string {
     .join(':');
 }
 
+/** Whether a step runs on a route of this shape. */
+function runsOn(onlyWhen: RouteShape | undefined, route: { sourceIsHub: boolean; destinationIsHub: boolean }): boolean {
+  if (onlyWhen === 'source is not the hub') return !route.sourceIsHub;
+  if (onlyWhen === 'source is the hub') return route.sourceIsHub;
+  if (onlyWhen === 'destination is not the hub') return !route.destinationIsHub;
+  return true;
+}
+
 /** Gas units of one route per chain role, of every payer or of `payer` only. */
-export function routeGas(mode: BridgeMode, route: { destinationIsHub: boolean }, payer?: HotWallet): Record<ChainRole, bigint> {
+export function routeGas(mode: BridgeMode, route: { sourceIsHub: boolean; destinationIsHub: boolean }, payer?: HotWallet): Record<ChainRole, bigint> {
   const total: Record<ChainRole, bigint> = { source: 0n, hub: 0n, destination: 0n };
   for (const step of STEP_GAS[mode]) {
-    if (step.onlyWhen === 'destination is not the hub' && route.destinationIsHub) continue;
-    if (step.onlyWhen === 'destination is the hub' && !route.destinationIsHub) continue;
+    if (!runsOn(step.onlyWhen, route)) continue;
     if (payer && step.payer !== payer) continue;
     total[step.chain] += BigInt(step.gas);
   }

@@ -30,7 +30,7 @@ export function createNetworkCosts(deps: NetworkCostDeps): NetworkCosts {
 
   return {
     async routeCostUsd(route) {
-      const gas = routeGas(deps.mode, { destinationIsHub: route.destChainId === route.hubChainId });
+      const gas = routeGas(deps.mode, { sourceIsHub: route.sourceChainId === route.hubChainId, destinationIsHub: route.destChainId === route.hubChainId });
       const parts: Array<[number, bigint]> = [
         [route.sourceChainId, gas.source],
         [route.hubChainId, gas.hub],

@@ -288,9 +288,10 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
         );
       }
       // What the live bridge would deliver along the same path now: the held prices may promise more (the bridge's own
-      // costs, a market that moved within the epoch's band). The service fee carries the difference, never more.
+      // costs, a market that moved within the epoch's band). The service fee carries the difference, never more, and
+      // never the part of it that pays the route's gas.
       const livePath = (bridgeOut.amountOut * (prices.convertsIn ? bridgeIn.amountOut : deposited)) / deposited;
-      if (prices.convertsIn || prices.convertsOut ? gross - livePath > fee : false) {
+      if (prices.convertsIn || prices.convertsOut ? gross - livePath > fee - networkCost : false) {
         throw new QuoteError(
           `amount ${request.amount} ${symbol} is too small for this pair now: the bridge's costs exceed what the held price leaves (try a larger amount)`,
         );

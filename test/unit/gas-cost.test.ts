@@ -16,16 +16,19 @@ describe('the service gas per route (src/quote/gasCost.ts)', () => {
     for (const [step, kind] of cases) assert.equal(stepKind(step), kind, step);
   });
 
-  test('routeGas sums the budgets per chain; burn-and-mint to the hub pays a transfer instead of a burn and a mint', () => {
+  test('routeGas sums the budgets per chain; a burn-and-mint leg within the hub is no burn and no mint', () => {
     // A per-route account's steps cost their top-up, whatever they send.
-    const relay = routeGas('relay', { destinationIsHub: false });
+    const relay = routeGas('relay', { sourceIsHub: false, destinationIsHub: false });
     assert.equal(relay.destination, 0n, "the bridge's solver pays the destination's gas in deposit-address mode");
     assert.ok(relay.hub > relay.source);
-    const cctp = routeGas('cctp', { destinationIsHub: false });
-    const cctpToHub = routeGas('cctp', { destinationIsHub: true });
+    const cctp = routeGas('cctp', { sourceIsHub: false, destinationIsHub: false });
+    const cctpToHub = routeGas('cctp', { sourceIsHub: false, destinationIsHub: true });
+    const cctpFromHub = routeGas('cctp', { sourceIsHub: true, destinationIsHub: false });
     assert.ok(cctp.destination > 0n, 'the service relays the mint on the destination');
     assert.equal(cctpToHub.destination, 0n);
-    assert.equal(cctpToHub.hub, cctp.hub, 'one top-up of the exit account either way');
+    assert.equal(cctp.hub - cctpToHub.hub, 1_221_000n, 'paid by the withdrawal itself: no exit-account top-up');
+    assert.equal(cctp.hub - cctpFromHub.hub, 200_000n, 'no mint on the hub for a deposit made there');
+    assert.equal(cctpFromHub.source, 1_221_000n, 'a top-up of the deposit account for its transfer to the hub account');
     assert.equal(relay.source, 1_221_000n, "the deposit account's top-up: twice a step's gas, plus its own transfer");
     // Every budgeted step is one bench/gas can measure: the names are what txSender records.
     for (const mode of ['relay', 'cctp'] as const) for (const step of STEP_GAS[mode]) assert.equal(stepKind(step.step), step.step);
@@ -94,7 +97,7 @@ describe('hot wallets: spend a day and runway (src/observability/hotWallets.ts)'
       { sourceChainId: 1, destChainId: 3, routes: 2 },
       { sourceChainId: 1, destChainId: hub, routes: 1 },
     ]);
-    const per = (payer: 'gas' | 'pool_relayer', destinationIsHub: boolean) => routeGas('cctp', { destinationIsHub }, payer);
+    const per = (payer: 'gas' | 'pool_relayer', destinationIsHub: boolean) => routeGas('cctp', { sourceIsHub: false, destinationIsHub }, payer);
     assert.equal(daily.get('gas|1'), 2n * per('gas', false).source + per('gas', true).source);
     assert.equal(daily.get('gas|2'), 2n * per('gas', false).hub + per('gas', true).hub);
     assert.equal(daily.get('pool_relayer|2'), 2n * per('pool_relayer', false).hub + per('pool_relayer', true).hub);
