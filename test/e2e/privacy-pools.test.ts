@@ -77,7 +77,7 @@ async function fundAndWait(t: Transfer, what: string, ok: (t: Transfer) => boole
 const withdrawalsOf = async (txHash: Hex) =>
   parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: txHash })).logs });
 
-describe('Privacy Pools on the local stack', { timeout: 400_000 }, () => {
+describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
   test('the adapter and the local contracts speak the protocol: the SDK’s bundled ABIs, but for the proxy machinery', async () => {
     const { IEntrypointABI } = await import('../../node_modules/@0xbow/privacy-pools-core-sdk/src/abi/IEntrypoint.ts');
     const { IPrivacyPoolABI } = await import('../../node_modules/@0xbow/privacy-pools-core-sdk/src/abi/IPrivacyPool.ts');
