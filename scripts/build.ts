@@ -11,10 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { createLogger } from '../src/logger.ts';
-import { failureConverterPath } from '../src/temporal/codec.ts';
-import { PREBUILT_WORKFLOW_BUNDLE, workflowInterceptorModules, workflowsPath } from '../src/temporal/worker.ts';
+import { PREBUILT_WORKFLOW_BUNDLE, buildWorkflowBundle } from '../src/temporal/worker.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(repoRoot, 'dist');
@@ -39,13 +37,7 @@ copyPlainModules('src');
 cpSync(path.join(repoRoot, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
 
 log('bundling the workflow code');
-const logger = createLogger({ level: 'warn' });
-const bundle = await bundleWorkflowCode({
-  workflowsPath,
-  workflowInterceptorModules,
-  failureConverterPath,
-  logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
-});
+const bundle = await buildWorkflowBundle(createLogger({ level: 'warn' }));
 const bundleFile = path.join(dist, PREBUILT_WORKFLOW_BUNDLE);
 mkdirSync(path.dirname(bundleFile), { recursive: true });
 writeFileSync(bundleFile, JSON.stringify(bundle));

@@ -13,6 +13,7 @@ import { feeCap, offeredFees } from '../chain/fees.ts';
 import type { Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
+import { createTtlCache } from '../providers/ttlCache.ts';
 import { type BridgeMode, type ChainRole, type HotWallet, routeGas } from '../quote/gasCost.ts';
 import { Gauge, type Registry } from 'prom-client';
 
@@ -61,7 +62,8 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
     balance: bigint;
     spendPerDay: bigint;
   }
-  let cached: { at: number; value: Promise<Row[]> } | undefined;
+  // One read of the chains per scrape window, shared by the three gauges; a failed read is not kept.
+  const cache = createTtlCache<Row[]>({ ttlMs: SNAPSHOT_TTL_MS });
 
   const read = async (): Promise<Row[]> => {
     const since = new Date(Date.now() - 24 * 3600 * 1000);
@@ -91,16 +93,7 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
     for (const row of rows) if (row.status === 'rejected') deps.logger?.warn('metrics: reading a hot wallet failed', { error: String(row.reason) });
     return rows.flatMap((row) => (row.status === 'fulfilled' ? [row.value] : []));
   };
-  const snapshot = () => {
-    if (!cached || Date.now() - cached.at > SNAPSHOT_TTL_MS) {
-      const value = read();
-      cached = { at: Date.now(), value };
-      value.catch(() => {
-        if (cached?.value === value) cached = undefined;
-      });
-    }
-    return cached.value;
-  };
+  const snapshot = () => cache.get('hot wallets', read);
   const gauge = (name: string, help: string, figure: (row: Row) => number) =>
     new Gauge({
       name,

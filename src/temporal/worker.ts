@@ -49,12 +49,7 @@ export async function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<W
   } catch {
     // Not built yet for these sources (or unreadable): build it.
   }
-  const bundle = await bundleWorkflowCode({
-    workflowsPath,
-    workflowInterceptorModules,
-    failureConverterPath,
-    logger: bundlerLogger(opts.logger ?? createLogger()),
-  });
+  const bundle = await buildWorkflowBundle(opts.logger ?? createLogger());
   try {
     await mkdir(path.dirname(cached), { recursive: true });
     // Write-then-rename: a reader in another process never sees half a bundle.
@@ -69,6 +64,11 @@ export async function bundleWorkflows(opts: { logger?: Logger } = {}): Promise<W
     // A read-only checkout still works; it only bundles every time.
   }
   return bundle;
+}
+
+/** Runs webpack over the workflow code with our interceptors and failure converter (no cache; `npm run build` uses it too). */
+export function buildWorkflowBundle(logger: Logger): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, failureConverterPath, logger: bundlerLogger(logger) });
 }
 
 /** A hash of everything the workflow bundle may contain. */
