@@ -140,8 +140,14 @@ export const configSchema = z.object({
   POOL_RELAYER_PRIVATE_KEY: hexKey.optional(),
   /** Relay fee on each withdrawal, paid to the relayer; at most the pool's maxRelayFeeBPS. */
   PRIVACY_RELAY_FEE_BPS: z.coerce.number().int().min(0).max(9_999).default(10),
-  /** Withdrawal proofs generated at once (each uses every core for a few seconds). */
-  PROOF_CONCURRENCY: positiveInt.default(1),
+  /** Which prover: `auto` (native where `npm ci` built it and it passes its start-up check, else snarkjs), `native` (refuse to start without it), `snarkjs`. */
+  PROVER: z.enum(['auto', 'native', 'snarkjs']).default('auto'),
+  /** Proofs generated at once, one prover thread each. Default: one per core with the native prover, 1 with snarkjs. */
+  PROOF_CONCURRENCY: positiveInt.optional(),
+  /** Threads of one native proof. Default: the cores divided among PROOF_CONCURRENCY (1 with the defaults). */
+  PROVER_THREADS: positiveInt.optional(),
+  /** The native prover's executable; default: the one `npm ci` builds (native/groth16-prover/build/groth16-prover). */
+  NATIVE_PROVER_PATH: z.string().min(1).optional(),
   /** Expected time from a deposit into the pool until the ASP approves it (part of etaSeconds). */
   POOL_ETA_SECONDS: z.coerce.number().int().nonnegative().default(3600),
   /**

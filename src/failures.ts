@@ -67,6 +67,10 @@ export const FAILURES = {
   BridgeUnavailable: { retry: 'always', meaning: 'the bridge provider (Relay, Iris) could not be reached, failed or throttled us' },
   AspUnavailable: { retry: 'always', meaning: 'the ASP could not be reached, failed, throttled us or answered with what we cannot read' },
   ProverFailed: { retry: 'always', meaning: 'the prover could not prove (or its artifacts were refused)' },
+  ProofInvalid: {
+    retry: 'always',
+    meaning: 'a proof did not verify against the circuit and was dropped before any transaction; the next attempt proves afresh',
+  },
   RpcFailed: { retry: 'always', meaning: 'a chain RPC call failed (node unreachable, timeout, or an error answer)' },
 } as const satisfies Record<string, FailureSpec>;
 

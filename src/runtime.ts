@@ -8,7 +8,7 @@ import { connectDatabase } from './db/client.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
 import { createAspClient } from './providers/privacy-pools/asp.ts';
-import { createProver, type Prover } from './providers/privacy-pools/prover.ts';
+import { createProver, type Prover, proverOptions } from './providers/privacy-pools/prover.ts';
 import { createRelayBridge } from './providers/relay/adapter.ts';
 import { createCctpBridge } from './providers/cctp/adapter.ts';
 import { IRIS_BASE_URLS, type LocalCctpDeployment, cctpNetwork, withLocalChains } from './providers/cctp/chains.ts';
@@ -59,7 +59,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
   const publicKeys = await signer.publicKeys();
   const { keyring, gasAccount, poolRelayer } = signerAccounts(signer, publicKeys);
   // Threads start on the first proof (or the worker's ready()).
-  const prover = createProver({ circuitsDir: config.PRIVACY_POOLS_CIRCUITS_DIR, concurrency: config.PROOF_CONCURRENCY });
+  const prover = createProver(proverOptions(config));
   const parts = createSharedParts(config, opts, { relayer: poolRelayer, secrets: signer, prover }, keyring.routeAddresses(0).deposit);
   const { database, chains, sender, bridge, pool } = parts;
   const activityDeps: ActivityDeps = {
@@ -139,7 +139,13 @@ function keylessPoolSigning(): PoolSigning {
   return {
     relayer: toAccount({ address: zeroAddress, signTransaction: refuse, signMessage: refuse, signTypedData: refuse }),
     secrets: { depositSecrets: refuse, withdrawalSecrets: refuse },
-    prover: { ready: async () => {}, proveWithdrawal: refuse, proveCommitment: refuse, close: async () => {} },
+    prover: {
+      ready: async () => {},
+      proveWithdrawal: refuse,
+      proveCommitment: refuse,
+      setup: () => ({ backend: 'snarkjs', concurrency: 1, threadsPerProof: 1, fallbackReason: 'the API proves nothing' }),
+      close: async () => {},
+    },
   };
 }
 
@@ -158,7 +164,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     clients: chains,
     sender,
     prover: signing.prover,
-    proofConcurrency: config.PROOF_CONCURRENCY,
+    proofConcurrency: signing.prover.setup().concurrency,
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };

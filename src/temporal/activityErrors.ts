@@ -12,7 +12,7 @@ import { failure, type FailureType } from '../failures.ts';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
 import { CctpBurnMismatchError } from '../providers/cctp/adapter.ts';
 import { AspError } from '../providers/privacy-pools/asp.ts';
-import { CircuitArtifactError, ProverError } from '../providers/privacy-pools/prover.ts';
+import { CircuitArtifactError, ProofInvalidError, ProverError } from '../providers/privacy-pools/prover.ts';
 import { redactUrls } from '../redact.ts';
 
 /** Known error classes and the catalogued failure each becomes (first match wins: subclasses before their base). */
@@ -21,6 +21,7 @@ const TRANSLATIONS: [new (...args: never[]) => Error, FailureType][] = [
   [BridgeUnavailableError, 'BridgeUnavailable'],
   [CctpBurnMismatchError, 'CctpBurnMismatch'],
   [AspError, 'AspUnavailable'],
+  [ProofInvalidError, 'ProofInvalid'],
   [ProverError, 'ProverFailed'],
   [CircuitArtifactError, 'ProverFailed'],
   [TransactionRevertedError, 'TransactionRevertedError'],

@@ -11,6 +11,7 @@ import { startStalledWebhooks } from '../../activities/webhooks.ts';
 import { depositObservedSignal, privacyObservedSignal } from '../../workflows/definitions.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import type { Config } from '../config.ts';
+import { type ProverConfig, proverOptions, proverSizing } from '../providers/privacy-pools/prover.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
@@ -116,8 +117,8 @@ export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, pro
  * The slots of configuration. Proofs: one more withdrawal than the prover's threads, so that one's relay and
  * mining overlap the next one's proof (the prover queues the rest: a proof slot never runs two proofs at once).
  */
-export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS' | 'PROOF_CONCURRENCY'>): WorkerSlots {
-  return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: config.PROOF_CONCURRENCY + 1 };
+export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS'> & ProverConfig): WorkerSlots {
+  return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: proverSizing(proverOptions(config)).concurrency + 1 };
 }
 
 /**

@@ -82,76 +82,94 @@ async function timedWithEventLoopGap<T>(work: () => Promise<T>): Promise<{ resul
   }
 }
 
-describe('privacy pools prover', () => {
-  const prover = createProver({ concurrency: 1 });
-  const note = withdrawalOf(1_000_000n, 400_000n);
-  // One withdrawal proof (seconds) serves the two tests that look at it.
-  let withdrawalRun: ReturnType<typeof proveNoteWithdrawal> | undefined;
-  async function proveNoteWithdrawal() {
-    await prover.ready();
-    return timedWithEventLoopGap(() => prover.proveWithdrawal(note.commitment, note.input));
-  }
+for (const backend of ['native', 'snarkjs'] as const)
+  describe(`privacy pools prover (${backend})`, () => {
+    const prover = createProver({ backend, concurrency: 1 });
+    const note = withdrawalOf(1_000_000n, 400_000n);
+    // One withdrawal proof (seconds) serves the two tests that look at it.
+    let withdrawalRun: ReturnType<typeof proveNoteWithdrawal> | undefined;
+    async function proveNoteWithdrawal() {
+      await prover.ready();
+      return timedWithEventLoopGap(() => prover.proveWithdrawal(note.commitment, note.input));
+    }
 
-  after(async () => {
-    await prover.close();
-    // snarkjs.groth16.verify above started field-arithmetic threads in this process.
-    await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
-  });
+    after(async () => {
+      await prover.close();
+      // snarkjs.groth16.verify above started field-arithmetic threads in this process.
+      await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
+    });
 
-  test('a withdrawal proof verifies against withdraw.vkey and publishes the withdrawn amount', { timeout: 60_000 }, async (t) => {
-    withdrawalRun ??= proveNoteWithdrawal();
-    const { result: proof, elapsedMs } = await withdrawalRun;
-    t.diagnostic(`withdrawal proof took ${Math.round(elapsedMs)} ms`);
-    assert.equal(await verify('withdraw', proof), true);
-    // [newCommitmentHash, existingNullifierHash, withdrawnValue, stateRoot, stateTreeDepth, ASPRoot, ASPTreeDepth, context]
-    assert.equal(proof.publicSignals[2], '400000');
-    assert.equal(proof.publicSignals[3], String(note.input.stateRoot));
-    assert.equal(proof.publicSignals[5], String(note.input.aspRoot));
-    assert.equal(proof.publicSignals[7], String(note.input.context));
-  });
+    test(`the ${backend} backend is the one proving`, { timeout: 60_000 }, async () => {
+      await prover.ready();
+      assert.equal(prover.setup().backend, backend);
+    });
 
-  test('the event loop keeps turning while a proof runs', { timeout: 60_000 }, async (t) => {
-    withdrawalRun ??= proveNoteWithdrawal();
-    const { maxGapMs, elapsedMs } = await withdrawalRun;
-    t.diagnostic(`longest event-loop gap during a ${Math.round(elapsedMs)} ms proof: ${Math.round(maxGapMs)} ms`);
-    // On the main thread the gap would be the whole proof (seconds); off it, only scheduling noise, which a
-    // loaded CI machine stretches to a few hundred ms. Half the proof's time tells the two apart either way.
-    assert.ok(maxGapMs < elapsedMs / 2, `event loop stalled for ${Math.round(maxGapMs)} ms of a ${Math.round(elapsedMs)} ms proof`);
-  });
+    test('a withdrawal proof verifies against withdraw.vkey and publishes the withdrawn amount', { timeout: 60_000 }, async (t) => {
+      withdrawalRun ??= proveNoteWithdrawal();
+      const { result: proof, elapsedMs } = await withdrawalRun;
+      t.diagnostic(`withdrawal proof took ${Math.round(elapsedMs)} ms`);
+      assert.equal(await verify('withdraw', proof), true);
+      // [newCommitmentHash, existingNullifierHash, withdrawnValue, stateRoot, stateTreeDepth, ASPRoot, ASPTreeDepth, context]
+      assert.equal(proof.publicSignals[2], '400000');
+      assert.equal(proof.publicSignals[3], String(note.input.stateRoot));
+      assert.equal(proof.publicSignals[5], String(note.input.aspRoot));
+      assert.equal(proof.publicSignals[7], String(note.input.context));
+    });
 
-  test("the SDK's error comes back as a rejection: withdrawing more than the note holds", { timeout: 30_000 }, async () => {
-    // The witness calculator also prints the failed assertion to stderr.
-    const overdrawn = withdrawalOf(1_000n, 1_001n);
-    await assert.rejects(prover.proveWithdrawal(overdrawn.commitment, overdrawn.input), (error: unknown) => {
-      assert.ok(error instanceof ProverError);
-      assert.equal(error.code, 'PROOF_GENERATION_FAILED');
-      assert.match(error.message, /^Failed to generate proof: .*Assert Failed/);
-      return true;
+    test('the event loop keeps turning while a proof runs', { timeout: 60_000 }, async (t) => {
+      withdrawalRun ??= proveNoteWithdrawal();
+      const { maxGapMs, elapsedMs } = await withdrawalRun;
+      t.diagnostic(`longest event-loop gap during a ${Math.round(elapsedMs)} ms proof: ${Math.round(maxGapMs)} ms`);
+      // On the main thread the gap would be the whole proof (seconds); off it, only scheduling noise, which a
+      // loaded CI machine stretches to a few hundred ms. Half the proof's time tells the two apart either way.
+      assert.ok(maxGapMs < elapsedMs / 2, `event loop stalled for ${Math.round(maxGapMs)} ms of a ${Math.round(elapsedMs)} ms proof`);
+    });
+
+    test("the SDK's error comes back as a rejection: withdrawing more than the note holds", { timeout: 30_000 }, async () => {
+      // The witness calculator also prints the failed assertion to stderr.
+      const overdrawn = withdrawalOf(1_000n, 1_001n);
+      await assert.rejects(prover.proveWithdrawal(overdrawn.commitment, overdrawn.input), (error: unknown) => {
+        assert.ok(error instanceof ProverError);
+        assert.equal(error.code, 'PROOF_GENERATION_FAILED');
+        assert.match(error.message, /^Failed to generate proof: .*Assert Failed/);
+        return true;
+      });
+    });
+
+    test('with concurrency 1, two commitment (ragequit) proofs requested at once are queued and both verify', { timeout: 30_000 }, async () => {
+      const secrets = [1n, 2n].map((index) => generateDepositSecrets(KEYS, SCOPE, index));
+      const finished: number[] = [];
+      const proofs = await Promise.all(
+        secrets.map((s, i) =>
+          prover.proveCommitment(5_000n + BigInt(i), LABEL + BigInt(i), s.nullifier, s.secret).then((proof) => {
+            finished.push(i);
+            return proof;
+          }),
+        ),
+      );
+      assert.deepEqual(finished, [0, 1]);
+      for (const [i, proof] of proofs.entries()) {
+        const s = secrets[i]!;
+        assert.equal(await verify('commitment', proof), true);
+        // [commitmentHash, nullifierHash, value, label]
+        assert.equal(proof.publicSignals[0], String(getCommitment(5_000n + BigInt(i), LABEL + BigInt(i), s.nullifier, s.secret).hash));
+        assert.equal(proof.publicSignals[2], String(5_000n + BigInt(i)));
+        assert.equal(proof.publicSignals[3], String(LABEL + BigInt(i)));
+      }
+    });
+
+    test('two proofs of one note and input differ (fresh blinding) and both verify with the same public signals', { timeout: 60_000 }, async () => {
+      const again = withdrawalOf(1_000_000n, 250_000n);
+      const first = await prover.proveWithdrawal(again.commitment, again.input);
+      const second = await prover.proveWithdrawal(again.commitment, again.input);
+      assert.deepEqual(first.publicSignals, second.publicSignals);
+      assert.notDeepEqual(first.proof.pi_a, second.proof.pi_a);
+      assert.notDeepEqual(first.proof.pi_b, second.proof.pi_b);
+      assert.notDeepEqual(first.proof.pi_c, second.proof.pi_c);
+      assert.equal(await verify('withdraw', first), true);
+      assert.equal(await verify('withdraw', second), true);
     });
   });
-
-  test('with concurrency 1, two commitment (ragequit) proofs requested at once are queued and both verify', { timeout: 30_000 }, async () => {
-    const secrets = [1n, 2n].map((index) => generateDepositSecrets(KEYS, SCOPE, index));
-    const finished: number[] = [];
-    const proofs = await Promise.all(
-      secrets.map((s, i) =>
-        prover.proveCommitment(5_000n + BigInt(i), LABEL + BigInt(i), s.nullifier, s.secret).then((proof) => {
-          finished.push(i);
-          return proof;
-        }),
-      ),
-    );
-    assert.deepEqual(finished, [0, 1]);
-    for (const [i, proof] of proofs.entries()) {
-      const s = secrets[i]!;
-      assert.equal(await verify('commitment', proof), true);
-      // [commitmentHash, nullifierHash, value, label]
-      assert.equal(proof.publicSignals[0], String(getCommitment(5_000n + BigInt(i), LABEL + BigInt(i), s.nullifier, s.secret).hash));
-      assert.equal(proof.publicSignals[2], String(5_000n + BigInt(i)));
-      assert.equal(proof.publicSignals[3], String(LABEL + BigInt(i)));
-    }
-  });
-});
 
 describe('circuit artifact check', () => {
   /** A circuits directory (`<dir>/artifacts/*`) holding copies of the package's six files. */

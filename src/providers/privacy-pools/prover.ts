@@ -1,23 +1,36 @@
+import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AccountCommitment, Commitment, CommitmentProof, WithdrawalProof, WithdrawalProofInput } from '@0xbow/privacy-pools-core-sdk';
 import { PrivateRouteError } from '../../errors.ts';
+import { type CircuitSignals, commitmentSignals, withdrawalSignals } from './circuitSignals.ts';
 
 /**
  * Privacy Pools Groth16 proofs, generated in worker threads so the event loop (Temporal heartbeats,
- * HTTP) keeps running during the seconds a proof takes.
+ * HTTP) keeps running during the time a proof takes.
  *
- * Each thread loads the SDK and the circuit files once; loading goes through the SDK's `Circuits`,
- * which checks every file's SHA-256 against the hashes shipped in the SDK and refuses a mismatch.
- * `ready()` waits for that check in every thread and rejects with CircuitArtifactError if a file
+ * Two backends prove the same statements (docs/performance.md, "The prover"):
+ * - `native`: our Groth16 prover on iden3's ffiasm (native/groth16-prover, built by `npm ci`), one process per
+ *   circuit per thread, fed the witness the thread computes from the circuit's wasm;
+ * - `snarkjs`: snarkjs in the thread, as the SDK proves.
+ * `auto` (the default) takes the native prover where it is built and passes its start-up check, snarkjs elsewhere.
+ * Either way the input signals are ours (circuitSignals.ts, equal to the SDK's) and every proof is verified
+ * against the circuit's verification key before it is returned: one that does not verify is a ProofInvalidError.
+ *
+ * Each thread loads the circuit files through the SDK's `Circuits`, which checks every file's SHA-256 against
+ * the hashes shipped in the SDK and refuses a mismatch; the native processes get the checked bytes through a
+ * pipe. `ready()` waits for that check in every thread and rejects with CircuitArtifactError if a file
  * was refused; the proof methods wait for `ready()` themselves.
  *
  * At most `concurrency` proofs run at once (one per thread); further requests wait in FIFO order.
- * A thread that dies is replaced, and the request it was proving is rejected. Idle threads do not
- * hold the process open, but they (and snarkjs's own threads inside them) live until `close()`.
+ * A thread that dies (or whose native process dies) is replaced, and the request it was proving is rejected.
+ * Idle threads do not hold the process open, and they stop (with their native processes) after `idleMs`.
  */
+
+export type ProverBackend = 'native' | 'snarkjs';
 
 export interface ProverOptions {
   /**
@@ -27,13 +40,33 @@ export interface ProverOptions {
    * Default: the installed package. (The service reads it from PRIVACY_POOLS_CIRCUITS_DIR.)
    */
   circuitsDir?: string;
-  /** Proofs run at the same time, one thread each. Default 1. */
-  concurrency?: number;
+  /** `auto` (default): native where its binary is built and passes the start-up check, else snarkjs. */
+  backend?: ProverBackend | 'auto';
+  /** The native prover's executable. Default: native/groth16-prover/build/groth16-prover of this checkout or build. */
+  nativeBinary?: string;
   /**
-   * Threads that have proved nothing for this long are stopped (each holds the circuits and snarkjs's own
-   * threads, about 250 MiB); the next proof starts them again, checking the files again. Default 2 minutes.
+   * Proofs run at the same time, one thread each. Default: one per core with the native prover (each proof
+   * single-threaded), 1 with snarkjs (whose one proof already uses every core).
+   */
+  concurrency?: number;
+  /** Threads of one native proof. Default: the cores divided among the concurrent proofs (at least 1). */
+  threadsPerProof?: number;
+  /**
+   * Threads that have proved nothing for this long are stopped (a native thread holds about 80 MiB with its
+   * processes; a snarkjs one about 250 MiB); the next proof starts them again, checking the files again.
+   * Default 2 minutes.
    */
   idleMs?: number;
+}
+
+/** How the prover proves, once `ready()` has resolved. */
+export interface ProverSetup {
+  backend: ProverBackend;
+  concurrency: number;
+  /** Threads of one native proof (snarkjs decides its own). */
+  threadsPerProof: number;
+  /** Why `auto` runs snarkjs (the native binary is missing, or it failed its start-up check). */
+  fallbackReason?: string;
 }
 
 export interface Prover {
@@ -43,6 +76,8 @@ export interface Prover {
   proveWithdrawal(commitment: Commitment | AccountCommitment, input: WithdrawalProofInput): Promise<WithdrawalProof>;
   /** Proves knowing a commitment's preimage (a ragequit). */
   proveCommitment(value: bigint, label: bigint, nullifier: bigint, secret: bigint): Promise<CommitmentProof>;
+  /** The backend and sizes in use: known after `ready()`, a guess from the options before. */
+  setup(): ProverSetup;
   /** Ends the threads; pending requests are rejected. */
   close(): Promise<void>;
 }
@@ -63,9 +98,10 @@ export class CircuitArtifactError extends PrivateRouteError {
 }
 
 /**
- * The SDK could not prove (`code` is its ErrorCode, e.g. PROOF_GENERATION_FAILED for inputs the
- * circuit rejects), the thread died during the proof (THREAD_EXITED), or the prover was closed
- * (PROVER_CLOSED).
+ * The prover could not prove: `code` is PROOF_GENERATION_FAILED for inputs the circuit rejects,
+ * THREAD_EXITED or NATIVE_EXITED when the thread or its native process died during the proof,
+ * NATIVE_UNAVAILABLE when `backend: 'native'` was asked for and the binary is missing or failed its check,
+ * PROVER_CLOSED after close().
  */
 export class ProverError extends PrivateRouteError {
   override name = 'ProverError';
@@ -77,14 +113,25 @@ export class ProverError extends PrivateRouteError {
   }
 }
 
+/**
+ * A proof came back that does not verify against the circuit's verification key (a fault of the prover, never of
+ * the note): it was dropped, nothing was submitted. Retried with a fresh proof; docs/operations.md says what to do
+ * when it repeats.
+ */
+export class ProofInvalidError extends ProverError {
+  override name = 'ProofInvalidError';
+}
+
 /** What proverThread.mjs accepts. */
-type ThreadRequest =
-  | { id: number; kind: 'withdrawal'; commitment: Commitment | AccountCommitment; input: WithdrawalProofInput }
-  | { id: number; kind: 'commitment'; value: bigint; label: bigint; nullifier: bigint; secret: bigint };
+interface ThreadRequest {
+  id: number;
+  kind: 'withdrawal' | 'commitment';
+  signals: CircuitSignals;
+}
 
 /** What proverThread.mjs answers: `ready` or `init-failed` once, then one `proved` or `failed` per request. */
 type ThreadReply =
-  | { type: 'ready' }
+  | { type: 'ready'; backend: ProverBackend; fallbackReason?: string }
   | { type: 'init-failed'; error: ThreadError }
   | { type: 'proved'; id: number; proof: WithdrawalProof | CommitmentProof }
   | { type: 'failed'; id: number; error: ThreadError };
@@ -95,8 +142,7 @@ interface ThreadError {
   code?: string;
 }
 
-type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
-type ProofRequest = WithoutId<ThreadRequest>;
+type ProofRequest = Omit<ThreadRequest, 'id'>;
 
 interface Job {
   request: ThreadRequest;
@@ -110,16 +156,55 @@ interface ProverThread {
   job: Job | null;
   /** Terminated by us: its exit is not a crash. */
   retired: boolean;
+  exited: boolean;
   lastError: Error | null;
 }
 
 const THREAD_ENTRY = new URL('./proverThread.mjs', import.meta.url);
 
+/** The service's configuration of the prover (src/config.ts). */
+export interface ProverConfig {
+  PROVER: ProverBackend | 'auto';
+  PROOF_CONCURRENCY?: number;
+  PROVER_THREADS?: number;
+  NATIVE_PROVER_PATH?: string;
+  PRIVACY_POOLS_CIRCUITS_DIR?: string;
+}
+
+export function proverOptions(config: ProverConfig): ProverOptions {
+  return {
+    backend: config.PROVER,
+    concurrency: config.PROOF_CONCURRENCY,
+    threadsPerProof: config.PROVER_THREADS,
+    nativeBinary: config.NATIVE_PROVER_PATH,
+    circuitsDir: config.PRIVACY_POOLS_CIRCUITS_DIR,
+  };
+}
+
+/**
+ * The backend the threads start with and the sizes, from the options and this machine: `auto` without a built
+ * binary is snarkjs from the start (a binary that fails its check moves `auto` threads to snarkjs later).
+ */
+export function proverSizing(opts: ProverOptions): Omit<ProverSetup, 'backend'> & { backend: ProverBackend | 'auto'; nativeBinary: string } {
+  const nativeBinary = path.resolve(opts.nativeBinary ?? DEFAULT_NATIVE_BINARY);
+  const asked = opts.backend ?? 'auto';
+  const backend = asked === 'auto' && !isExecutable(nativeBinary) ? 'snarkjs' : asked;
+  const cores = availableParallelism();
+  const concurrency = opts.concurrency ?? (backend === 'snarkjs' ? 1 : cores);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`prover concurrency must be a positive integer, got ${concurrency}`);
+  const threadsPerProof = opts.threadsPerProof ?? Math.max(1, Math.floor(cores / concurrency));
+  if (!Number.isInteger(threadsPerProof) || threadsPerProof < 1) throw new Error(`threads per proof must be a positive integer, got ${threadsPerProof}`);
+  const fallbackReason = backend === asked ? undefined : `no native prover at ${nativeBinary} (npm run build:prover builds it)`;
+  return { backend, nativeBinary, concurrency, threadsPerProof, fallbackReason };
+}
+
 export function createProver(opts: ProverOptions = {}): Prover {
   const circuitsDir = path.resolve(opts.circuitsDir ?? defaultCircuitsDir());
   const baseUrl = circuitsBaseUrl(circuitsDir);
-  const concurrency = opts.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`prover concurrency must be a positive integer, got ${concurrency}`);
+  const { backend: threadBackend, nativeBinary, ...sizes } = proverSizing(opts);
+  const { concurrency, threadsPerProof } = sizes;
+  let setup: ProverSetup = { ...sizes, backend: threadBackend === 'snarkjs' ? 'snarkjs' : 'native' };
+  const workerData = { baseUrl, backend: threadBackend, nativeBinary, threadsPerProof };
 
   const threads = new Set<ProverThread>();
   const queue: Job[] = [];
@@ -134,22 +219,27 @@ export function createProver(opts: ProverOptions = {}): Prover {
   function spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
       const thread: ProverThread = {
-        worker: new Worker(THREAD_ENTRY, { workerData: { baseUrl }, name: 'privacy-pools-prover' }),
+        worker: new Worker(THREAD_ENTRY, { workerData, name: 'privacy-pools-prover' }),
         ready: false,
         job: null,
         retired: false,
+        exited: false,
         lastError: null,
       };
       threads.add(thread);
       thread.worker.on('message', (reply: ThreadReply) => {
         if (reply.type === 'ready') {
+          // `auto` threads that fell back say why; one native thread among them is enough to call it native.
+          if (reply.backend === 'snarkjs' && setup.backend === 'native') setup = { ...setup, backend: 'snarkjs', fallbackReason: reply.fallbackReason };
           thread.ready = true;
           thread.worker.unref();
           resolve();
           dispatch();
         } else if (reply.type === 'init-failed') {
-          reject(toArtifactError(circuitsDir, reply.error));
-          retire(thread);
+          reject(
+            reply.error.code === 'NATIVE_UNAVAILABLE' ? new ProverError(reply.error.message, 'NATIVE_UNAVAILABLE') : toArtifactError(circuitsDir, reply.error),
+          );
+          void retire(thread);
         } else {
           settle(thread, reply);
         }
@@ -158,6 +248,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
         thread.lastError = error;
       });
       thread.worker.on('exit', (code) => {
+        thread.exited = true;
         threads.delete(thread);
         const why = thread.lastError ? thread.lastError.message : `exit code ${code}`;
         if (!thread.ready) reject(closed ? closedError() : new Error(`prover thread stopped before loading the circuits: ${why}`));
@@ -175,6 +266,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
     thread.job = null;
     thread.worker.unref();
     if (reply.type === 'proved') job.resolve(reply.proof);
+    else if (reply.error.code === 'PROOF_INVALID') job.reject(new ProofInvalidError(reply.error.message, 'PROOF_INVALID'));
     else job.reject(new ProverError(reply.error.message, reply.error.code ?? 'UNKNOWN'));
     dispatch();
     retireWhenIdle();
@@ -206,9 +298,14 @@ export function createProver(opts: ProverOptions = {}): Prover {
     for (const job of queue.splice(0)) job.reject(failure);
   }
 
-  function retire(thread: ProverThread): Promise<number> {
+  /** Asks the thread to stop its native processes and end; one that does not end within 2 s is terminated. */
+  function retire(thread: ProverThread): Promise<void> {
     thread.retired = true;
-    return thread.worker.terminate();
+    if (thread.exited) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => thread.worker.once('exit', () => resolve()));
+    thread.worker.postMessage({ type: 'close' });
+    const deadline = setTimeout(() => void thread.worker.terminate(), 2_000);
+    return exited.finally(() => clearTimeout(deadline));
   }
 
   const busy = () => queue.length > 0 || [...threads].some((thread) => thread.job !== null);
@@ -253,8 +350,10 @@ export function createProver(opts: ProverOptions = {}): Prover {
 
   return {
     ready,
-    proveWithdrawal: (commitment, input) => prove<WithdrawalProof>({ kind: 'withdrawal', commitment, input }),
-    proveCommitment: (value, label, nullifier, secret) => prove<CommitmentProof>({ kind: 'commitment', value, label, nullifier, secret }),
+    proveWithdrawal: (commitment, input) => prove<WithdrawalProof>({ kind: 'withdrawal', signals: withdrawalSignals(commitment, input) }),
+    proveCommitment: (value, label, nullifier, secret) =>
+      prove<CommitmentProof>({ kind: 'commitment', signals: commitmentSignals(value, label, nullifier, secret) }),
+    setup: () => setup,
     async close() {
       closed = true;
       if (idleTimer) clearTimeout(idleTimer);
@@ -262,6 +361,18 @@ export function createProver(opts: ProverOptions = {}): Prover {
       await Promise.all(Array.from(threads, retire));
     },
   };
+}
+
+/** Where `npm ci` (scripts/build-native-prover.mjs) builds the native prover; `npm run build` copies it into dist/ at the same place. */
+const DEFAULT_NATIVE_BINARY = fileURLToPath(new URL('../../../native/groth16-prover/build/groth16-prover', import.meta.url));
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function closedError(): ProverError {

@@ -1,0 +1,173 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateDepositSecrets, type Hash, type MasterKeys } from '@0xbow/privacy-pools-core-sdk';
+import { ProofInvalidError, ProverError, createProver, proverSizing } from '../../src/providers/privacy-pools/prover.ts';
+
+const BUILT = proverSizing({}).nativeBinary;
+const KEYS = { masterNullifier: 11n, masterSecret: 22n } as unknown as MasterKeys;
+const SCOPE = 0xabcn as Hash;
+const LABEL = 424_242n;
+const dirs: string[] = [];
+
+after(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function scratch(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'native-prover-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** An executable script standing in for the native prover (node by absolute path: the prover gets no PATH). */
+async function fakeProver(body: string): Promise<string> {
+  const file = path.join(await scratch(), 'fake-prover.mjs');
+  await writeFile(file, `#!${process.execPath}\n${body}`);
+  await chmod(file, 0o755);
+  return file;
+}
+
+/** The pids of this process's children running `binary`. */
+async function childrenRunning(binary: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
+      if (ppid === process.pid && cmdline.some((arg) => arg.includes(binary))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+const commitmentProof = (prover: ReturnType<typeof createProver>, index: bigint) => {
+  const secrets = generateDepositSecrets(KEYS, SCOPE, index);
+  return prover.proveCommitment(1_000n + index, LABEL, secrets.nullifier, secrets.secret);
+};
+
+describe('native prover selection', () => {
+  test('npm ci built the native prover on this machine, and the default prover uses it', { timeout: 60_000 }, async () => {
+    // CI runs on x86-64 Linux where scripts/build-native-prover.mjs installs what it needs: a fallback here means
+    // the install step broke, and the service would be proving 4x slower.
+    const prover = createProver();
+    try {
+      await prover.ready();
+      assert.equal(prover.setup().backend, 'native', prover.setup().fallbackReason);
+    } finally {
+      await prover.close();
+    }
+  });
+
+  test('auto without a binary proves with snarkjs and says why', { timeout: 60_000 }, async () => {
+    const prover = createProver({ nativeBinary: '/nonexistent/groth16-prover' });
+    try {
+      await prover.ready();
+      const setup = prover.setup();
+      assert.equal(setup.backend, 'snarkjs');
+      assert.equal(setup.concurrency, 1);
+      assert.match(setup.fallbackReason ?? '', /no native prover at \/nonexistent\/groth16-prover.*npm run build:prover/);
+      assert.equal((await commitmentProof(prover, 1n)).publicSignals[2], '1001');
+    } finally {
+      await prover.close();
+    }
+  });
+
+  test('native asked for without a binary refuses to start', { timeout: 30_000 }, async () => {
+    const prover = createProver({ backend: 'native', nativeBinary: '/nonexistent/groth16-prover' });
+    try {
+      await assert.rejects(prover.ready(), (error: unknown) => error instanceof ProverError && error.code === 'NATIVE_UNAVAILABLE');
+    } finally {
+      await prover.close();
+    }
+  });
+
+  test('auto with a binary that fails its start-up check falls back to snarkjs', { timeout: 60_000 }, async () => {
+    const prover = createProver({ nativeBinary: await fakeProver('process.exit(3);\n'), concurrency: 1 });
+    try {
+      await prover.ready();
+      assert.equal(prover.setup().backend, 'snarkjs');
+      assert.match(prover.setup().fallbackReason ?? '', /start-up check.*exit code 3/);
+      assert.equal((await commitmentProof(prover, 2n)).publicSignals[2], '1002');
+    } finally {
+      await prover.close();
+    }
+  });
+});
+
+describe('native prover safety', () => {
+  test('a proof that does not verify is never returned: it fails as ProofInvalidError', { timeout: 60_000 }, async () => {
+    // Relays to the real prover, passes its start-up check (the first proof of each process), then swaps A and C.
+    const liar = await fakeProver(`
+import { spawn } from 'node:child_process';
+const real = spawn(${JSON.stringify(BUILT)}, process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'] });
+let pending = Buffer.alloc(0);
+let proofs = 0;
+real.stdout.on('data', (chunk) => {
+  pending = Buffer.concat([pending, chunk]);
+  while (pending.length >= 9) {
+    const length = Number(pending.readBigUInt64LE(1));
+    if (pending.length < 9 + length) break;
+    let frame = pending.subarray(0, 9 + length);
+    pending = pending.subarray(9 + length);
+    const body = JSON.parse(frame.subarray(9).toString());
+    if (body.pi_a && ++proofs > 1) {
+      const swapped = Buffer.from(JSON.stringify({ ...body, pi_a: body.pi_c, pi_c: body.pi_a }));
+      const header = Buffer.alloc(9);
+      header[0] = frame[0];
+      header.writeBigUInt64LE(BigInt(swapped.length), 1);
+      frame = Buffer.concat([header, swapped]);
+    }
+    process.stdout.write(frame);
+  }
+});
+real.on('exit', (code) => process.exit(code ?? 1));
+`);
+    const prover = createProver({ backend: 'native', nativeBinary: liar, concurrency: 1 });
+    try {
+      await prover.ready();
+      await assert.rejects(commitmentProof(prover, 3n), (error: unknown) => {
+        assert.ok(error instanceof ProofInvalidError, String(error));
+        assert.equal(error.code, 'PROOF_INVALID');
+        return true;
+      });
+    } finally {
+      await prover.close();
+    }
+  });
+
+  test('a native process that dies fails its proof; the next proof gets a fresh one', { timeout: 60_000 }, async () => {
+    const prover = createProver({ backend: 'native', concurrency: 1 });
+    try {
+      await prover.ready();
+      const [first] = await childrenRunning(BUILT);
+      assert.ok(first, 'no native prover process');
+      const proving = commitmentProof(prover, 4n);
+      process.kill(first, 'SIGKILL');
+      await proving.then(
+        () => {}, // it may have answered before the kill landed
+        (error: unknown) => assert.ok(error instanceof ProverError && ['NATIVE_EXITED', 'THREAD_EXITED'].includes(error.code), String(error)),
+      );
+      assert.equal((await commitmentProof(prover, 5n)).publicSignals[2], '1005');
+    } finally {
+      await prover.close();
+    }
+  });
+
+  test('close() and idle retirement leave no native process behind', { timeout: 60_000 }, async () => {
+    const prover = createProver({ backend: 'native', concurrency: 2, idleMs: 300 });
+    await prover.ready();
+    assert.equal((await childrenRunning(BUILT)).length, 4, 'one process per circuit per thread');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.deepEqual(await childrenRunning(BUILT), [], 'idle threads stopped their processes');
+    assert.equal((await commitmentProof(prover, 6n)).publicSignals[2], '1006');
+    await prover.close();
+    assert.deepEqual(await childrenRunning(BUILT), []);
+  });
+});
