@@ -417,6 +417,8 @@ async function startWorkerInProcess(
 ): Promise<{ url: string; temporalMetricsUrl?: string }> {
   // Refuses circuit files that are not the SDK's before any transfer can need a proof.
   await service.prover.ready();
+  const prover = service.prover.setup();
+  logger.info(`prover: ${prover.backend}, ${prover.concurrency} at once${prover.fallbackReason ? ` (${prover.fallbackReason})` : ''}`);
   await checkSignerFingerprint(service.db, service.keyring, 'worker');
   const worker = await startTransferWorker({
     temporal: config,

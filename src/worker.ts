@@ -28,6 +28,8 @@ try {
   await checkSignerFingerprint(service.db, service.keyring, 'worker');
   // Refuses circuit files whose SHA-256 is not the SDK's before any transfer can need a proof.
   await service.prover.ready();
+  const proverSetup = service.prover.setup();
+  if (proverSetup.fallbackReason) logger.warn('proving with snarkjs, about 4x slower than the native prover', { reason: proverSetup.fallbackReason });
   // The workflows it runs set the service's search attributes: refuse a namespace without them (routectl setup).
   const { connection, client } = await connectTemporalClient(config);
   try {
@@ -66,6 +68,7 @@ try {
     http: http.url,
     codecEndpoint: codecEndpoint?.url,
     temporalMetrics: worker.temporalMetricsUrl,
+    prover: service.prover.setup(),
     config: describeConfig(config),
   });
   const stops = new StopList(logger);

@@ -1,13 +1,14 @@
 /**
  * End to end: funded → COMPLETED latency on the local stack with the privacy window at its minimum, first
  * one transfer at a time, then `--concurrent` transfers funded together (throughput), next to the bound
- * proving sets on this machine (one proof's time, measured in the same run with bench/proofs' code).
+ * proving sets on this machine: the service's prover (its default backend and concurrency) proving a burst of
+ * withdrawals, measured in the same run with bench/proofs' code before the stack starts.
  *
  *   npm run bench:e2e -- [--sequential 3] [--concurrent 20] [--proofs 2] [--mode relay|cctp] [--timeout 900] [--small] [--json]
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { timeProofs } from '../proofs/proof.ts';
+import { measureProving } from '../proofs/proof.ts';
 import { max, median, positiveInt, round, runMain } from '../support/figures.ts';
 import { MIN_PRIVACY_WINDOW_ENV, awaitTerminal, createTransfer, faucetFunder, progress, startBenchStack, type CreatedTransfer } from '../support/stack.ts';
 
@@ -34,10 +35,10 @@ if (mode !== 'relay' && mode !== 'cctp') {
 
 runMain(async () => {
   // Before the stack starts, so nothing else competes for the cores.
-  progress(`timing ${proofs} withdrawal proof(s) (bench/proofs)`);
-  const proofTimes = await timeProofs(proofs);
-  const proofSeconds = median(proofTimes);
   const cores = availableParallelism();
+  progress(`timing ${proofs} withdrawal proof(s) one at a time, then ${2 * cores} at once (bench/proofs)`);
+  const proving = await measureProving({}, { sequential: proofs, burst: 2 * cores });
+  const proofSeconds = proving.proofSeconds.median;
 
   progress(`starting the local stack (${mode} mode, privacy window at its minimum)`);
   const bench = await startBenchStack({ env: { ...MIN_PRIVACY_WINDOW_ENV, BRIDGE_PROVIDER: mode } });
@@ -85,12 +86,14 @@ runMain(async () => {
     }
 
     const throughput = (burst.latencies.length / burst.spanSeconds) * 60;
-    const bound = (cores / proofSeconds) * 60;
-    const oneStreamBound = 60 / proofSeconds;
+    // One withdrawal proof per transfer: the prover's burst rate is the most transfers a minute this machine can finish.
+    const bound = proving.burst.proofsPerSecond * 60;
     const figures = {
       mode,
       cores,
-      proofSeconds: { median: round(proofSeconds), samples: proofTimes.map((t) => round(t)) },
+      prover: { backend: proving.backend, concurrency: proving.concurrency, threadsPerProof: proving.threadsPerProof },
+      proofSeconds: { median: round(proofSeconds), samples: proving.proofSeconds.samples },
+      proofsPerMinute: round(bound),
       sequential: {
         transfers: sequential,
         completed: sequentialLatencies.length,
@@ -108,15 +111,15 @@ runMain(async () => {
       },
       boundTransfersPerMinute: round(bound),
       throughputOverBound: round(throughput / bound),
-      oneProofAtATimeBoundPerMinute: round(oneStreamBound),
-      throughputOverOneProofAtATimeBound: round(throughput / oneStreamBound),
       failures,
     };
     if (values.json) console.log(JSON.stringify(figures, null, 2));
     else {
       const f = figures;
       console.log(`end to end, ${mode} mode, privacy window at its minimum, ${cores} cores`);
-      console.log(`  one withdrawal proof (median of ${proofTimes.length})         ${f.proofSeconds.median} s`);
+      console.log(
+        `  prover: ${f.prover.backend}, ${f.prover.concurrency} at once x ${f.prover.threadsPerProof} thread(s); one proof (median of ${f.proofSeconds.samples}) ${f.proofSeconds.median} s`,
+      );
       console.log(
         `  sequential, funded → COMPLETED                ${f.sequential.completed}/${sequential}: median ${f.sequential.medianSeconds} s, max ${f.sequential.maxSeconds} s  (${f.sequential.seconds.join(', ')})`,
       );
@@ -127,10 +130,7 @@ runMain(async () => {
         console.log(
           `  throughput                                    ${f.concurrent.transfersPerMinute} transfers/min  (first funded → last completed ${f.concurrent.firstFundedToLastCompletedSeconds} s)`,
         );
-        console.log(`  bound: cores ÷ seconds per proof              ${f.boundTransfersPerMinute} transfers/min  → throughput/bound ${f.throughputOverBound}`);
-        console.log(
-          `  one proof at a time (a proof uses every core) ${f.oneProofAtATimeBoundPerMinute} transfers/min  → throughput/that ${f.throughputOverOneProofAtATimeBound}`,
-        );
+        console.log(`  bound: the prover's proofs per minute         ${f.boundTransfersPerMinute} transfers/min  → throughput/bound ${f.throughputOverBound}`);
       }
       if (failures.length > 0) console.log(`  not completed: ${failures.length}\n    ${failures.join('\n    ')}`);
     }

@@ -1,91 +1,89 @@
 /**
- * Proof benchmark: how long one Privacy Pools withdrawal proof takes on this machine, and how many
- * withdrawals per minute the service's prover sustains with N routes leaving the pool at once.
+ * Proof benchmark: the service's prover on the production withdraw circuit, snarkjs and the native prover side by
+ * side in one run. Each configuration runs in a fresh process of its own (so one's memory does not count against
+ * the next), and reports its start (threads, the circuit-file check), one proof at a time, and a burst of
+ * `--burst` proofs asked for at once: proofs per second with the prover's concurrency in flight, CPU-seconds per
+ * proof (this process's threads and the native processes) and the resident memory while proving.
  *
- *   npm run bench:proofs -- [--sequential 3] [--routes 6] [--concurrency 1]
+ *   npm run bench:proofs -- [--sequential 3] [--burst 8] [--small] [--json]
  *
- * Proofs use the production circuit (withdraw, 32 levels: its cost does not depend on the tree's size)
- * through the service's own prover (worker threads, src/providers/privacy-pools/prover.ts).
+ * Configurations: snarkjs as the service ran it before (one proof at a time, snarkjs's own threads on every core),
+ * the native prover as the service runs it by default (one single-threaded proof per core), and the native prover
+ * one proof at a time on every core (the lowest latency of one proof).
  */
+import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createProver } from '../../src/providers/privacy-pools/prover.ts';
-import { withdrawalInput } from './proof.ts';
+import type { ProverOptions } from '../../src/providers/privacy-pools/prover.ts';
+import { positiveInt, round, runMain, table } from '../support/figures.ts';
+import { measureProving, type ProvingFigures } from './proof.ts';
+
+const cores = availableParallelism();
+const CONFIGURATIONS: Record<string, { label: string; options: ProverOptions }> = {
+  snarkjs: { label: 'snarkjs, 1 at a time (before)', options: { backend: 'snarkjs' } },
+  native: { label: `native, ${cores} at once x 1 thread (default)`, options: { backend: 'native' } },
+  'native-latency': { label: `native, 1 at a time x ${cores} threads`, options: { backend: 'native', concurrency: 1 } },
+};
 
 const { values } = parseArgs({
   options: {
     sequential: { type: 'string', default: '3' },
-    routes: { type: 'string', default: '6' },
-    concurrency: { type: 'string', default: '1' },
+    burst: { type: 'string', default: '8' },
+    configuration: { type: 'string' },
+    small: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
-const sequential = positive(values.sequential, '--sequential');
-const routes = positive(values.routes, '--routes');
-const concurrency = positive(values.concurrency, '--concurrency');
+const sequential = values.small ? 1 : positiveInt(values.sequential, '--sequential');
+const burst = values.small ? 2 : positiveInt(values.burst, '--burst');
 
-async function main() {
-  const prover = createProver({ concurrency });
-  try {
-    let started = performance.now();
-    await prover.ready();
-    const readyMs = performance.now() - started;
-
-    const times: number[] = [];
-    for (let i = 0; i < sequential; i++) {
-      const { commitment, input } = withdrawalInput(i);
-      started = performance.now();
-      await prover.proveWithdrawal(commitment, input);
-      times.push((performance.now() - started) / 1000);
-    }
-
-    started = performance.now();
-    await Promise.all(
-      Array.from({ length: routes }, (_, i) => withdrawalInput(100 + i)).map(({ commitment, input }) => prover.proveWithdrawal(commitment, input)),
+runMain(async () => {
+  // The child: one configuration, its figures as JSON on stdout.
+  if (values.configuration) {
+    const configuration = CONFIGURATIONS[values.configuration];
+    if (!configuration) throw new Error(`unknown configuration ${values.configuration}`);
+    console.log(JSON.stringify(await measureProving(configuration.options, { sequential, burst })));
+    return;
+  }
+  const results: Record<string, ProvingFigures> = {};
+  for (const name of Object.keys(CONFIGURATIONS)) {
+    process.stderr.write(`measuring ${CONFIGURATIONS[name]!.label}…\n`);
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--configuration', name, '--sequential', String(sequential), '--burst', String(burst)],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    const burstSeconds = (performance.now() - started) / 1000;
-
-    const sorted = [...times].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
-    const figures = {
-      cores: availableParallelism(),
-      proverThreads: concurrency,
-      artifactCheckSeconds: round(readyMs / 1000),
-      proofSeconds: { median: round(median), min: round(sorted[0]!), max: round(sorted.at(-1)!), samples: times.length },
-      burst: { routes, seconds: round(burstSeconds), withdrawalsPerMinute: round((routes / burstSeconds) * 60) },
-      // One proof at a time already uses every core (snarkjs's own threads): the bound for this machine.
-      boundWithdrawalsPerMinute: round(60 / median),
-    };
-    if (values.json) {
-      console.log(JSON.stringify(figures, null, 2));
-      return;
-    }
-    console.log(`withdrawal proofs on ${figures.cores} cores, ${concurrency} prover thread(s)`);
-    console.log(`  artifact check (SHA-256 against the SDK)   ${figures.artifactCheckSeconds} s`);
+    results[name] = JSON.parse(out.trim().split('\n').at(-1)!);
+  }
+  const base = results.snarkjs!;
+  const speedup = (name: string) => results[name]!.burst.proofsPerSecond / base.burst.proofsPerSecond;
+  if (values.json) {
     console.log(
-      `  one proof (median of ${times.length})              ${figures.proofSeconds.median} s   (min ${figures.proofSeconds.min}, max ${figures.proofSeconds.max})`,
+      JSON.stringify(
+        { cores, sequential, burst, results, speedupOverSnarkjs: Object.fromEntries(Object.keys(results).map((n) => [n, round(speedup(n))])) },
+        null,
+        2,
+      ),
     );
-    console.log(`  ${routes} routes at once                         ${figures.burst.seconds} s  → ${figures.burst.withdrawalsPerMinute} withdrawals/min`);
-    console.log(`  bound from one proof's time                 ${figures.boundWithdrawalsPerMinute} withdrawals/min`);
-  } finally {
-    await prover.close();
+    return;
   }
-}
-
-function positive(text: string | undefined, flag: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) {
-    console.error(`${flag} must be a positive integer`);
-    process.exit(2);
-  }
-  return value;
-}
-
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
+  console.log(`withdrawal proofs (withdraw circuit, 2^16 domain) on ${cores} cores; ${sequential} one at a time, then ${burst} at once`);
+  console.log(
+    table([
+      ['configuration', 'ready s', 'one proof s', 'proofs/s', 'x snarkjs', 'CPU-s/proof', 'RSS before', 'peak process', 'peak native', 'peak total MiB'],
+      ...Object.entries(results).map(([name, f]) => [
+        CONFIGURATIONS[name]!.label + (f.fallbackReason ? ` [fell back: ${f.fallbackReason}]` : ''),
+        round(f.readySeconds),
+        `${round(f.proofSeconds.median)} (${round(f.proofSeconds.min)}–${round(f.proofSeconds.max)})`,
+        `${round(f.burst.proofsPerSecond)} (${f.burst.inFlight} in flight)`,
+        round(speedup(name)),
+        round(f.burst.cpuSecondsPerProof),
+        Math.round(f.rssMiB.before),
+        Math.round(f.rssMiB.peakProcess),
+        Math.round(f.rssMiB.peakNativeProcesses),
+        Math.round(f.rssMiB.peakTotal),
+      ]),
+    ]),
+  );
 });

@@ -15,7 +15,9 @@
 // with h the quotient's evaluations over the odd coset of the 2n-th roots of unity (the zkey's H points are
 // built for that coset). r and s come from getrandom(2): with a guessable r or s, anyone could strip the
 // blinding from A and C and test guesses of the note's secrets against the public proof.
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,8 +25,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmp.h>
@@ -46,6 +50,17 @@ typedef Engine::G2PointAffine G2PointAffine;
 const char *const BN254_Q = "21888242871839275222246405745257275088696311157297823662689037894645226208583";
 const char *const BN254_R = "21888242871839275222246405745257275088548364400416034343698204186575808495617";
 const uint32_t N8 = 32;
+// BN254's scalar field order r in little-endian 64-bit limbs (the decimal above).
+const uint64_t R_LIMBS[4] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL};
+
+// Whether a little-endian 256-bit value is below r. Limb compares, no GMP: GMP would copy secrets into heap
+// memory it frees without wiping.
+bool lessThanR(const uint64_t v[4]) {
+  for (int i = 3; i >= 0; i--) {
+    if (v[i] != R_LIMBS[i]) return v[i] < R_LIMBS[i];
+  }
+  return false;
+}
 
 struct Refusal : std::runtime_error {
   explicit Refusal(const std::string &what) : std::runtime_error(what) {}
@@ -127,7 +142,8 @@ class ProvingKey {
  public:
   explicit ProvingKey(std::vector<uint8_t> bytes) : raw(std::move(bytes)), file(raw, "zkey", 1) {
     if (file.u32(section(1, 4) - raw.data()) != 1) throw Refusal("zkey is not a Groth16 key");
-    uint64_t pos = section(2, 4) - raw.data();
+    // n8q, q, n8r, r, nVars, nPublic, domainSize, then alpha1, beta1, beta2, gamma2, delta1, delta2.
+    uint64_t pos = section(2, 4 + N8 + 4 + N8 + 12 + 18 * N8) - raw.data();
     if (file.u32(pos) != N8 || !equalsPrime(raw.data() + pos + 4, BN254_Q)) throw Refusal("zkey is not for BN254 (base field)");
     pos += 4 + N8;
     if (file.u32(pos) != N8 || !equalsPrime(raw.data() + pos + 4, BN254_R)) throw Refusal("zkey is not for BN254 (scalar field)");
@@ -136,13 +152,12 @@ class ProvingKey {
     nPublic = file.u32(pos + 4);
     domainSize = file.u32(pos + 8);
     pos += 12;
-    section(2, pos - (section(2, 0) - raw.data()) + 18 * N8);  // alpha1, beta1, beta2, gamma2, delta1, delta2 follow
     alpha1 = reinterpret_cast<const G1PointAffine *>(raw.data() + pos);
     beta1 = reinterpret_cast<const G1PointAffine *>(raw.data() + pos + 2 * N8);
     beta2 = reinterpret_cast<const G2PointAffine *>(raw.data() + pos + 4 * N8);
     delta1 = reinterpret_cast<const G1PointAffine *>(raw.data() + pos + 12 * N8);
     delta2 = reinterpret_cast<const G2PointAffine *>(raw.data() + pos + 14 * N8);
-    if (nPublic + 1 > nVars) throw Refusal("zkey has more public signals than signals");
+    if (uint64_t(nPublic) + 1 > nVars) throw Refusal("zkey has more public signals than signals");
     domainPower = log2Exact(domainSize);
 
     uint64_t coefBytes;
@@ -156,7 +171,7 @@ class ProvingKey {
     pointsA = reinterpret_cast<const G1PointAffine *>(section(5, uint64_t(nVars) * 2 * N8));
     pointsB1 = reinterpret_cast<const G1PointAffine *>(section(6, uint64_t(nVars) * 2 * N8));
     pointsB2 = reinterpret_cast<const G2PointAffine *>(section(7, uint64_t(nVars) * 4 * N8));
-    pointsC = reinterpret_cast<const G1PointAffine *>(section(8, uint64_t(nVars - nPublic - 1) * 2 * N8));
+    pointsC = reinterpret_cast<const G1PointAffine *>(section(8, (uint64_t(nVars) - nPublic - 1) * 2 * N8));
     pointsH = reinterpret_cast<const G1PointAffine *>(section(9, uint64_t(domainSize) * 2 * N8));
   }
 
@@ -175,34 +190,25 @@ class ProvingKey {
 // kernel's CSPRNG, drawn again while the value is not below r (rejection keeps it exactly uniform; about one
 // draw in four is redrawn).
 void randomScalar(FrElement &out) {
-  static mpz_t r;
-  static bool init = false;
-  if (!init) {
-    mpz_init_set_str(r, BN254_R, 10);
-    init = true;
-  }
-  uint8_t buf[N8];
-  mpz_t v;
-  mpz_init(v);
+  uint64_t limbs[4];
+  uint8_t *buf = reinterpret_cast<uint8_t *>(limbs);
   for (;;) {
     size_t got = 0;
-    while (got < sizeof(buf)) {
-      ssize_t n = getrandom(buf + got, sizeof(buf) - got, 0);
+    while (got < sizeof(limbs)) {
+      ssize_t n = getrandom(buf + got, sizeof(limbs) - got, 0);
       if (n < 0) {
         if (errno == EINTR) continue;
-        mpz_clear(v);
+        explicit_bzero(limbs, sizeof(limbs));
         throw std::runtime_error(std::string("getrandom failed: ") + strerror(errno));
       }
       got += size_t(n);
     }
-    buf[N8 - 1] &= 0x3f;
-    mpz_import(v, N8, -1, 1, -1, 0, buf);
-    if (mpz_sgn(v) != 0 && mpz_cmp(v, r) < 0) break;
+    limbs[3] &= 0x3fffffffffffffffULL;
+    bool zero = (limbs[0] | limbs[1] | limbs[2] | limbs[3]) == 0;
+    if (!zero && lessThanR(limbs)) break;
   }
-  memcpy(out.v, buf, N8);
-  explicit_bzero(buf, sizeof(buf));
-  mpz_set_ui(v, 0);
-  mpz_clear(v);
+  memcpy(out.v, limbs, N8);
+  explicit_bzero(limbs, sizeof(limbs));
 }
 
 uint8_t *bytes(FrElement &e) { return reinterpret_cast<uint8_t *>(e.v); }
@@ -222,6 +228,20 @@ std::string g2Json(G2Point &p) {
          "\"],[\"1\",\"0\"]]";
 }
 
+// Zeroes the given memory when it goes out of scope, however the scope is left.
+class Wipe {
+ public:
+  Wipe(std::initializer_list<std::pair<void *, size_t>> regions) : regions(regions) {}
+  ~Wipe() {
+    for (auto &region : regions) explicit_bzero(region.first, region.second);
+  }
+  Wipe(const Wipe &) = delete;
+  Wipe &operator=(const Wipe &) = delete;
+
+ private:
+  std::vector<std::pair<void *, size_t>> regions;
+};
+
 class Prover {
  public:
   Prover(ProvingKey &key, unsigned threads) : key(key), threads(threads), fft(uint64_t(key.domainSize) * 2, threads) {}
@@ -237,19 +257,25 @@ class Prover {
     if (nVars != key.nVars) throw Refusal("witness has " + std::to_string(nVars) + " signals, the key " + std::to_string(key.nVars));
     uint8_t *w = const_cast<uint8_t *>(wtns.section(2, uint64_t(nVars) * N8));
     const FrElement *witness = reinterpret_cast<const FrElement *>(w);
-    // Signals at or above r would be reduced silently by the arithmetic below and by the multiexps.
+    // Signal 0 is the constant 1 of every R1CS witness; signals at or above r would be reduced silently by the
+    // arithmetic below and by the multiexps.
+    if (witness[0].v[0] != 1 || witness[0].v[1] != 0 || witness[0].v[2] != 0 || witness[0].v[3] != 0) throw Refusal("witness signal 0 is not 1");
     for (uint32_t i = 0; i < nVars; i++) {
-      if (!belowR(witness[i])) throw Refusal("witness value out of the field");
+      if (!lessThanR(witness[i].v)) throw Refusal("witness value out of the field");
     }
 
     auto &E = Engine::engine;
     uint64_t n = key.domainSize;
     std::vector<FrElement> a(n), b(n), c(n);
+    FrElement term, r, s, rs;
+    // Everything here derives from the witness (the note's secrets) or unblinds the proof: wiped on every way out.
+    // (The witness itself is wiped by the caller, which owns its buffer.)
+    Wipe wipe({{a.data(), n * sizeof(FrElement)}, {b.data(), n * sizeof(FrElement)}, {c.data(), n * sizeof(FrElement)},
+               {&term, sizeof term}, {&r, sizeof r}, {&s, sizeof s}, {&rs, sizeof rs}});
     for (uint64_t i = 0; i < n; i++) {
       E.fr.copy(a[i], E.fr.zero());
       E.fr.copy(b[i], E.fr.zero());
     }
-    FrElement term;
     for (uint32_t i = 0; i < key.nCoefs; i++) {
       Coef coef;
       memcpy(&coef, &key.coefs[i], sizeof coef);
@@ -285,7 +311,6 @@ class Prover {
     E.g1.multiMulByScalar(piC, const_cast<G1PointAffine *>(key.pointsC), w + (key.nPublic + 1) * N8, N8, key.nVars - key.nPublic - 1, threads);
     E.g1.multiMulByScalar(piH, const_cast<G1PointAffine *>(key.pointsH), reinterpret_cast<uint8_t *>(a.data()), N8, n, threads);
 
-    FrElement r, s, rs;
     randomScalar(r);
     randomScalar(s);
     E.fr.toMontgomery(term, r);
@@ -321,34 +346,10 @@ class Prover {
     E.g1.mulByScalar(p, delta1, bytes(rs), N8);
     E.g1.sub(piC, piC, p);
 
-    std::string json = "{\"pi_a\":" + g1Json(piA) + ",\"pi_b\":" + g2Json(piB) + ",\"pi_c\":" + g1Json(piC) + "}";
-
-    // The witness holds the note's secrets; a, b, c and h are derived from it; r and s unblind the proof.
-    explicit_bzero(w, uint64_t(nVars) * N8);
-    for (std::vector<FrElement> *v : {&a, &b, &c}) explicit_bzero(v->data(), v->size() * sizeof(FrElement));
-    explicit_bzero(&r, sizeof r);
-    explicit_bzero(&s, sizeof s);
-    explicit_bzero(&rs, sizeof rs);
-    explicit_bzero(&term, sizeof term);
-    return json;
+    return "{\"pi_a\":" + g1Json(piA) + ",\"pi_b\":" + g2Json(piB) + ",\"pi_c\":" + g1Json(piC) + "}";
   }
 
  private:
-  static bool belowR(const FrElement &e) {
-    static mpz_t r;
-    static bool init = false;
-    if (!init) {
-      mpz_init_set_str(r, BN254_R, 10);
-      init = true;
-    }
-    mpz_t v;
-    mpz_init(v);
-    mpz_import(v, N8, -1, 1, -1, 0, e.v);
-    bool below = mpz_cmp(v, r) < 0;
-    mpz_clear(v);
-    return below;
-  }
-
   ProvingKey &key;
   unsigned threads;
   FFT<RawFr> fft;
@@ -389,11 +390,18 @@ void writeFrame(char tag, const std::string &payload) {
   }
 }
 
-const uint64_t MAX_FRAME = uint64_t(1) << 32;
+// A proving key is tens of MiB (the withdraw circuit's 17 MiB); a witness is its signals, 32 bytes each, plus headers.
+const uint64_t MAX_KEY_FRAME = uint64_t(256) << 20;
+const uint64_t WTNS_HEADERS = 4096;
 
 }  // namespace
 
 int main(int argc, char **argv) {
+  // Keep the witness out of core dumps and other processes' reach (ptrace, /proc/<pid>/mem).
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  struct rlimit noCore = {0, 0};
+  setrlimit(RLIMIT_CORE, &noCore);
+
   unsigned threads = 1;
   for (int i = 1; i + 1 < argc; i++) {
     if (std::string(argv[i]) == "--threads") threads = unsigned(std::max(1, atoi(argv[i + 1])));
@@ -407,12 +415,24 @@ int main(int argc, char **argv) {
     if (!readAll(head, sizeof head)) return 0;  // stdin closed: the service is done with us
     uint64_t len;
     memcpy(&len, head + 1, 8);
-    if (len > MAX_FRAME) {
-      writeFrame('E', "frame too large");
+    uint64_t limit = head[0] == 'W' && key ? uint64_t(key->nVars) * N8 + WTNS_HEADERS : MAX_KEY_FRAME;
+    if (len > limit) {
+      // The frame cannot be skipped without reading it: say why and end.
+      writeFrame('E', "frame of " + std::to_string(len) + " bytes refused (at most " + std::to_string(limit) + ")");
       return 2;
     }
-    std::vector<uint8_t> payload(len);
-    if (!readAll(payload.data(), len)) return 0;
+    std::vector<uint8_t> payload;
+    try {
+      payload.resize(len);
+    } catch (const std::bad_alloc &) {
+      writeFrame('E', "out of memory for a frame of " + std::to_string(len) + " bytes");
+      return 2;
+    }
+    bool complete = readAll(payload.data(), len);
+    if (!complete) {
+      explicit_bzero(payload.data(), payload.size());
+      return 0;
+    }
     try {
       if (head[0] == 'K') {
         if (key) throw Refusal("the proving key was already loaded");
@@ -422,7 +442,15 @@ int main(int argc, char **argv) {
                             ",\"domainSize\":" + std::to_string(key->domainSize) + "}");
       } else if (head[0] == 'W') {
         if (!prover) throw Refusal("no proving key loaded");
-        writeFrame('O', prover->prove(payload));
+        std::string proof;
+        try {
+          proof = prover->prove(payload);
+        } catch (...) {
+          explicit_bzero(payload.data(), payload.size());
+          throw;
+        }
+        explicit_bzero(payload.data(), payload.size());
+        writeFrame('O', proof);
       } else {
         throw Refusal("unknown request");
       }

@@ -9,6 +9,9 @@ import { spawn } from 'node:child_process';
 
 const HEADER = 9;
 
+/** A proof that takes longer than this is taken for a hung process (a withdrawal proof takes one or two seconds). */
+const PROOF_DEADLINE_MS = 120_000;
+
 /** Starts the binary and loads `zkey`; resolves with the key's sizes ({ nVars, nPublic, domainSize }). */
 export async function startNativeProver(binary, zkey, threads) {
   const child = spawn(binary, ['--threads', String(threads)], {
@@ -25,6 +28,10 @@ export async function startNativeProver(binary, zkey, threads) {
     for (const waiter of waiting.splice(0)) waiter.reject(ended);
   };
   child.on('error', (error) => endAll(new NativeProverError(`native prover ${binary} could not start: ${error.message}`, 'NATIVE_UNAVAILABLE')));
+  const exited = new Promise((resolve) => {
+    child.once('close', resolve);
+    child.once('error', resolve);
+  });
   child.on('exit', (code, signal) => {
     const why = signal ? `signal ${signal}` : `exit code ${code}`;
     endAll(new NativeProverError(`native prover stopped (${why})${stderr ? `: ${stderr.trim()}` : ''}`, 'NATIVE_EXITED'));
@@ -52,7 +59,15 @@ export async function startNativeProver(binary, zkey, threads) {
   function request(tag, payload) {
     if (ended) return Promise.reject(ended);
     return new Promise((resolve, reject) => {
-      waiting.push({ resolve, reject });
+      const deadline = setTimeout(() => {
+        stderr += `no answer within ${PROOF_DEADLINE_MS / 1000} s`;
+        child.kill('SIGKILL');
+      }, PROOF_DEADLINE_MS);
+      const settled = (settle) => (value) => {
+        clearTimeout(deadline);
+        settle(value);
+      };
+      waiting.push({ resolve: settled(resolve), reject: settled(reject) });
       const header = Buffer.alloc(HEADER);
       header[0] = tag.charCodeAt(0);
       header.writeBigUInt64LE(BigInt(payload.byteLength), 1);
@@ -61,15 +76,25 @@ export async function startNativeProver(binary, zkey, threads) {
     });
   }
 
-  const sizes = await request('K', zkey);
+  /** Ends the process and resolves once it is gone (reaped: no zombie left). */
+  function close() {
+    child.stdin.end();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return exited;
+  }
+
+  let sizes;
+  try {
+    sizes = await request('K', zkey);
+  } catch (error) {
+    await close();
+    throw error;
+  }
   return {
     sizes,
     /** The proof's points for a witness (a .wtns file's bytes), as snarkjs writes them (decimal strings). */
     prove: (wtns) => request('W', wtns),
-    close() {
-      child.stdin.end();
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
+    close,
   };
 }
 

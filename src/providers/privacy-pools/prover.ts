@@ -20,10 +20,10 @@ import { type CircuitSignals, commitmentSignals, withdrawalSignals } from './cir
  * Either way the input signals are ours (circuitSignals.ts, equal to the SDK's) and every proof is verified
  * against the circuit's verification key before it is returned: one that does not verify is a ProofInvalidError.
  *
- * Each thread loads the circuit files through the SDK's `Circuits`, which checks every file's SHA-256 against
- * the hashes shipped in the SDK and refuses a mismatch; the native processes get the checked bytes through a
- * pipe. `ready()` waits for that check in every thread and rejects with CircuitArtifactError if a file
- * was refused; the proof methods wait for `ready()` themselves.
+ * `ready()` reads the circuit files through the SDK's `Circuits`, which checks every file's SHA-256 against
+ * the hashes shipped in the SDK and refuses a mismatch (CircuitArtifactError), and hands the checked bytes to
+ * the threads (the native processes get their proving key through a pipe); the proof methods wait for
+ * `ready()` themselves.
  *
  * At most `concurrency` proofs run at once (one per thread); further requests wait in FIFO order.
  * A thread that dies (or whose native process dies) is replaced, and the request it was proving is rejected.
@@ -131,7 +131,7 @@ interface ThreadRequest {
 
 /** What proverThread.mjs answers: `ready` or `init-failed` once, then one `proved` or `failed` per request. */
 type ThreadReply =
-  | { type: 'ready'; backend: ProverBackend; fallbackReason?: string }
+  | { type: 'ready'; backend: ProverBackend; capacity: number; fallbackReason?: string }
   | { type: 'init-failed'; error: ThreadError }
   | { type: 'proved'; id: number; proof: WithdrawalProof | CommitmentProof }
   | { type: 'failed'; id: number; error: ThreadError };
@@ -153,7 +153,10 @@ interface Job {
 interface ProverThread {
   worker: Worker;
   ready: boolean;
-  job: Job | null;
+  /** The proofs it is working on, by request id: at most `capacity`. */
+  jobs: Map<number, Job>;
+  /** Proofs it takes at once, from its `ready` reply: its native slots, or 1 with snarkjs. */
+  capacity: number;
   /** Terminated by us: its exit is not a crash. */
   retired: boolean;
   exited: boolean;
@@ -204,7 +207,10 @@ export function createProver(opts: ProverOptions = {}): Prover {
   const { backend: threadBackend, nativeBinary, ...sizes } = proverSizing(opts);
   const { concurrency, threadsPerProof } = sizes;
   let setup: ProverSetup = { ...sizes, backend: threadBackend === 'snarkjs' ? 'snarkjs' : 'native' };
-  const workerData = { baseUrl, backend: threadBackend, nativeBinary, threadsPerProof };
+  // snarkjs proves one proof per thread; the native backend runs one thread, which computes the witnesses and
+  // verifies the proofs of `concurrency` native processes (a witness takes 0.07 s of a proof's second or more).
+  const threadCount = threadBackend === 'snarkjs' ? concurrency : 1;
+  const threadOptions = { backend: threadBackend, nativeBinary, threadsPerProof, slots: threadBackend === 'snarkjs' ? 1 : concurrency };
 
   const threads = new Set<ProverThread>();
   const queue: Job[] = [];
@@ -215,13 +221,14 @@ export function createProver(opts: ProverOptions = {}): Prover {
   const idleMs = opts.idleMs ?? 120_000;
   let idleTimer: NodeJS.Timeout | null = null;
 
-  /** Starts one thread; resolves when it has checked the circuit files. */
-  function spawn(): Promise<void> {
+  /** Starts one thread with the checked circuit files; resolves when it is ready to prove. */
+  function spawn(files: CircuitFiles): Promise<void> {
     return new Promise((resolve, reject) => {
       const thread: ProverThread = {
-        worker: new Worker(THREAD_ENTRY, { workerData, name: 'privacy-pools-prover' }),
+        worker: new Worker(THREAD_ENTRY, { workerData: { ...threadOptions, files }, name: 'privacy-pools-prover' }),
         ready: false,
-        job: null,
+        jobs: new Map(),
+        capacity: 0,
         retired: false,
         exited: false,
         lastError: null,
@@ -232,13 +239,12 @@ export function createProver(opts: ProverOptions = {}): Prover {
           // `auto` threads that fell back say why; one native thread among them is enough to call it native.
           if (reply.backend === 'snarkjs' && setup.backend === 'native') setup = { ...setup, backend: 'snarkjs', fallbackReason: reply.fallbackReason };
           thread.ready = true;
+          thread.capacity = reply.capacity;
           thread.worker.unref();
           resolve();
           dispatch();
         } else if (reply.type === 'init-failed') {
-          reject(
-            reply.error.code === 'NATIVE_UNAVAILABLE' ? new ProverError(reply.error.message, 'NATIVE_UNAVAILABLE') : toArtifactError(circuitsDir, reply.error),
-          );
+          reject(new ProverError(reply.error.message, reply.error.code ?? 'UNKNOWN'));
           void retire(thread);
         } else {
           settle(thread, reply);
@@ -252,19 +258,20 @@ export function createProver(opts: ProverOptions = {}): Prover {
         threads.delete(thread);
         const why = thread.lastError ? thread.lastError.message : `exit code ${code}`;
         if (!thread.ready) reject(closed ? closedError() : new Error(`prover thread stopped before loading the circuits: ${why}`));
-        const job = thread.job;
-        thread.job = null;
-        if (job) job.reject(closed ? closedError() : new ProverError(`prover thread died during a ${job.request.kind} proof: ${why}`, 'THREAD_EXITED'));
-        if (thread.ready && !thread.retired && !closed) spawn().catch(fail);
+        for (const job of thread.jobs.values()) {
+          job.reject(closed ? closedError() : new ProverError(`prover thread died during a ${job.request.kind} proof: ${why}`, 'THREAD_EXITED'));
+        }
+        thread.jobs.clear();
+        if (thread.ready && !thread.retired && !closed) respawn().catch(fail);
       });
     });
   }
 
   function settle(thread: ProverThread, reply: Extract<ThreadReply, { type: 'proved' | 'failed' }>): void {
-    const job = thread.job;
-    if (!job || job.request.id !== reply.id) return;
-    thread.job = null;
-    thread.worker.unref();
+    const job = thread.jobs.get(reply.id);
+    if (!job) return;
+    thread.jobs.delete(reply.id);
+    if (thread.jobs.size === 0) thread.worker.unref();
     if (reply.type === 'proved') job.resolve(reply.proof);
     else if (reply.error.code === 'PROOF_INVALID') job.reject(new ProofInvalidError(reply.error.message, 'PROOF_INVALID'));
     else job.reject(new ProverError(reply.error.message, reply.error.code ?? 'UNKNOWN'));
@@ -275,19 +282,20 @@ export function createProver(opts: ProverOptions = {}): Prover {
   function dispatch(): void {
     for (const thread of threads) {
       if (failure || closed) return;
-      if (!thread.ready || thread.job || thread.retired) continue;
-      const job = queue.shift();
-      if (!job) return;
-      thread.job = job;
-      // A busy thread keeps the process alive until its proof is answered.
-      thread.worker.ref();
-      try {
-        thread.worker.postMessage(job.request);
-      } catch (error) {
-        // Not structured-cloneable (e.g. a function in the input): nothing was sent.
-        thread.job = null;
-        thread.worker.unref();
-        job.reject(error as Error);
+      while (thread.ready && !thread.retired && thread.jobs.size < thread.capacity) {
+        const job = queue.shift();
+        if (!job) return;
+        thread.jobs.set(job.request.id, job);
+        // A busy thread keeps the process alive until its proofs are answered.
+        thread.worker.ref();
+        try {
+          thread.worker.postMessage(job.request);
+        } catch (error) {
+          // Not structured-cloneable (e.g. a function in the input): nothing was sent.
+          thread.jobs.delete(job.request.id);
+          if (thread.jobs.size === 0) thread.worker.unref();
+          job.reject(error as Error);
+        }
       }
     }
   }
@@ -308,7 +316,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
     return exited.finally(() => clearTimeout(deadline));
   }
 
-  const busy = () => queue.length > 0 || [...threads].some((thread) => thread.job !== null);
+  const busy = () => queue.length > 0 || [...threads].some((thread) => thread.jobs.size > 0);
 
   /** Stops the threads once they have been idle for idleMs; a proof asked for meanwhile cancels that. */
   function retireWhenIdle(): void {
@@ -324,15 +332,22 @@ export function createProver(opts: ProverOptions = {}): Prover {
     idleTimer.unref();
   }
 
+  /** A replacement for a thread that died: the files are read and checked again. */
+  async function respawn(): Promise<void> {
+    await spawn(await checkedCircuitFiles(circuitsDir, baseUrl));
+  }
+
   function ready(): Promise<void> {
     if (closed) return Promise.reject(closedError());
-    started ??= Promise.all(Array.from({ length: concurrency }, () => spawn())).then(
-      () => retireWhenIdle(),
-      (error: Error) => {
-        fail(error);
-        throw error;
-      },
-    );
+    started ??= checkedCircuitFiles(circuitsDir, baseUrl)
+      .then((files) => Promise.all(Array.from({ length: threadCount }, () => spawn(files))))
+      .then(
+        () => retireWhenIdle(),
+        (error: Error) => {
+          fail(error);
+          throw error;
+        },
+      );
     return started;
   }
 
@@ -392,6 +407,48 @@ function circuitsBaseUrl(circuitsDir: string): string {
     throw new Error(`circuits directory ${circuitsDir} has characters that URLs escape (spaces, non-ASCII); the SDK cannot read files there`);
   }
   return url.href;
+}
+
+/** A circuit's files, as the threads get them: wasm and zkey bytes, the verification key parsed. */
+interface CircuitFile {
+  wasm: Uint8Array;
+  zkey: Uint8Array;
+  vkey: unknown;
+}
+type CircuitFiles = Record<ThreadRequest['kind'], CircuitFile>;
+
+const CIRCUIT_NAMES = { withdrawal: 'withdraw', commitment: 'commitment' } as const;
+
+/**
+ * The six circuit files, read through the SDK's `Circuits`, which checks each one's SHA-256 against its own manifest
+ * (off the event loop: WebCrypto) and refuses a mismatch. Read here once and handed to the threads, so the bytes
+ * every thread and native process proves with are the bytes that were checked. Not kept: a thread started later
+ * (a replacement, or after the idle stop) reads and checks them again.
+ */
+async function checkedCircuitFiles(circuitsDir: string, baseUrl: string): Promise<CircuitFiles> {
+  const { Circuits } = await import('@0xbow/privacy-pools-core-sdk');
+  const circuits = new Circuits({ browser: false, baseUrl });
+  try {
+    await circuits.initArtifacts('latest');
+    const files: Partial<CircuitFiles> = {};
+    for (const [kind, name] of Object.entries(CIRCUIT_NAMES) as [ThreadRequest['kind'], (typeof CIRCUIT_NAMES)[ThreadRequest['kind']]][]) {
+      files[kind] = {
+        wasm: await circuits.getWasm(name),
+        zkey: await circuits.getProvingKey(name),
+        vkey: JSON.parse(new TextDecoder().decode(await circuits.getVerificationKey(name))),
+      };
+    }
+    return files as CircuitFiles;
+  } catch (error) {
+    throw toArtifactError(circuitsDir, describeSdkError(error));
+  }
+}
+
+/** SDK errors carry the real cause in `details.error` ("Failed to load artifact" alone says little). */
+function describeSdkError(error: unknown): ThreadError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const cause = (error as { details?: { error?: unknown } }).details?.error;
+  return { name: error.name, message: typeof cause === 'string' ? `${error.message}: ${cause.trim()}` : error.message };
 }
 
 /** Every error from the SDK's artifact loading means a file was missing, unreadable or tampered with. */
