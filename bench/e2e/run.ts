@@ -6,6 +6,7 @@
  *
  *   npm run bench:e2e -- [--sequential 3] [--concurrent 20] [--proofs 2] [--mode relay|cctp] [--timeout 900] [--small] [--json]
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureProving } from '../proofs/proof.ts';
@@ -50,25 +51,34 @@ runMain(async () => {
     /** Funds the transfers one after another and waits for all; funded→COMPLETED seconds per completed one. */
     const run = async (transfers: CreatedTransfer[]) => {
       const fundedAt = new Map<string, number>();
+      const cpuBefore = cpuByProgram();
       for (const t of transfers) fundedAt.set(t.routeId, await funder.fund(t));
       const outcomes = await awaitTerminal(
         stack,
         transfers.map((t) => t.routeId),
         { timeoutSeconds, progress },
       );
+      const cpu = cpuSince(cpuBefore);
       const latencies: number[] = [];
       let lastCompleted = 0;
+      let firstCompleted = Number.POSITIVE_INFINITY;
       for (const t of transfers) {
         const o = outcomes.get(t.routeId)!;
         if (o.status === 'COMPLETED' && o.finishedAt !== null) {
           latencies.push((o.finishedAt - fundedAt.get(t.routeId)!) / 1000);
           lastCompleted = Math.max(lastCompleted, o.finishedAt);
+          firstCompleted = Math.min(firstCompleted, o.finishedAt);
         } else {
           failures.push(`${t.routeId}: ${o.status}${o.finishedAt === null ? ` (not finished within ${timeoutSeconds} s)` : ''} ${o.error ?? ''}`);
         }
       }
       const firstFunded = Math.min(...fundedAt.values());
-      return { latencies, spanSeconds: lastCompleted > 0 ? (lastCompleted - firstFunded) / 1000 : Number.NaN };
+      return {
+        latencies,
+        spanSeconds: lastCompleted > 0 ? (lastCompleted - firstFunded) / 1000 : Number.NaN,
+        steadySeconds: lastCompleted > 0 ? (lastCompleted - firstCompleted) / 1000 : Number.NaN,
+        cpu,
+      };
     };
 
     const sequentialLatencies: number[] = [];
@@ -77,7 +87,7 @@ runMain(async () => {
       sequentialLatencies.push(...(await run([await createTransfer(stack)])).latencies);
     }
 
-    let burst = { latencies: [] as number[], spanSeconds: Number.NaN };
+    let burst: Awaited<ReturnType<typeof run>> = { latencies: [], spanSeconds: Number.NaN, steadySeconds: Number.NaN, cpu: [] };
     if (concurrent > 0) {
       const created: CreatedTransfer[] = [];
       for (let i = 0; i < concurrent; i++) created.push(await createTransfer(stack));
@@ -88,6 +98,8 @@ runMain(async () => {
     const throughput = (burst.latencies.length / burst.spanSeconds) * 60;
     // One withdrawal proof per transfer: the prover's burst rate is the most transfers a minute this machine can finish.
     const bound = proving.burst.proofsPerSecond * 60;
+    // From the first completion on, the pipeline is full: what the stack sustains once the first transfer is through.
+    const steady = ((burst.latencies.length - 1) / burst.steadySeconds) * 60;
     const figures = {
       mode,
       cores,
@@ -108,9 +120,13 @@ runMain(async () => {
         medianSeconds: round(median(burst.latencies)),
         maxSeconds: round(max(burst.latencies)),
         transfersPerMinute: round(throughput),
+        steadyTransfersPerMinute: round(steady),
+        /** CPU-seconds each program used from the first funding to the last completion (every process on the machine). */
+        cpuSecondsByProgram: burst.cpu,
       },
       boundTransfersPerMinute: round(bound),
       throughputOverBound: round(throughput / bound),
+      steadyOverBound: round(steady / bound),
       failures,
     };
     if (values.json) console.log(JSON.stringify(figures, null, 2));
@@ -131,6 +147,12 @@ runMain(async () => {
           `  throughput                                    ${f.concurrent.transfersPerMinute} transfers/min  (first funded → last completed ${f.concurrent.firstFundedToLastCompletedSeconds} s)`,
         );
         console.log(`  bound: the prover's proofs per minute         ${f.boundTransfersPerMinute} transfers/min  → throughput/bound ${f.throughputOverBound}`);
+        console.log(
+          `  steady: first → last completion               ${f.concurrent.steadyTransfersPerMinute} transfers/min  → steady/bound ${f.steadyOverBound}`,
+        );
+        console.log(
+          `  CPU-s meanwhile (${cores} cores × ${f.concurrent.firstFundedToLastCompletedSeconds} s)  ${f.concurrent.cpuSecondsByProgram.map(([name, seconds]) => `${name} ${seconds}`).join(', ')}`,
+        );
       }
       if (failures.length > 0) console.log(`  not completed: ${failures.length}\n    ${failures.join('\n    ')}`);
     }
@@ -140,3 +162,34 @@ runMain(async () => {
     await bench.close();
   }
 });
+
+/** CPU-seconds (user + system) of every process on the machine, by pid, with its program's name. */
+function cpuByProgram(): Map<number, { name: string; seconds: number }> {
+  const ticks = 100; // USER_HZ on Linux
+  const out = new Map<number, { name: string; seconds: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(entry), { name, seconds: (Number(fields[11]) + Number(fields[12])) / ticks });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The CPU-seconds each program used since `before` (processes started meanwhile count whole), largest first. */
+function cpuSince(before: Map<number, { name: string; seconds: number }>): [string, number][] {
+  const byName = new Map<string, number>();
+  for (const [pid, now] of cpuByProgram()) {
+    const used = now.seconds - (before.get(pid)?.name === now.name ? before.get(pid)!.seconds : 0);
+    if (used > 0) byName.set(now.name, (byName.get(now.name) ?? 0) + used);
+  }
+  return [...byName.entries()]
+    .map(([name, seconds]): [string, number] => [name, round(seconds, 1)])
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8);
+}

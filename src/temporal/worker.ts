@@ -114,8 +114,8 @@ export interface WorkerSlots {
 export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, proofs: 2 };
 
 /**
- * The slots of configuration. Proofs: one more withdrawal than the prover's threads, so that one's relay and
- * mining overlap the next one's proof (the prover queues the rest: a proof slot never runs two proofs at once).
+ * The slots of configuration. Proofs: one more withdrawal than the prover proves at once (its concurrency), so that
+ * one's relay and mining overlap the next one's proof (the prover queues the rest).
  */
 export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS'> & ProverConfig): WorkerSlots {
   return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: proverSizing(proverOptions(config)).concurrency + 1 };

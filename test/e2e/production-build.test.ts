@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,6 +90,26 @@ let dataDir: string;
 let infrastructure: LocalInfrastructure;
 let ports: number[];
 const figures: string[] = [];
+
+/** The native prover processes a process started (children of any of its threads). */
+function nativeProversOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
+      if (readFileSync(`/proc/${child}/comm`, { encoding: 'utf8', flag: 'r' }).trim() === 'groth16-prover') children.push(Number(child));
+    }
+  }
+  return children;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    // A zombie still has a /proc entry: alive means not yet reaped and not a zombie.
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 before(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'private-route-production-'));
@@ -274,8 +294,12 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       120_000,
       100,
     );
+    // (None if its prover threads have stopped after two idle minutes.)
+    const provingProcessesOfA = nativeProversOf(workerA.child.pid!);
     workerA.child.kill('SIGKILL');
     assert.equal(await workerA.exited, null);
+    // Its native provers see their input pipe close and end: none outlives the worker that started it.
+    await waitFor('worker A native provers gone', async () => (provingProcessesOfA.every((pid) => !isAlive(pid)) ? true : undefined), 15_000, 100);
 
     const destination = createPublicClient({ transport: http(chainOf('destination').rpcUrl) });
     for (const route of routes) {
@@ -303,5 +327,10 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       await check.end();
     }
     assert.equal(workerB.child.exitCode, null, 'the surviving worker still runs');
+    // Worker B proved what A left: its peak memory (the kernel's high-water mark), and its native provers'.
+    const peakOf = (pid: number) => Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
+    const nativePeaks = nativeProversOf(workerB.child.pid!).map(peakOf);
+    assert.ok(nativePeaks.length > 0, 'worker B proves with the native prover (npm run build:prover says why not)');
+    figures.push(`worker B peak RSS ${peakOf(workerB.child.pid!)} MiB after proving, its native provers ${nativePeaks.join(' + ')} MiB`);
   });
 });

@@ -236,8 +236,10 @@ export function createProver(opts: ProverOptions = {}): Prover {
       threads.add(thread);
       thread.worker.on('message', (reply: ThreadReply) => {
         if (reply.type === 'ready') {
-          // `auto` threads that fell back say why; one native thread among them is enough to call it native.
-          if (reply.backend === 'snarkjs' && setup.backend === 'native') setup = { ...setup, backend: 'snarkjs', fallbackReason: reply.fallbackReason };
+          // A native thread that fell back to snarkjs (`auto`) says why, and proves one at a time.
+          if (reply.backend === 'snarkjs' && setup.backend === 'native') {
+            setup = { ...setup, backend: 'snarkjs', concurrency: reply.capacity, fallbackReason: reply.fallbackReason };
+          }
           thread.ready = true;
           thread.capacity = reply.capacity;
           thread.worker.unref();
