@@ -425,7 +425,7 @@ async function startWorkerInProcess(
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
-    slots: workerSlots(config),
+    slots: workerSlots(config, prover.concurrency),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     workflowBundle: opts.workflowBundle,
     logger,

@@ -2,14 +2,14 @@
  * `npm run build`: the production build in dist/, run by plain `node` (npm run start:api, start:worker, start:signer):
  * - the TypeScript of src/, workflows/ and activities/ compiled to JavaScript (tsconfig.build.json; relative imports
  *   rewritten from .ts to .js), with source maps;
- * - the files the code reads beside itself: the prover thread (plain JavaScript), the database migrations and the
- *   native prover's executable (built by npm ci);
+ * - the files the code reads beside itself: the prover thread (plain JavaScript) and the database migrations (the
+ *   native prover stays where npm ci built it, native/groth16-prover/build: the build finds it there);
  * - the workflow bundle, prebuilt (dist/workflow-bundle.json), so a worker starts without webpack.
  * The layout mirrors the repository (dist/src, dist/workflows, dist/activities, dist/drizzle), so every path the code
  * finds from its own location (import.meta.url) holds in both.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../src/logger.ts';
@@ -36,14 +36,6 @@ const copyPlainModules = (dir: string) => {
 };
 copyPlainModules('src');
 cpSync(path.join(repoRoot, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
-// The native prover npm ci built for this machine, at the same place below dist/ (PROVER=auto uses snarkjs without it).
-const nativeProver = path.join('native', 'groth16-prover', 'build', 'groth16-prover');
-if (existsSync(path.join(repoRoot, nativeProver))) {
-  mkdirSync(path.dirname(path.join(dist, nativeProver)), { recursive: true });
-  cpSync(path.join(repoRoot, nativeProver), path.join(dist, nativeProver));
-} else {
-  log(`no ${nativeProver} to copy (npm run build:prover says why): the built worker will prove with snarkjs`);
-}
 
 log('bundling the workflow code');
 const bundle = await buildWorkflowBundle(createLogger({ level: 'warn' }));

@@ -164,7 +164,6 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     clients: chains,
     sender,
     prover: signing.prover,
-    proofConcurrency: signing.prover.setup().concurrency,
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };

@@ -43,7 +43,7 @@ try {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps: service.activityDeps,
     queues: config.WORKER_QUEUES,
-    slots: workerSlots(config),
+    slots: workerSlots(config, proverSetup.concurrency),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     logger,
     temporalMetricsAddress: hostPort(config.HOST, temporalMetricsPort),

@@ -16,6 +16,7 @@
  */
 import { parseArgs } from 'node:util';
 import { rpcRequests } from '../../src/observability/metrics.ts';
+import { proverOptions, proverSizing } from '../../src/providers/privacy-pools/prover.ts';
 import { workerSlots } from '../../src/temporal/worker.ts';
 import { max, median, positiveInt, round, runMain, table } from '../support/figures.ts';
 import { MIN_PRIVACY_WINDOW_ENV, awaitTerminal, createTransfer, faucetFunder, progress, startBenchStack, type CreatedTransfer } from '../support/stack.ts';
@@ -175,7 +176,10 @@ async function phase(awaiting: number): Promise<Phase> {
         worker && workerReady && workerEndOfWindow && workerAfterFunded
           ? {
               pid: worker.pid,
-              config: { maxCachedWorkflows: worker.config.WORKER_MAX_CACHED_WORKFLOWS, slots: workerSlots(worker.config) },
+              config: {
+                maxCachedWorkflows: worker.config.WORKER_MAX_CACHED_WORKFLOWS,
+                slots: workerSlots(worker.config, proverSizing(proverOptions(worker.config)).concurrency),
+              },
               ready: workerReady,
               peakSinceReady,
               endOfWindow: workerEndOfWindow,

@@ -11,7 +11,6 @@ import { startStalledWebhooks } from '../../activities/webhooks.ts';
 import { depositObservedSignal, privacyObservedSignal } from '../../workflows/definitions.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import type { Config } from '../config.ts';
-import { type ProverConfig, proverOptions, proverSizing } from '../providers/privacy-pools/prover.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
@@ -114,11 +113,11 @@ export interface WorkerSlots {
 export const DEFAULT_WORKER_SLOTS: WorkerSlots = { steps: 100, waits: 1_000, proofs: 2 };
 
 /**
- * The slots of configuration. Proofs: one more withdrawal than the prover proves at once (its concurrency), so that
- * one's relay and mining overlap the next one's proof (the prover queues the rest).
+ * The slots of configuration. Proofs: one more withdrawal than the prover proves at once (`proofConcurrency`, its
+ * setup's once it is ready), so that one's relay and mining overlap the next one's proof (the prover queues the rest).
  */
-export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS'> & ProverConfig): WorkerSlots {
-  return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: proverSizing(proverOptions(config)).concurrency + 1 };
+export function workerSlots(config: Pick<Config, 'WORKER_STEP_SLOTS' | 'WORKER_WAIT_SLOTS'>, proofConcurrency: number): WorkerSlots {
+  return { steps: config.WORKER_STEP_SLOTS, waits: config.WORKER_WAIT_SLOTS, proofs: proofConcurrency + 1 };
 }
 
 /**

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateDepositSecrets, type Hash, type MasterKeys } from '@0xbow/privacy-pools-core-sdk';
 import { ProofInvalidError, ProverError, createProver, proverSizing } from '../../src/providers/privacy-pools/prover.ts';
+import { withdrawalOf } from '../support/withdrawals.ts';
 
 const BUILT = proverSizing({}).nativeBinary;
 const KEYS = { masterNullifier: 11n, masterSecret: 22n } as unknown as MasterKeys;
@@ -143,22 +144,43 @@ real.on('exit', (code) => process.exit(code ?? 1));
     }
   });
 
-  test('a native process that dies fails its proof; the next proof gets a fresh one', { timeout: 60_000 }, async () => {
-    const prover = createProver({ backend: 'native', concurrency: 1 });
+  test('a native process that dies fails only its own proof; its slot is started again', { timeout: 60_000 }, async () => {
+    const prover = createProver({ backend: 'native', concurrency: 2 });
     try {
       await prover.ready();
-      const [first] = await childrenRunning(BUILT);
-      assert.ok(first, 'no native prover process');
-      const proving = commitmentProof(prover, 4n);
-      process.kill(first, 'SIGKILL');
-      await proving.then(
-        () => {}, // it may have answered before the kill landed
-        (error: unknown) => assert.ok(error instanceof ProverError && ['NATIVE_EXITED', 'THREAD_EXITED'].includes(error.code), String(error)),
+      // Started in order: slot 0's withdraw and commitment processes, then slot 1's.
+      const [withdraw0, , withdraw1] = (await childrenRunning(BUILT)).sort((a, b) => a - b);
+      const proofs = [0n, 1n].map((index) => {
+        const { commitment, input } = withdrawalOf(1_000n, 10n, index);
+        return prover.proveWithdrawal(commitment, input).then(
+          () => 'proved',
+          (error: unknown) => (error instanceof ProverError ? error.code : String(error)),
+        );
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      process.kill(withdraw0!, 'SIGKILL');
+      assert.deepEqual((await Promise.all(proofs)).sort(), ['NATIVE_EXITED', 'proved']);
+      // The slot is back: two proofs at once both go through, on four processes again (slot 1's untouched).
+      const again = await Promise.all(
+        [2n, 3n].map((index) => withdrawalOf(1_000n, 10n, index)).map(({ commitment, input }) => prover.proveWithdrawal(commitment, input)),
       );
-      assert.equal((await commitmentProof(prover, 5n)).publicSignals[2], '1005');
+      assert.equal(again.length, 2);
+      const now = await childrenRunning(BUILT);
+      assert.equal(now.length, 4);
+      assert.ok(now.includes(withdraw1!) && !now.includes(withdraw0!));
     } finally {
       await prover.close();
     }
+  });
+
+  test('close() while the prover starts leaves no native process behind', { timeout: 60_000 }, async () => {
+    const prover = createProver({ backend: 'native', concurrency: 2 });
+    const starting = prover.ready();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await prover.close();
+    await starting.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    assert.deepEqual(await childrenRunning(BUILT), []);
   });
 
   test('close() and idle retirement leave no native process behind, not even a zombie', { timeout: 60_000 }, async () => {

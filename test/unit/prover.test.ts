@@ -6,56 +6,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as snarkjs from 'snarkjs';
-import {
-  calculateContext,
-  generateDepositSecrets,
-  generateMerkleProof,
-  generateWithdrawalSecrets,
-  getCommitment,
-  type Hash,
-  type MasterKeys,
-  type WithdrawalProof,
-  type WithdrawalProofInput,
-} from '@0xbow/privacy-pools-core-sdk';
+import { generateDepositSecrets, getCommitment, type Hash, type MasterKeys, type WithdrawalProof } from '@0xbow/privacy-pools-core-sdk';
 import { CircuitArtifactError, ProverError, createProver } from '../../src/providers/privacy-pools/prover.ts';
+import { LABEL, withdrawalOf } from '../support/withdrawals.ts';
 
 const ARTIFACTS = path.dirname(createRequire(import.meta.url).resolve('@fatsolutions/privacy-pools-core-circuits/artifacts/withdraw.vkey'));
 const ARTIFACT_FILES = ['withdraw', 'commitment'].flatMap((name) => ['wasm', 'zkey', 'vkey'].map((ext) => `${name}.${ext}`));
 
 const KEYS = { masterNullifier: 123n, masterSecret: 456n } as unknown as MasterKeys;
 const SCOPE = 0x5c09en as Hash;
-// On chain a label is keccak256(scope, nonce) reduced into the field; any non-zero field element proves the same.
-const LABEL = 987_654_321n as Hash;
-const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
-
-/**
- * A note of `value` in a four-leaf state tree, its label approved in a three-leaf ASP tree, and the
- * input to withdraw `amount` of it. The circuit accepts amount ≤ value (amount = value leaves a
- * zero-value note); amount > value fails its range check on the remaining value.
- */
-function withdrawalOf(value: bigint, amount: bigint) {
-  const deposit = generateDepositSecrets(KEYS, SCOPE, 0n);
-  const commitment = getCommitment(value, LABEL, deposit.nullifier, deposit.secret);
-  // State tree leaves are commitment hashes; the ASP tree's leaves are labels (approved deposits), not commitments.
-  const stateMerkleProof = generateMerkleProof([111n, 222n, commitment.hash, 333n], commitment.hash);
-  const aspMerkleProof = generateMerkleProof([444n, LABEL, 555n], LABEL);
-  const change = generateWithdrawalSecrets(KEYS, LABEL, 0n);
-  const input: WithdrawalProofInput = {
-    context: BigInt(calculateContext({ processooor: RECIPIENT, data: '0x' }, SCOPE)),
-    withdrawalAmount: amount,
-    stateMerkleProof,
-    aspMerkleProof,
-    stateRoot: stateMerkleProof.root as Hash,
-    // The trees' real depth, as the pool passes it. The circuit only bounds it (≤ 32): 1, 2, 3 and 32
-    // all verified with these trees, so the roots are what tie the proof to them.
-    stateTreeDepth: 2n,
-    aspRoot: aspMerkleProof.root as Hash,
-    aspTreeDepth: 2n,
-    newNullifier: change.nullifier,
-    newSecret: change.secret,
-  };
-  return { commitment, input };
-}
 
 async function verify(circuit: 'withdraw' | 'commitment', proof: WithdrawalProof): Promise<boolean> {
   const vkey = JSON.parse(await readFile(path.join(ARTIFACTS, `${circuit}.vkey`), 'utf8'));

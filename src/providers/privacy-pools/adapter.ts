@@ -66,8 +66,6 @@ export interface PrivacyPoolsOptions {
   prover: Prover;
   /** The ASP's API client for a pool's scope (createAspClient in production). */
   asp: (scope: bigint) => AspClient;
-  /** Withdrawals proved at once: the prover's concurrency, so that each proof starts from a fresh snapshot. */
-  proofConcurrency: number;
 }
 
 /** One asset's pool as registered at the Entrypoint. */
@@ -89,8 +87,14 @@ export function createPrivacyPools(opts: PrivacyPoolsOptions): PrivacyPool {
   const client = () => opts.clients.publicClient(chainId);
   const pools = new Map<string, () => Promise<AssetPool>>();
   // The trees are read when a proof can start, not when it is queued: a snapshot taken before waiting
-  // behind other proofs would be stale (the ASP root replaced) by the time the proof is made.
-  const proofSlots = createLimiter(opts.proofConcurrency);
+  // behind other proofs would be stale (the ASP root replaced) by the time the proof is made. As many at once as
+  // the prover proves, known once it has started (an `auto` prover that fell back to snarkjs proves one at a time).
+  let limiter: ReturnType<typeof createLimiter> | undefined;
+  const proofSlots = async <T>(task: () => Promise<T>): Promise<T> => {
+    await prover.ready();
+    limiter ??= createLimiter(prover.setup().concurrency);
+    return limiter(task);
+  };
 
   /** The asset's pool, read from the Entrypoint once (its fees are read again on every `fees` call). */
   function poolOf(asset: Address): Promise<AssetPool> {

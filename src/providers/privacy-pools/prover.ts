@@ -25,9 +25,13 @@ import { type CircuitSignals, commitmentSignals, withdrawalSignals } from './cir
  * the threads (the native processes get their proving key through a pipe); the proof methods wait for
  * `ready()` themselves.
  *
- * At most `concurrency` proofs run at once (one per thread); further requests wait in FIFO order.
- * A thread that dies (or whose native process dies) is replaced, and the request it was proving is rejected.
- * Idle threads do not hold the process open, and they stop (with their native processes) after `idleMs`.
+ * At most `concurrency` proofs run at once; further requests wait in FIFO order. With snarkjs that is
+ * `concurrency` threads proving one proof each; with the native backend one thread, which computes the witnesses and
+ * verifies the proofs of `concurrency` native slots (a witness and a verification take under 0.1 s of a proof's
+ * second or more, so one thread keeps a dozen cores busy). A thread that dies is replaced (the files checked again),
+ * and the requests it was proving are rejected; a native slot whose process dies is restarted by its thread, and
+ * only its own request fails. Idle threads do not hold the process open, and they stop (with their native
+ * processes) after `idleMs`.
  */
 
 export type ProverBackend = 'native' | 'snarkjs';
@@ -42,10 +46,10 @@ export interface ProverOptions {
   circuitsDir?: string;
   /** `auto` (default): native where its binary is built and passes the start-up check, else snarkjs. */
   backend?: ProverBackend | 'auto';
-  /** The native prover's executable. Default: native/groth16-prover/build/groth16-prover of this checkout or build. */
+  /** The native prover's executable. Default: native/groth16-prover/build/groth16-prover of this checkout (from dist/ too). */
   nativeBinary?: string;
   /**
-   * Proofs run at the same time, one thread each. Default: one per core with the native prover (each proof
+   * Proofs run at the same time. Default: one per core with the native prover (each proof
    * single-threaded), 1 with snarkjs (whose one proof already uses every core).
    */
   concurrency?: number;
@@ -133,6 +137,8 @@ interface ThreadRequest {
 type ThreadReply =
   | { type: 'ready'; backend: ProverBackend; capacity: number; fallbackReason?: string }
   | { type: 'init-failed'; error: ThreadError }
+  /** A native slot could not be started again: the thread ends; send it nothing more. */
+  | { type: 'dying'; error: ThreadError }
   | { type: 'proved'; id: number; proof: WithdrawalProof | CommitmentProof }
   | { type: 'failed'; id: number; error: ThreadError };
 
@@ -206,7 +212,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
   const baseUrl = circuitsBaseUrl(circuitsDir);
   const { backend: threadBackend, nativeBinary, ...sizes } = proverSizing(opts);
   const { concurrency, threadsPerProof } = sizes;
-  let setup: ProverSetup = { ...sizes, backend: threadBackend === 'snarkjs' ? 'snarkjs' : 'native' };
+  const initialSetup: ProverSetup = { ...sizes, backend: threadBackend === 'snarkjs' ? 'snarkjs' : 'native' };
+  let setup = initialSetup;
   // snarkjs proves one proof per thread; the native backend runs one thread, which computes the witnesses and
   // verifies the proofs of `concurrency` native processes (a witness takes 0.07 s of a proof's second or more).
   const threadCount = threadBackend === 'snarkjs' ? concurrency : 1;
@@ -220,6 +227,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
   let nextId = 1;
   const idleMs = opts.idleMs ?? 120_000;
   let idleTimer: NodeJS.Timeout | null = null;
+  /** Counts the idle stops: a replacement started for an earlier generation of threads is not wanted any more. */
+  let generation = 0;
 
   /** Starts one thread with the checked circuit files; resolves when it is ready to prove. */
   function spawn(files: CircuitFiles): Promise<void> {
@@ -236,6 +245,12 @@ export function createProver(opts: ProverOptions = {}): Prover {
       threads.add(thread);
       thread.worker.on('message', (reply: ThreadReply) => {
         if (reply.type === 'ready') {
+          // Closed or stopped while it was starting: it ends without ever proving.
+          if (closed || thread.retired) {
+            void retire(thread);
+            reject(closed ? closedError() : new ProverError('prover thread stopped while starting', 'THREAD_EXITED'));
+            return;
+          }
           // A native thread that fell back to snarkjs (`auto`) says why, and proves one at a time.
           if (reply.backend === 'snarkjs' && setup.backend === 'native') {
             setup = { ...setup, backend: 'snarkjs', concurrency: reply.capacity, fallbackReason: reply.fallbackReason };
@@ -245,6 +260,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
           thread.worker.unref();
           resolve();
           dispatch();
+        } else if (reply.type === 'dying') {
+          thread.capacity = 0;
         } else if (reply.type === 'init-failed') {
           reject(new ProverError(reply.error.message, reply.error.code ?? 'UNKNOWN'));
           void retire(thread);
@@ -264,7 +281,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
           job.reject(closed ? closedError() : new ProverError(`prover thread died during a ${job.request.kind} proof: ${why}`, 'THREAD_EXITED'));
         }
         thread.jobs.clear();
-        if (thread.ready && !thread.retired && !closed) respawn().catch(fail);
+        if (thread.ready && !thread.retired && !closed) respawn(generation);
       });
     });
   }
@@ -329,18 +346,31 @@ export function createProver(opts: ProverOptions = {}): Prover {
       idleTimer = null;
       if (closed || busy()) return;
       started = null;
+      generation++;
       for (const thread of [...threads]) void retire(thread);
     }, idleMs);
     idleTimer.unref();
   }
 
-  /** A replacement for a thread that died: the files are read and checked again. */
-  async function respawn(): Promise<void> {
-    await spawn(await checkedCircuitFiles(circuitsDir, baseUrl));
+  /**
+   * A replacement for a thread that died: the files are read and checked again. Refused files stop all proving
+   * (fail); anything else (memory, a native prover that failed its check) is tried again after a pause. Nothing is
+   * started once the prover is closed or has stopped its threads for idleness since (`forGeneration`).
+   */
+  function respawn(forGeneration: number, pauseMs = 1_000): void {
+    const current = () => !closed && !failure && generation === forGeneration;
+    if (!current()) return;
+    checkedCircuitFiles(circuitsDir, baseUrl)
+      .then((files) => (current() ? spawn(files) : undefined))
+      .catch((error: Error) => {
+        if (error instanceof CircuitArtifactError) fail(error);
+        else if (current()) setTimeout(() => respawn(forGeneration, Math.min(pauseMs * 2, 60_000)), pauseMs).unref();
+      });
   }
 
   function ready(): Promise<void> {
     if (closed) return Promise.reject(closedError());
+    if (!started) setup = initialSetup;
     started ??= checkedCircuitFiles(circuitsDir, baseUrl)
       .then((files) => Promise.all(Array.from({ length: threadCount }, () => spawn(files))))
       .then(
@@ -380,8 +410,17 @@ export function createProver(opts: ProverOptions = {}): Prover {
   };
 }
 
-/** Where `npm ci` (scripts/build-native-prover.mjs) builds the native prover; `npm run build` copies it into dist/ at the same place. */
-const DEFAULT_NATIVE_BINARY = fileURLToPath(new URL('../../../native/groth16-prover/build/groth16-prover', import.meta.url));
+/**
+ * Where `npm ci` (scripts/build-native-prover.mjs) builds the native prover on this machine: the checkout's
+ * native/groth16-prover/build, found from the sources (src/providers/privacy-pools) or from the build
+ * (dist/src/providers/privacy-pools, one folder deeper). The build never carries a binary: one built elsewhere
+ * may not run here.
+ */
+const NATIVE_BINARY_IN_CHECKOUT = 'native/groth16-prover/build/groth16-prover';
+const DEFAULT_NATIVE_BINARY =
+  ['../../../', '../../../../']
+    .map((up) => fileURLToPath(new URL(up + NATIVE_BINARY_IN_CHECKOUT, import.meta.url)))
+    .find((candidate) => isExecutable(candidate)) ?? fileURLToPath(new URL(`../../../${NATIVE_BINARY_IN_CHECKOUT}`, import.meta.url));
 
 function isExecutable(file: string): boolean {
   try {

@@ -8,13 +8,18 @@
  * runner and plain node.
  *
  * It gets the circuit files from prover.ts, which read them through the SDK's hash check; every byte it
- * proves and verifies with is a byte that was checked. With the native backend it starts one native
- * prover process per circuit (nativeProverProcess.mjs), hands each its proving key, and proves and
- * verifies one commitment as a self-check; with `auto`, a native prover that
- * is missing or fails that check leaves this thread on snarkjs. It answers `ready` (naming the backend it
- * uses) or `init-failed`, then proves one request at a time (the main thread never sends a second before
- * the first is answered). Every proof is verified against the circuit's verification key before it is
- * answered; one that does not verify is answered as a failure (PROOF_INVALID), never as a proof.
+ * proves and verifies with is a byte that was checked.
+ * - snarkjs backend: it proves one request at a time with snarkjs (its `capacity` is 1).
+ * - native backend: `workerData.slots` slots, each a native prover process per circuit
+ *   (nativeProverProcess.mjs) holding that circuit's proving key; the thread computes each witness and
+ *   hands it to a free slot, so it proves up to `slots` requests at once. A slot whose process dies or
+ *   hangs fails only its own request and is started again. The first slot proves and verifies one
+ *   commitment as a start-up check; with `auto`, a native prover that is missing or fails that check leaves
+ *   this thread on snarkjs.
+ * It answers `ready` (the backend it uses and its capacity) or `init-failed`, then one `proved` or `failed`
+ * per request. Every proof is verified against the circuit's verification key before it is answered; one
+ * that does not verify is answered as a failure (PROOF_INVALID), never as a proof. `close` stops the native
+ * processes (waiting until they are gone) and ends the thread, at any moment, loading included.
  */
 import workerThreads from 'node:worker_threads';
 import { NativeProverError, publicSignalsOf, startNativeProver } from './nativeProverProcess.mjs';
@@ -22,6 +27,20 @@ import { NativeProverError, publicSignalsOf, startNativeProver } from './nativeP
 const { parentPort, workerData } = workerThreads;
 if (!parentPort) throw new Error('proverThread.mjs runs only as a worker thread (see prover.ts)');
 const port = parentPort;
+const { files } = workerData;
+
+/** The native slots started so far ({ busy, withdrawal, commitment }); `close` stops every one. */
+const slots = [];
+/** Requests waiting for a slot (one is restarting). */
+const slotWaiters = [];
+let closing = false;
+// One witness calculator per circuit (witnessOf), and the turn of the next witness.
+const calculators = {};
+let witnessTurn = Promise.resolve();
+
+port.on('message', (message) => {
+  if (message.type === 'close') void close();
+});
 
 // snarkjs's field arithmetic (ffjavascript) starts its own threads through the web-worker package (1.2.0).
 // That package decides, once, while it is evaluated, from `isMainThread` alone, whether it runs inside one
@@ -30,76 +49,117 @@ const port = parentPort;
 // while `isMainThread` reads true: web-worker's own threads still see false and carry their
 // `workerData.mod`, so they act as workers.
 workerThreads.isMainThread = true;
-const [snarkjs, { WitnessCalculatorBuilder }] = await Promise.all([import('snarkjs'), import('circom_runtime')]).finally(() => {
+const [snarkjs, { WitnessCalculatorBuilder }, { buildBn128 }] = await Promise.all([
+  import('snarkjs'),
+  import('circom_runtime'),
+  import('ffjavascript'),
+]).finally(() => {
   workerThreads.isMainThread = false;
 });
-
-// One witness calculator per circuit (witnessOf), and the turn of the next witness.
-const calculators = {};
-let witnessTurn = Promise.resolve();
 
 const init = await load().catch((error) => {
   port.postMessage({ type: 'init-failed', error: describeError(error) });
   return null;
 });
-if (init) serve(init);
+if (init && !closing) serve(init);
 
-/** The checked files from prover.ts; with the native backend, its processes (which keep the proving keys). */
 async function load() {
-  const { files } = workerData;
-  if (workerData.backend === 'snarkjs') return { files, backend: 'snarkjs', slots: null };
-  const slots = await startNative(files).catch((error) => {
+  if (workerData.backend === 'snarkjs') return { backend: 'snarkjs', capacity: 1 };
+  try {
+    await startNative();
+  } catch (error) {
+    await closeSlots();
     if (workerData.backend === 'native') throw error;
-    return { fallbackReason: error.message };
-  });
-  if (slots.fallbackReason) return { files, backend: 'snarkjs', slots: null, fallbackReason: slots.fallbackReason };
-  // The proving keys live in the native processes now: this thread keeps the wasm and the verification keys.
-  for (const file of Object.values(files)) file.zkey = null;
+    return { backend: 'snarkjs', capacity: 1, fallbackReason: error.message };
+  }
   // Verification takes milliseconds: one field-arithmetic instance without threads of its own will do. snarkjs's
   // verify takes the curve ffjavascript keeps in globalThis.curve_bn128 (a threaded one, were none there).
-  const { buildBn128 } = await import('ffjavascript');
   globalThis.curve_bn128 = await buildBn128(true);
-  return { files, backend: 'native', slots };
+  return { backend: 'native', capacity: slots.length };
 }
 
-/**
- * `workerData.slots` slots, each a native process per circuit; the first is checked by proving and verifying one
- * commitment. A slot proves one request at a time.
- */
-async function startNative(files) {
-  const slots = [];
+/** Starts every slot, then checks the first by proving and verifying one commitment. */
+async function startNative() {
   try {
-    for (let i = 0; i < workerData.slots; i++) {
-      const slot = { busy: false };
-      slots.push(slot);
-      for (const kind of Object.keys(files)) {
-        slot[kind] = await startNativeProver(workerData.nativeBinary, files[kind].zkey, workerData.threadsPerProof);
-      }
-    }
-    const check = { value: 1n, label: 2n, nullifier: 3n, secret: 4n };
-    await proveNative(files, slots[0], 'commitment', check);
-    return slots;
+    for (let i = 0; i < workerData.slots && !closing; i++) slots.push(await startSlot());
+    if (closing) return;
+    await proveNative(slots[0], 'commitment', { value: 1n, label: 2n, nullifier: 3n, secret: 4n });
   } catch (error) {
-    await closeSlots(slots);
     throw new NativeProverError(`the native prover failed its start-up check: ${error.message}`, 'NATIVE_UNAVAILABLE');
   }
 }
 
-/** Stops every native process and waits for each to be gone (an exit nobody waits for leaves a zombie). */
-async function closeSlots(slots) {
-  await Promise.all(
-    (slots ?? []).flatMap((slot) =>
-      Object.values(slot)
-        .filter((p) => typeof p === 'object')
-        .map((p) => p.close()),
-    ),
-  );
+async function startSlot() {
+  const slot = { busy: false };
+  try {
+    for (const kind of Object.keys(files)) {
+      slot[kind] = await startNativeProver(workerData.nativeBinary, files[kind].zkey, workerData.threadsPerProof);
+    }
+  } catch (error) {
+    await closeSlot(slot);
+    throw error;
+  }
+  return slot;
 }
 
-async function proveNative(files, slot, kind, signals) {
+/** Ends a slot's processes and waits until they are gone (an exit nobody waits for leaves a zombie). */
+async function closeSlot(slot) {
+  await Promise.all(Object.values(slot).flatMap((process) => (typeof process === 'object' ? [process.close()] : [])));
+}
+
+async function closeSlots() {
+  await Promise.all(slots.splice(0).map(closeSlot));
+}
+
+async function close() {
+  if (closing) return;
+  closing = true;
+  for (const waiter of slotWaiters.splice(0)) waiter.reject(new NativeProverError('prover closed', 'PROVER_CLOSED'));
+  await closeSlots();
+  process.exit(0);
+}
+
+/** A slot that is not proving, once one is free (prover.ts sends at most `capacity` requests at once). */
+function freeSlot() {
+  const slot = slots.find((candidate) => !candidate.busy && !candidate.restarting);
+  if (slot) {
+    slot.busy = true;
+    return Promise.resolve(slot);
+  }
+  return new Promise((resolve, reject) => slotWaiters.push({ resolve, reject }));
+}
+
+function release(slot) {
+  const waiter = slotWaiters.shift();
+  if (waiter) waiter.resolve(slot);
+  else slot.busy = false;
+}
+
+/** A slot whose process died (or hung): its processes are replaced; if that fails, the thread ends (prover.ts replaces it). */
+async function restart(slot) {
+  slot.restarting = true;
+  await closeSlot(slot);
+  if (closing) return;
+  try {
+    const fresh = await startSlot();
+    if (closing) {
+      await closeSlot(fresh);
+      return;
+    }
+    Object.assign(slot, fresh);
+  } catch (error) {
+    port.postMessage({ type: 'dying', error: describeError(error) });
+    await close();
+    return;
+  }
+  slot.restarting = false;
+  release(slot);
+}
+
+async function proveNative(slot, kind, signals) {
   let wtns;
   try {
-    wtns = await witnessOf(files, kind, signals);
+    wtns = await witnessOf(kind, signals);
   } catch (error) {
     throw generationFailed(error);
   }
@@ -116,18 +176,23 @@ async function proveNative(files, slot, kind, signals) {
 /**
  * The witness (.wtns bytes) of `signals`, from one witness calculator per circuit kept for the thread's life (as
  * snarkjs's wtns.calculate computes it, without compiling the circuit's wasm again for every proof). One at a time:
- * a calculator holds one witness.
+ * a calculator holds one witness. A calculator that failed is built again (it keeps every failure's message).
  */
-function witnessOf(files, kind, signals) {
+function witnessOf(kind, signals) {
   const turn = witnessTurn.then(async () => {
     calculators[kind] ??= WitnessCalculatorBuilder(files[kind].wasm);
-    return (await calculators[kind]).calculateWTNSBin(signals, false);
+    try {
+      return await (await calculators[kind]).calculateWTNSBin(signals, false);
+    } catch (error) {
+      calculators[kind] = undefined;
+      throw error;
+    }
   });
   witnessTurn = turn.catch(() => {});
   return turn;
 }
 
-async function proveSnarkjs(files, kind, signals) {
+async function proveSnarkjs(kind, signals) {
   const { wasm, zkey, vkey } = files[kind];
   let result;
   try {
@@ -149,30 +214,25 @@ function generationFailed(error) {
   return Object.assign(new Error(`Failed to generate proof: ${message.trim()}`), { code: 'PROOF_GENERATION_FAILED' });
 }
 
-function serve({ files, backend, slots, fallbackReason }) {
+function serve({ backend, capacity, fallbackReason }) {
   port.on('message', async (request) => {
-    if (request.type === 'close') {
-      await closeSlots(slots);
-      process.exit(0);
-    }
-    // prover.ts never sends more requests than the `capacity` this thread announced: a free slot is there.
-    const slot = slots?.find((candidate) => !candidate.busy);
-    if (slot) slot.busy = true;
+    if (request.type === 'close') return;
+    let slot = null;
     try {
-      const proof = slot ? await proveNative(files, slot, request.kind, request.signals) : await proveSnarkjs(files, request.kind, request.signals);
+      if (backend === 'native') slot = await freeSlot();
+      const proof = slot ? await proveNative(slot, request.kind, request.signals) : await proveSnarkjs(request.kind, request.signals);
       port.postMessage({ type: 'proved', id: request.id, proof });
     } catch (error) {
       port.postMessage({ type: 'failed', id: request.id, error: describeError(error) });
-      // A native process that died (or hung) takes this thread with it; prover.ts starts a fresh one.
-      if (error instanceof NativeProverError && error.code === 'NATIVE_EXITED') {
-        await closeSlots(slots);
-        process.exit(1);
+      if (slot && error instanceof NativeProverError && error.code === 'NATIVE_EXITED') {
+        void restart(slot);
+        slot = null;
       }
     } finally {
-      if (slot) slot.busy = false;
+      if (slot) release(slot);
     }
   });
-  port.postMessage({ type: 'ready', backend, capacity: slots ? slots.length : 1, fallbackReason });
+  port.postMessage({ type: 'ready', backend, capacity, fallbackReason });
 }
 
 function describeError(error) {
