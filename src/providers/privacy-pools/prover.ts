@@ -232,9 +232,14 @@ export function createProver(opts: ProverOptions = {}): Prover {
 
   /** Starts one thread with the checked circuit files; resolves when it is ready to prove. */
   function spawn(files: CircuitFiles): Promise<void> {
+    // The thread gets a copy; nothing here holds on to these 24 MB once it has started (the handlers live in watch()).
+    return watch(new Worker(THREAD_ENTRY, { workerData: { ...threadOptions, files }, name: 'privacy-pools-prover' }));
+  }
+
+  function watch(worker: Worker): Promise<void> {
     return new Promise((resolve, reject) => {
       const thread: ProverThread = {
-        worker: new Worker(THREAD_ENTRY, { workerData: { ...threadOptions, files }, name: 'privacy-pools-prover' }),
+        worker,
         ready: false,
         jobs: new Map(),
         capacity: 0,
