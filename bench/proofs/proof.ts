@@ -4,45 +4,15 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import {
-  calculateContext,
-  generateDepositSecrets,
-  generateMerkleProof,
-  generateWithdrawalSecrets,
-  getCommitment,
-  type Hash,
-  type MasterKeys,
-} from '@0xbow/privacy-pools-core-sdk';
 import { createProver, type ProverOptions } from '../../src/providers/privacy-pools/prover.ts';
+import { withdrawalOf } from '../../test/support/withdrawals.ts';
 
-const KEYS = { masterNullifier: 1_234n, masterSecret: 5_678n } as unknown as MasterKeys;
-const SCOPE = 0xbe4c4n as Hash;
-
-/** A distinct note per route (its own label and secrets) in a pool of 64 deposits, all approved. */
+/**
+ * A distinct note per route (its own secrets), withdrawing 60 of its 100 USDC. The proof's cost does not depend on
+ * the trees: the circuit always has its 32 levels.
+ */
 export function withdrawalInput(route: number) {
-  const label = (1_000_003n + BigInt(route)) as Hash;
-  const secrets = generateDepositSecrets(KEYS, SCOPE, BigInt(route));
-  const commitment = getCommitment(100_000_000n, label, secrets.nullifier, secrets.secret);
-  const leaves = Array.from({ length: 64 }, (_, i) => (i === route % 64 ? commitment.hash : BigInt(i + 1) * 7_919n));
-  const labels = Array.from({ length: 64 }, (_, i) => (i === route % 64 ? label : BigInt(i + 1) * 104_729n));
-  const stateMerkleProof = generateMerkleProof(leaves, commitment.hash);
-  const aspMerkleProof = generateMerkleProof(labels, label);
-  const change = generateWithdrawalSecrets(KEYS, label, 0n);
-  return {
-    commitment,
-    input: {
-      context: BigInt(calculateContext({ processooor: '0x000000000000000000000000000000000000dEaD', data: '0x' }, SCOPE)),
-      withdrawalAmount: 60_000_000n,
-      stateMerkleProof,
-      aspMerkleProof,
-      stateRoot: stateMerkleProof.root as Hash,
-      stateTreeDepth: 32n,
-      aspRoot: aspMerkleProof.root as Hash,
-      aspTreeDepth: 32n,
-      newNullifier: change.nullifier,
-      newSecret: change.secret,
-    },
-  };
+  return withdrawalOf(100_000_000n, 60_000_000n, BigInt(route));
 }
 
 /** What `measureProving` reports: one proof at a time, then a burst with the prover's own concurrency. */
