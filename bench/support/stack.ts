@@ -205,6 +205,8 @@ export interface TransferView {
   routeId: string;
   status: string;
   error: string | null;
+  updatedAt: string;
+  completedAt: string | null;
 }
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
@@ -212,13 +214,14 @@ const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 export interface Outcome {
   status: string;
   error: string | null;
-  /** When GET first answered a terminal status (ms epoch); null if it did not within the timeout. */
+  /** When the service recorded the terminal status (its completedAt, or updatedAt for FAILED; ms epoch); null if it did not within the timeout. */
   finishedAt: number | null;
 }
 
 /**
- * Polls GET of the given routes every `pollMs` until all are terminal or `timeoutSeconds` pass (then the
- * unfinished ones keep their last status and `finishedAt: null`). Never throws for a slow route.
+ * Polls GET of the given routes every `pollMs` (1 s) until all are terminal or `timeoutSeconds` pass (then the
+ * unfinished ones keep their last status and `finishedAt: null`). Never throws for a slow route. The finishing time
+ * is the service's own record, so the poll interval does not blur it, and polling costs the stack under test little.
  */
 export async function awaitTerminal(
   stack: LocalStack,
@@ -234,7 +237,8 @@ export async function awaitTerminal(
     await Promise.all(
       open.map(async (id) => {
         const view = await api<TransferView>(stack, 'GET', `/api/private-route/${id}`);
-        outcomes.set(id, { status: view.status, error: view.error, finishedAt: TERMINAL.has(view.status) ? Date.now() : null });
+        const finishedAt = TERMINAL.has(view.status) ? Date.parse(view.completedAt ?? view.updatedAt) : null;
+        outcomes.set(id, { status: view.status, error: view.error, finishedAt });
       }),
     );
     const left = routeIds.filter((id) => outcomes.get(id)?.finishedAt === null).length;
@@ -245,7 +249,7 @@ export async function awaitTerminal(
       lastProgress = Date.now();
     }
     if (left === 0 || Date.now() > deadline) return outcomes;
-    await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 250));
+    await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1_000));
   }
 }
 
