@@ -81,6 +81,28 @@ describe('the API reference page (/docs)', { timeout: 120_000 }, () => {
       requested.some((url) => url.endsWith('/openapi.json')),
       'the page read our document',
     );
+    // No control that would send the reader's question or our document to a third party (Scalar's "Ask AI" agent).
+    assert.doesNotMatch(body, /ask ai/i, 'the page offers an AI chat');
+    assert.equal(await page.getByRole('button', { name: /ask ai/i }).count(), 0);
+    // The error table's code and HTTP columns read on one line each (Scalar's fixed layout split "HTTP" and "400").
+    await page.getByText('Error codes').first().scrollIntoViewIfNeeded({ timeout: 10_000 });
+    // A string, not a function: tsx's name helpers (__name) do not exist in the page.
+    const lines = (await page.evaluate(`(() => {
+      const table = [...document.querySelectorAll('table')].find((t) => t.querySelector('th')?.textContent?.trim() === 'code');
+      if (!table) return null;
+      return [...table.querySelectorAll('tr')].flatMap((row) => [...row.children].slice(0, 2).map((cell) => {
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        return { text: cell.textContent.trim(), lines: tops.size };
+      }));
+    })()`)) as { text: string; lines: number }[] | null;
+    assert.ok(lines && lines.length > 10, 'the error table is on the page');
+    assert.deepEqual(
+      lines.filter((cell) => cell.lines !== 1),
+      [],
+      'every code and HTTP status cell reads on one line',
+    );
     const elsewhere = requested.filter((url) => !url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:'));
     assert.deepEqual(elsewhere, [], 'the browser asked another host');
     assert.deepEqual(blocked, [], 'the page tried something its CSP refuses');

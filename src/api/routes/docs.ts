@@ -57,6 +57,17 @@ export function openApiDocument(app: OpenAPIHono) {
   });
 }
 
+/**
+ * Scalar lays markdown tables out in equal fixed columns and breaks words anywhere, which splits the error table's
+ * "HTTP" and "400" over three lines: columns as wide as their content, codes and statuses never broken.
+ */
+const READABLE_TABLES = `
+.markdown table { table-layout: auto; }
+.markdown table th, .markdown table td { word-break: normal; overflow-wrap: normal; }
+.markdown table th:nth-child(-n + 2), .markdown table td:nth-child(-n + 2) { white-space: nowrap; }
+.markdown table td:nth-child(n + 3) { overflow-wrap: anywhere; }
+`;
+
 /** Nothing but this server: the page's inline scripts by nonce, styles inline (Scalar sets style attributes). */
 const contentSecurityPolicy = (nonce: string) =>
   [
@@ -101,7 +112,10 @@ export function docsRoutes(document: () => object) {
       hideTestRequestButton: true,
       showDeveloperTools: 'never',
       mcp: { disabled: true },
+      // "Ask AI" would send the reader's questions and our document to Scalar's agent service.
+      agent: { disabled: true },
       defaultOpenAllTags: true,
+      customCss: READABLE_TABLES,
     })(c, next);
   });
   return app;
