@@ -304,6 +304,17 @@ export const transferViewSchema = quoteSchema
     createdAt: z.string().openapi({ format: 'date-time' }),
     updatedAt: z.string().openapi({ format: 'date-time' }),
     completedAt: z.string().nullable().openapi({ format: 'date-time' }),
+    statusHistory: z
+      .array(
+        z.object({
+          status: statusSchema,
+          at: z.string().openapi({ format: 'date-time' }),
+          txHash: txHash(
+            'The transaction that brought the transfer to this status, where the view names one: the deposit (BRIDGING_IN), the bridge delivery on the hub (RECEIVED_ON_HUB), the payment (COMPLETED).',
+          ),
+        }),
+      )
+      .openapi({ description: 'Every status the transfer reached, oldest first, starting with AWAITING_DEPOSIT at creation.' }),
     privacy: privacyReportSchema.nullable().openapi({ description: 'null until the transfer has left the privacy pool.' }),
   })
   .openapi('TransferView', { description: "The full view, for the holder of the transfer's statusToken." });

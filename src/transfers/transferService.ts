@@ -6,6 +6,7 @@ import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
 import { publicClockOf, publicStatusAt } from './publicView.ts';
+import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
@@ -92,6 +93,8 @@ export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | '
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
+  /** Every status it reached, oldest first, with its time (and the transaction where the view names one). */
+  statusHistory: StatusHistoryEntry[];
   /** null until the transfer has left the privacy pool. */
   privacy: PrivacyReport | null;
 }
@@ -282,12 +285,12 @@ export function createTransferService(deps: TransferServiceDeps) {
       if (!row) return null;
       if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy)) };
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
-      return { access: 'full', transfer: transferView(row) };
+      return { access: 'full', transfer: transferView(row, await reachedStatuses(deps.db, row.routeId)) };
     },
 
     async get(routeId: string): Promise<TransferView | null> {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
-      return row ? transferView(row) : null;
+      return row ? transferView(row, await reachedStatuses(deps.db, row.routeId)) : null;
     },
   };
 }
@@ -302,11 +305,7 @@ async function publicView(
   row: typeof transfers.$inferSelect,
   privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds' | 'publicEndHoldSeconds'>,
 ) {
-  const history = await db
-    .select({ status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
-    .from(transferStatuses)
-    .where(eq(transferStatuses.routeId, row.routeId))
-    .orderBy(transferStatuses.statusSeq);
+  const history = await reachedStatuses(db, row.routeId);
   const clock = publicClockOf(row, {
     epochSeconds: privacy.exitEpochSeconds,
     endDelayMaxSeconds: privacy.publicEndDelaySeconds,
@@ -322,8 +321,17 @@ async function publicView(
   return { transfer, seq: shown.seq };
 }
 
+/** A transfer's recorded statuses (transfer_statuses) in the order it reached them. */
+function reachedStatuses(db: Database, routeId: string) {
+  return db
+    .select({ status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
+    .from(transferStatuses)
+    .where(eq(transferStatuses.routeId, routeId))
+    .orderBy(transferStatuses.statusSeq);
+}
+
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
-function transferView(row: typeof transfers.$inferSelect): TransferView {
+function transferView(row: typeof transfers.$inferSelect, reached: { status: string; reachedAt: Date }[]): TransferView {
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,
@@ -364,6 +372,7 @@ function transferView(row: typeof transfers.$inferSelect): TransferView {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,
+    statusHistory: statusHistoryOf(row, reached),
     minAnonymitySet: row.minAnonymitySet ?? 1,
     privacy:
       row.anonymitySet === null

@@ -260,3 +260,19 @@ describe('error codes', { timeout: 60_000 }, () => {
     assert.equal(codeOfQuoteError('no USD price for WETH on chain 3; the minimum fee cannot be computed'), 'NO_ROUTE');
   });
 });
+
+describe('status history', { timeout: 60_000 }, () => {
+  test('the full view starts its history with AWAITING_DEPOSIT at creation; the public view has none', async () => {
+    const app = h.api();
+    const created = await call(app, 'POST', '/api/private-route', CREATE_BODY);
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const routeId = created.body.data!.routeId as string;
+    const full = await call(app, 'GET', `/api/private-route/${routeId}`, undefined, { authorization: `Bearer ${created.body.data!.statusToken}` });
+    assert.equal(full.status, 200);
+    const view = full.body.data as { createdAt: string; statusHistory: unknown };
+    assert.deepEqual(view.statusHistory, [{ status: 'AWAITING_DEPOSIT', at: view.createdAt, txHash: null }]);
+    const anonymous = await call(app, 'GET', `/api/private-route/${routeId}`);
+    assert.equal(anonymous.status, 200);
+    assert.equal((anonymous.body.data as Record<string, unknown>).statusHistory, undefined, 'the history is only for the statusToken');
+  });
+});

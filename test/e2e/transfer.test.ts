@@ -57,6 +57,9 @@ interface Transfer {
   quotedOutputAmount: string;
   feeAmount: string;
   payoutTxHash: string | null;
+  depositTxHash: string | null;
+  bridgeInTxHash: string | null;
+  statusHistory: { status: string; at: string; txHash: string | null }[];
 }
 
 /** The USDC → WETH transfer, which failed on its way: the encrypted-history test reads its history. */
@@ -142,6 +145,24 @@ describe('full transfers on the local stack', () => {
 
     const receipt = await stack.chainClient('destination').getTransactionReceipt({ hash: transfer.payoutTxHash as `0x${string}` });
     assert.equal(receipt.status, 'success');
+    // The holder's history: every status in order, times never going back, the hops' transactions where they belong.
+    const history = transfer.statusHistory;
+    assert.deepEqual(
+      history.map((h) => h.status),
+      ['AWAITING_DEPOSIT', 'BRIDGING_IN', 'RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT', 'COMPLETED'],
+    );
+    assert.ok(
+      history.every((h, i) => i === 0 || Date.parse(h.at) >= Date.parse(history[i - 1]!.at)),
+      JSON.stringify(history),
+    );
+    assert.deepEqual(
+      history.filter((h) => h.txHash !== null).map((h) => [h.status, h.txHash]),
+      [
+        ['BRIDGING_IN', transfer.depositTxHash],
+        ['RECEIVED_ON_HUB', transfer.bridgeInTxHash],
+        ['COMPLETED', transfer.payoutTxHash],
+      ],
+    );
 
     const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));
     const kinds = Object.fromEntries(ledger.map((e) => [e.kind, BigInt(e.amount)]));
