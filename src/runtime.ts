@@ -18,6 +18,8 @@ import { withCatalogCache } from './providers/cachedBridge.ts';
 import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
 import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
+import { networkProfile } from './networks/profiles.ts';
+import { withChainDetails } from './quote/chainDetails.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
 import type { HotWalletSettings } from './observability/hotWallets.ts';
@@ -225,6 +227,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     });
   }
   quotes = withQuoteCache(withAmountAdvice(quotes, createClassActivity(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
+  quotes = withChainDetails(quotes, networkProfile(config.NETWORK)?.chains ?? []);
   const close = async () => {
     attestations?.close();
     await database.close();

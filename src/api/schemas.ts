@@ -304,6 +304,16 @@ export const transferViewSchema = quoteSchema
     createdAt: z.string().openapi({ format: 'date-time' }),
     updatedAt: z.string().openapi({ format: 'date-time' }),
     completedAt: z.string().nullable().openapi({ format: 'date-time' }),
+    explorerLinks: z
+      .object({
+        depositTx: z.string().nullable(),
+        bridgeInTx: z.string().nullable(),
+        payoutTx: z.string().nullable(),
+      })
+      .openapi({
+        description:
+          'The explorer page of each transaction hash the view returns (depositTxHash on the source chain, bridgeInTxHash on the hub, payoutTxHash on the destination); null until the hash is known or where the chain has no known explorer.',
+      }),
     statusHistory: z
       .array(
         z.object({
@@ -335,6 +345,14 @@ export const chainSchema = z
     displayName: z.string(),
     logoUrl: z.string().optional(),
     vmType: z.string().optional(),
+    explorerUrl: z
+      .string()
+      .nullable()
+      .openapi({ description: "The chain's block explorer; a transaction's page is `<explorerUrl>/tx/<hash>`. null where none is known (the local chains)." }),
+    nativeCurrency: z
+      .object({ symbol: z.string(), decimals: z.number().int() })
+      .nullable()
+      .openapi({ description: 'The currency gas is paid in on this chain; null where the provider and the network profile name none.' }),
   })
   .openapi('Chain');
 

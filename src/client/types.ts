@@ -7,7 +7,13 @@ import type { Quote } from '../quote/quoteService.ts';
 import type { NewTransfer, PublicTransferView, TransferView } from '../transfers/transferService.ts';
 import type { TransferStatus } from '../../workflows/types.ts';
 
-export type { BridgeChain as Chain, BridgeToken as Token, NewTransfer, PublicTransferView, Quote, TransferStatus, TransferView };
+export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, TransferStatus, TransferView };
+
+/** A chain as GET /api/bridge/chains lists it: its explorer and native currency null where none is known. */
+export type Chain = Omit<BridgeChain, 'explorerUrl' | 'nativeCurrency'> & {
+  explorerUrl: string | null;
+  nativeCurrency: NonNullable<BridgeChain['nativeCurrency']> | null;
+};
 
 export interface QuoteRequest {
   sourceChainId: number;

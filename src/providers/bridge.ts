@@ -14,6 +14,10 @@ export interface BridgeChain {
   displayName: string;
   logoUrl?: string;
   vmType?: string;
+  /** The chain's block explorer (its transaction pages at `<explorerUrl>/tx/<hash>`), where known. */
+  explorerUrl?: string;
+  /** The currency its gas is paid in, where known. */
+  nativeCurrency?: { symbol: string; decimals: number };
 }
 
 export interface BridgeToken {

@@ -7,6 +7,7 @@ import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
 import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
+import { explorerTxUrl } from '../quote/chainDetails.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
@@ -93,6 +94,8 @@ export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | '
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
+  /** The explorer page of each of the three hashes above, where its chain's explorer is known. */
+  explorerLinks: { depositTx: string | null; bridgeInTx: string | null; payoutTx: string | null };
   /** Every status it reached, oldest first, with its time (and the transaction where the view names one). */
   statusHistory: StatusHistoryEntry[];
   /** null until the transfer has left the privacy pool. */
@@ -167,6 +170,10 @@ export function publicError(error: string | null): string | null {
 }
 
 export function createTransferService(deps: TransferServiceDeps) {
+  const fullView = async (row: typeof transfers.$inferSelect) => {
+    const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
+    return transferView(row, reached, explorers);
+  };
   return {
     /**
      * Quotes afresh, allocates the route's accounts, persists the transfer, then starts its workflow
@@ -285,12 +292,12 @@ export function createTransferService(deps: TransferServiceDeps) {
       if (!row) return null;
       if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy)) };
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
-      return { access: 'full', transfer: transferView(row, await reachedStatuses(deps.db, row.routeId)) };
+      return { access: 'full', transfer: await fullView(row) };
     },
 
     async get(routeId: string): Promise<TransferView | null> {
       const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
-      return row ? transferView(row, await reachedStatuses(deps.db, row.routeId)) : null;
+      return row ? fullView(row) : null;
     },
   };
 }
@@ -321,6 +328,20 @@ async function publicView(
   return { transfer, seq: shown.seq };
 }
 
+/**
+ * Each chain's explorer, from the chain catalogue (cached by the providers). A view is never held up by it: an
+ * unreachable or slow provider (over a second) leaves the links null.
+ */
+async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<number, string>> {
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('chain catalogue too slow')), 1_000).unref());
+  try {
+    const chains = await Promise.race([quotes.chains(), timeout]);
+    return new Map(chains.flatMap((chain) => (chain.explorerUrl ? [[chain.chainId, chain.explorerUrl] as const] : [])));
+  } catch {
+    return new Map();
+  }
+}
+
 /** A transfer's recorded statuses (transfer_statuses) in the order it reached them. */
 function reachedStatuses(db: Database, routeId: string) {
   return db
@@ -331,7 +352,7 @@ function reachedStatuses(db: Database, routeId: string) {
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
-function transferView(row: typeof transfers.$inferSelect, reached: { status: string; reachedAt: Date }[]): TransferView {
+function transferView(row: typeof transfers.$inferSelect, reached: { status: string; reachedAt: Date }[], explorers: Map<number, string>): TransferView {
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,
@@ -372,6 +393,11 @@ function transferView(row: typeof transfers.$inferSelect, reached: { status: str
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,
+    explorerLinks: {
+      depositTx: explorerTxUrl(explorers.get(row.sourceChainId), row.depositTxHash),
+      bridgeInTx: explorerTxUrl(explorers.get(row.hubChainId), row.bridgeInTxHash),
+      payoutTx: explorerTxUrl(explorers.get(row.destChainId), row.payoutTxHash),
+    },
     statusHistory: statusHistoryOf(row, reached),
     minAnonymitySet: row.minAnonymitySet ?? 1,
     privacy:

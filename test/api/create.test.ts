@@ -10,7 +10,7 @@ import { ERROR_CODES } from '../../src/api/errorCodes.ts';
 import { codeOfQuoteError } from '../../src/api/errorMapping.ts';
 import { transfers } from '../../src/db/schema.ts';
 import { createApiKey } from '../../src/partners/apiKeys.ts';
-import { BRIDGE_DOWN_AMOUNT, call, CREATE_BODY, HUB, NO_ROUTE_AMOUNT, QUOTE_BODY, startHarness, type Harness } from './harness.ts';
+import { BRIDGE_DOWN_AMOUNT, call, CREATE_BODY, HUB, NO_ROUTE_AMOUNT, QUOTE_BODY, SOURCE, SOURCE_EXPLORER, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
 before(
@@ -258,6 +258,35 @@ describe('error codes', { timeout: 60_000 }, () => {
     assert.equal(codeOfQuoteError('destChainId 5 is not a supported chain of the burn-and-mint network (see GET /api/bridge/chains)'), 'UNSUPPORTED_CHAIN');
     assert.equal(codeOfQuoteError('amount 1 USDC is too small: the fees exceed the output'), 'INVALID_AMOUNT');
     assert.equal(codeOfQuoteError('no USD price for WETH on chain 3; the minimum fee cannot be computed'), 'NO_ROUTE');
+  });
+});
+
+describe('explorer links', { timeout: 60_000 }, () => {
+  test('chains name their explorer and currency (null where unknown); the full view links each hash on its chain', async () => {
+    const app = h.api();
+    const chains = await call<{ chainId: number; explorerUrl: string | null; nativeCurrency: unknown }[]>(app, 'GET', '/api/bridge/chains');
+    assert.equal(chains.status, 200);
+    const source = chains.body.data!.find((c) => c.chainId === SOURCE)!;
+    assert.equal(source.explorerUrl, SOURCE_EXPLORER);
+    assert.deepEqual(source.nativeCurrency, { symbol: 'ETH', decimals: 18 });
+    assert.ok(chains.body.data!.filter((c) => c.chainId !== SOURCE).every((c) => c.explorerUrl === null && c.nativeCurrency === null));
+
+    const created = await call(app, 'POST', '/api/private-route', CREATE_BODY);
+    const routeId = created.body.data!.routeId as string;
+    const read = async () =>
+      (await call(app, 'GET', `/api/private-route/${routeId}`, undefined, { authorization: `Bearer ${created.body.data!.statusToken}` })).body.data as {
+        explorerLinks: Record<string, string | null>;
+      };
+    assert.deepEqual((await read()).explorerLinks, { depositTx: null, bridgeInTx: null, payoutTx: null }, 'no hash, no link');
+    const deposit = `0x${'ab'.repeat(32)}`;
+    const payout = `0x${'cd'.repeat(32)}`;
+    await h.database.db.update(transfers).set({ depositTxHash: deposit, payoutTxHash: payout }).where(eq(transfers.routeId, routeId));
+    assert.deepEqual((await read()).explorerLinks, {
+      depositTx: `${SOURCE_EXPLORER}/tx/${deposit}`,
+      bridgeInTx: null,
+      // The destination chain has no known explorer: the hash is there, the link is not.
+      payoutTx: null,
+    });
   });
 });
 

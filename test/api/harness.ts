@@ -28,6 +28,7 @@ import { createTransferService, type TransferService } from '../../src/transfers
 export const SOURCE = 1;
 export const HUB = 2;
 export const DEST = 3;
+export const SOURCE_EXPLORER = 'https://explorer.source.example';
 export const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
 export const QUOTE_BODY = { sourceChainId: SOURCE, destChainId: DEST, amount: '10' };
 export const CREATE_BODY = { ...QUOTE_BODY, userDestinationAddress: RECIPIENT };
@@ -44,7 +45,14 @@ const token = (chainId: number, symbol: string, decimals: number, digit: string)
 });
 
 const fakeBridge: DepositAddressBridge = {
-  listChains: async () => [SOURCE, HUB, DEST].map((chainId) => ({ chainId, name: `c${chainId}`, displayName: `Chain ${chainId}` })),
+  // The source chain names an explorer and its currency, as Relay's catalogue does; the others, like local chains, do not.
+  listChains: async () =>
+    [SOURCE, HUB, DEST].map((chainId) => ({
+      chainId,
+      name: `c${chainId}`,
+      displayName: `Chain ${chainId}`,
+      ...(chainId === SOURCE && { explorerUrl: SOURCE_EXPLORER, nativeCurrency: { symbol: 'ETH', decimals: 18 } }),
+    })),
   listTokens: async (chainId) => [token(chainId, 'USDC', 6, '1'), token(chainId, 'WETH', 18, '2')],
   quote: async (request) => {
     if (request.amount === 777_000_000n) throw new BridgeRouteError('no route: insufficient liquidity');

@@ -91,20 +91,38 @@ const quoteResponse = {
 };
 
 describe('relay adapter: requests and mapping', () => {
-  test('listChains keeps enabled EVM chains and sends the API key header', async () => {
+  test('listChains keeps enabled EVM chains with their explorer and native currency, and sends the API key header', async () => {
     const { bridge, calls } = bridgeWith(() =>
       json({
         chains: [
-          { id: 8453, name: 'base', displayName: 'Base', vmType: 'evm', disabled: false, depositEnabled: true, logoUrl: 'https://x/base.png' },
+          {
+            id: 8453,
+            name: 'base',
+            displayName: 'Base',
+            vmType: 'evm',
+            disabled: false,
+            depositEnabled: true,
+            logoUrl: 'https://x/base.png',
+            explorerUrl: 'https://basescan.org/',
+            currency: { id: 'eth', symbol: 'ETH', name: 'Ether', address: '0x0000000000000000000000000000000000000000', decimals: 18 },
+          },
           { id: 792703809, name: 'solana', displayName: 'Solana', vmType: 'svm', disabled: false },
           { id: 999, name: 'dead', displayName: 'Dead', vmType: 'evm', disabled: true },
-          { id: 10, name: 'optimism', displayName: 'OP Mainnet', vmType: 'evm', iconUrl: 'https://x/op.svg', extra: { nested: 1 } },
+          { id: 10, name: 'optimism', displayName: 'OP Mainnet', vmType: 'evm', iconUrl: 'https://x/op.svg', explorerUrl: '', extra: { nested: 1 } },
         ],
       }),
     );
     const chains = await bridge.listChains();
     assert.deepEqual(chains, [
-      { chainId: 8453, name: 'base', displayName: 'Base', logoUrl: 'https://x/base.png', vmType: 'evm' },
+      {
+        chainId: 8453,
+        name: 'base',
+        displayName: 'Base',
+        logoUrl: 'https://x/base.png',
+        vmType: 'evm',
+        explorerUrl: 'https://basescan.org',
+        nativeCurrency: { symbol: 'ETH', decimals: 18 },
+      },
       { chainId: 10, name: 'optimism', displayName: 'OP Mainnet', logoUrl: 'https://x/op.svg', vmType: 'evm' },
     ]);
     assert.equal(calls.length, 1);

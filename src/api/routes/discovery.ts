@@ -33,7 +33,9 @@ export function discoveryRoutes(deps: ApiDeps) {
     .openapi(chainsRoute, async (c) =>
       ok(
         c,
-        (await deps.quotes.chains()).filter((chain) => chains.served(chain.chainId)),
+        (await deps.quotes.chains())
+          .filter((chain) => chains.served(chain.chainId))
+          .map((chain) => ({ ...chain, explorerUrl: chain.explorerUrl ?? null, nativeCurrency: chain.nativeCurrency ?? null })),
       ),
     )
     .openapi(tokensRoute, async (c) => {

@@ -57,6 +57,9 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
           displayName: c.displayName,
           logoUrl: c.logoUrl ?? c.iconUrl ?? undefined,
           vmType: c.vmType,
+          // Relay answers "" for a chain without an explorer.
+          ...(c.explorerUrl && { explorerUrl: c.explorerUrl.replace(/\/+$/, '') }),
+          ...(c.currency && { nativeCurrency: { symbol: c.currency.symbol, decimals: c.currency.decimals } }),
         }));
     },
 

@@ -35,6 +35,8 @@ const chainSchema = z.looseObject({
   depositEnabled: z.boolean().optional(),
   iconUrl: z.string().nullish(),
   logoUrl: z.string().nullish(),
+  explorerUrl: z.string().nullish(),
+  currency: z.looseObject({ symbol: z.string(), decimals: z.number().int() }).nullish(),
 });
 const chainsResponseSchema = z.looseObject({ chains: z.array(chainSchema) });
 export type RelayChain = z.infer<typeof chainSchema>;
