@@ -333,12 +333,17 @@ async function publicView(
  * unreachable or slow provider (over a second) leaves the links null.
  */
 async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<number, string>> {
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('chain catalogue too slow')), 1_000).unref());
+  let timer: NodeJS.Timeout | undefined;
+  const tooSlow = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('chain catalogue too slow')), 1_000);
+  });
   try {
-    const chains = await Promise.race([quotes.chains(), timeout]);
+    const chains = await Promise.race([quotes.chains(), tooSlow]);
     return new Map(chains.flatMap((chain) => (chain.explorerUrl ? [[chain.chainId, chain.explorerUrl] as const] : [])));
   } catch {
     return new Map();
+  } finally {
+    clearTimeout(timer);
   }
 }
 
