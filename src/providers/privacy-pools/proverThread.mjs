@@ -58,7 +58,8 @@ const [snarkjs, { WitnessCalculatorBuilder }, { buildBn128 }] = await Promise.al
 });
 
 const init = await load().catch((error) => {
-  port.postMessage({ type: 'init-failed', error: describeError(error) });
+  // Closed while starting: close() ends the thread; its processes' deaths are not a failed start.
+  if (!closing) port.postMessage({ type: 'init-failed', error: describeError(error) });
   return null;
 });
 if (init && !closing) serve(init);
