@@ -299,7 +299,9 @@ export const transferViewSchema = quoteSchema
     refundAddress: hexAddress('Where undeliverable deposits are refunded; null when none was given.').nullable(),
     depositDeadline: z.string().openapi({ description: 'ISO 8601; a deposit after it is refunded or held.', format: 'date-time' }),
     depositTxHash: txHash("The sender's deposit into depositAddress, on the source chain; null until seen."),
-    bridgeInTxHash: txHash("The bridge's delivery to hubAccount, on the hub chain; null until seen."),
+    bridgeInTxHash: txHash(
+      "The deposit account's send into the bridge (the payment to Relay, or the CCTP burn) that carries the deposit to hubAccount, on the source chain; null until sent.",
+    ),
     payoutTxHash: txHash('The payment to the recipient, on the destination chain; null until paid.'),
     createdAt: z.string().openapi({ format: 'date-time' }),
     updatedAt: z.string().openapi({ format: 'date-time' }),
@@ -312,7 +314,7 @@ export const transferViewSchema = quoteSchema
       })
       .openapi({
         description:
-          'The explorer page of each transaction hash the view returns (depositTxHash on the source chain, bridgeInTxHash on the hub, payoutTxHash on the destination); null until the hash is known or where the chain has no known explorer.',
+          'The explorer page of each transaction hash the view returns (depositTxHash and bridgeInTxHash on the source chain, payoutTxHash on the destination); null until the hash is known or where the chain has no known explorer.',
       }),
     statusHistory: z
       .array(
@@ -320,8 +322,9 @@ export const transferViewSchema = quoteSchema
           status: statusSchema,
           at: z.string().openapi({ format: 'date-time' }),
           txHash: txHash(
-            'The transaction that brought the transfer to this status, where the view names one: the deposit (BRIDGING_IN), the bridge delivery on the hub (RECEIVED_ON_HUB), the payment (COMPLETED).',
+            "The transaction that brought the transfer to this status, where the view names one: the deposit (BRIDGING_IN), the deposit account's send into the bridge (RECEIVED_ON_HUB), the payment (COMPLETED).",
           ),
+          chainId: z.number().int().nullable().openapi({ description: 'The chain txHash is on; null without a txHash.' }),
         }),
       )
       .openapi({ description: 'Every status the transfer reached, oldest first, starting with AWAITING_DEPOSIT at creation.' }),

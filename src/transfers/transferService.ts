@@ -400,7 +400,7 @@ function transferView(row: typeof transfers.$inferSelect, reached: { status: str
     completedAt: row.completedAt?.toISOString() ?? null,
     explorerLinks: {
       depositTx: explorerTxUrl(explorers.get(row.sourceChainId), row.depositTxHash),
-      bridgeInTx: explorerTxUrl(explorers.get(row.hubChainId), row.bridgeInTxHash),
+      bridgeInTx: explorerTxUrl(explorers.get(row.sourceChainId), row.bridgeInTxHash),
       payoutTx: explorerTxUrl(explorers.get(row.destChainId), row.payoutTxHash),
     },
     statusHistory: statusHistoryOf(row, reached),

@@ -279,11 +279,13 @@ describe('explorer links', { timeout: 60_000 }, () => {
       };
     assert.deepEqual((await read()).explorerLinks, { depositTx: null, bridgeInTx: null, payoutTx: null }, 'no hash, no link');
     const deposit = `0x${'ab'.repeat(32)}`;
+    const bridgeIn = `0x${'ef'.repeat(32)}`;
     const payout = `0x${'cd'.repeat(32)}`;
-    await h.database.db.update(transfers).set({ depositTxHash: deposit, payoutTxHash: payout }).where(eq(transfers.routeId, routeId));
+    await h.database.db.update(transfers).set({ depositTxHash: deposit, bridgeInTxHash: bridgeIn, payoutTxHash: payout }).where(eq(transfers.routeId, routeId));
     assert.deepEqual((await read()).explorerLinks, {
       depositTx: `${SOURCE_EXPLORER}/tx/${deposit}`,
-      bridgeInTx: null,
+      // The send into the bridge is on the source chain too.
+      bridgeInTx: `${SOURCE_EXPLORER}/tx/${bridgeIn}`,
       // The destination chain has no known explorer: the hash is there, the link is not.
       payoutTx: null,
     });
@@ -299,7 +301,7 @@ describe('status history', { timeout: 60_000 }, () => {
     const full = await call(app, 'GET', `/api/private-route/${routeId}`, undefined, { authorization: `Bearer ${created.body.data!.statusToken}` });
     assert.equal(full.status, 200);
     const view = full.body.data as { createdAt: string; statusHistory: unknown };
-    assert.deepEqual(view.statusHistory, [{ status: 'AWAITING_DEPOSIT', at: view.createdAt, txHash: null }]);
+    assert.deepEqual(view.statusHistory, [{ status: 'AWAITING_DEPOSIT', at: view.createdAt, txHash: null, chainId: null }]);
     const anonymous = await call(app, 'GET', `/api/private-route/${routeId}`);
     assert.equal(anonymous.status, 200);
     assert.equal((anonymous.body.data as Record<string, unknown>).statusHistory, undefined, 'the history is only for the statusToken');

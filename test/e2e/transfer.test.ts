@@ -59,7 +59,9 @@ interface Transfer {
   payoutTxHash: string | null;
   depositTxHash: string | null;
   bridgeInTxHash: string | null;
-  statusHistory: { status: string; at: string; txHash: string | null }[];
+  sourceChainId: number;
+  destChainId: number;
+  statusHistory: { status: string; at: string; txHash: string | null; chainId: number | null }[];
 }
 
 /** The USDC → WETH transfer, which failed on its way: the encrypted-history test reads its history. */
@@ -156,13 +158,22 @@ describe('full transfers on the local stack', () => {
       JSON.stringify(history),
     );
     assert.deepEqual(
-      history.filter((h) => h.txHash !== null).map((h) => [h.status, h.txHash]),
+      history.filter((h) => h.txHash !== null).map((h) => [h.status, h.txHash, h.chainId]),
       [
-        ['BRIDGING_IN', transfer.depositTxHash],
-        ['RECEIVED_ON_HUB', transfer.bridgeInTxHash],
-        ['COMPLETED', transfer.payoutTxHash],
+        ['BRIDGING_IN', transfer.depositTxHash, transfer.sourceChainId],
+        ['RECEIVED_ON_HUB', transfer.bridgeInTxHash, transfer.sourceChainId],
+        ['COMPLETED', transfer.payoutTxHash, transfer.destChainId],
       ],
     );
+    // Each hash is a transaction on the chain the view says it is on.
+    for (const [chain, hash] of [
+      ['source', transfer.depositTxHash],
+      ['source', transfer.bridgeInTxHash],
+      ['destination', transfer.payoutTxHash],
+    ] as const) {
+      const onChain = await stack.chainClient(chain).getTransactionReceipt({ hash: hash as `0x${string}` });
+      assert.equal(onChain.status, 'success', `${hash} on the ${chain} chain`);
+    }
 
     const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, created.routeId));
     const kinds = Object.fromEntries(ledger.map((e) => [e.kind, BigInt(e.amount)]));

@@ -9,6 +9,7 @@ import { ApiError } from '../errorCodes.ts';
 import { headerParameters, routeIdParamsSchema } from '../schemas.ts';
 import { failures, newApp, passThrough } from './common.ts';
 import { presentedStatusToken, readTransfer, STATUS_TOKEN_SECURITY } from './transfers.ts';
+import { statusHistoryUpTo } from '../../transfers/statusHistory.ts';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 const DEFAULT_MAX_STREAMS = 10;
@@ -135,8 +136,12 @@ export function eventRoutes(deps: ApiDeps) {
             // What GET answers this caller now (the view it is entitled to), with the status this event announces:
             // a status that lasted a moment is streamed even if the route has moved on by the time it is read.
             const read = await deps.transfers.read(routeId, token);
-            if (!read || read.access === 'denied') break;
-            const data = { ...read.transfer, status: change.status as typeof read.transfer.status };
+            if (read?.access !== 'full') break;
+            const data = {
+              ...read.transfer,
+              status: change.status as typeof read.transfer.status,
+              statusHistory: statusHistoryUpTo(read.transfer.statusHistory, change.status),
+            };
             await stream.writeSSE({ event: 'status', id: String(change.statusSeq), data: JSON.stringify(data), ...(first ? { retry: RETRY_MS } : {}) });
             first = false;
             if (TERMINAL.has(change.status)) break;
