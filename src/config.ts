@@ -174,6 +174,13 @@ export const configSchema = z.object({
   PRICE_EPOCH_MARGIN_BPS: z.coerce.number().int().min(0).max(2_000).default(50),
   /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
   QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  /** How long a create may cite a quote's quoteId and get exactly that quote (never past the quote's held prices). */
+  QUOTE_TTL_SECONDS: z.coerce.number().int().min(5).max(600).default(30),
+  /** The largest transfer the service takes, in USD at the source token's price; "0" = no maximum. */
+  MAX_TRANSFER_USD: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be a decimal like "100000"')
+    .default('100000'),
   /**
    * Headroom on the service's own gas in quotes (src/quote/gasCost.ts), in basis points of its cost at the current fees:
    * a route's transactions run minutes to hours after its quote, and fees move meanwhile.

@@ -19,6 +19,7 @@ import { createCctpQuoteService } from './quote/cctpQuoteService.ts';
 import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { networkProfile } from './networks/profiles.ts';
+import { withAmountLimits } from './quote/amountLimits.ts';
 import { withChainDetails } from './quote/chainDetails.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
@@ -226,6 +227,11 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       previewAccount,
     });
   }
+  quotes = withAmountLimits(quotes, {
+    maxTransferUsd: /^0+(\.0+)?$/.test(config.MAX_TRANSFER_USD) ? null : config.MAX_TRANSFER_USD,
+    // Burn-and-mint moves USDC only, valued at one dollar as its quotes do.
+    usdPrice: (token) => (bridge.mode === 'relay' ? bridge.relay.tokenUsdPrice(token.chainId, token.address) : Promise.resolve('1')),
+  });
   quotes = withQuoteCache(withAmountAdvice(quotes, createClassActivity(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
   quotes = withChainDetails(quotes, networkProfile(config.NETWORK)?.chains ?? []);
   const close = async () => {

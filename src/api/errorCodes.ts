@@ -8,7 +8,8 @@ export const ERROR_CODES = {
   INVALID_REQUEST: { status: 400, meaning: 'The body is not a JSON object, a field is missing or mistyped, or a header or query parameter is malformed.' },
   INVALID_AMOUNT: {
     status: 400,
-    meaning: "`amount` is no positive decimal within the token's precision and range, or too small for the fees or the pool minimum.",
+    meaning:
+      "`amount` is no positive decimal within the token's precision and range, or outside the pair's limits: too small for the fees or the pool minimum, or above the service's maximum.",
   },
   INVALID_ADDRESS: { status: 400, meaning: '`userDestinationAddress` or `refundAddress` is no checksummed 20-byte address, or is the zero address.' },
   INVALID_WEBHOOK_URL: { status: 400, meaning: '`webhookUrl` is not an acceptable https URL (see docs/api.md, webhookUrl).' },
@@ -26,6 +27,8 @@ export const ERROR_CODES = {
   BODY_TOO_LARGE: { status: 413, meaning: 'The request body is larger than 64 KiB.' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: 'The Idempotency-Key header is not 8 to 255 printable ASCII characters.' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'This Idempotency-Key was used with another request body in the last 24 hours.' },
+  QUOTE_EXPIRED: { status: 409, meaning: 'The quoteId is unknown or its quote has expired (expiresAt): quote again, or create without a quoteId.' },
+  QUOTE_MISMATCH: { status: 409, meaning: 'The quoteId was quoted for other chains, tokens or another amount than this create asks for.' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'The first request with this Idempotency-Key is still running; retry after Retry-After.' },
   BRIDGE_UNAVAILABLE: { status: 500, meaning: 'The bridge provider did not answer; try again shortly.' },
   INTERNAL_ERROR: { status: 500, meaning: "Anything else; details are in the service's logs, never in the answer." },

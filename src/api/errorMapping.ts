@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
 import { QuoteError } from '../quote/quoteService.ts';
-import { ApiError, type ErrorCode } from './errorCodes.ts';
+import { ApiError, ERROR_CODES, type ErrorCode } from './errorCodes.ts';
 
 /** The code of a zod issue, from the field it is about. */
 export function codeOfIssue(issue: z.core.$ZodIssue | undefined): ErrorCode {
@@ -37,7 +37,10 @@ export function codeOfQuoteError(message: string): ErrorCode {
 /** The envelope's status, code and text for any error a handler threw; `internal` marks what must be logged. */
 export function toApiError(error: Error): { failure: ApiError; internal: boolean } {
   if (error instanceof ApiError) return { failure: error, internal: false };
-  if (error instanceof QuoteError) return { failure: new ApiError(400, codeOfQuoteError(error.message), error.message), internal: false };
+  if (error instanceof QuoteError) {
+    const code = error.code ?? codeOfQuoteError(error.message);
+    return { failure: new ApiError(ERROR_CODES[code].status, code, error.message), internal: false };
+  }
   if (error instanceof BridgeRouteError) return { failure: new ApiError(400, 'NO_ROUTE', error.message), internal: false };
   if (error instanceof HTTPException && error.status < 500)
     return { failure: new ApiError(400, 'INVALID_REQUEST', error.message || 'bad request'), internal: false };

@@ -6,6 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { isAddress, zeroAddress } from 'viem';
 import { TRANSFER_STATUSES } from '../../workflows/types.ts';
+import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
 import { ERROR_CODE_LIST } from './errorCodes.ts';
 
 const chainId = (field: string) =>
@@ -85,6 +86,15 @@ export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }
         .optional()
         .openapi({
           description: "Addition to the spec. Anonymity set to wait for in the privacy pool (at least the service's, at most PRIVACY_MAX_ANONYMITY_SET).",
+        }),
+      quoteId: z
+        .string({ error: 'quoteId must be a string' })
+        .regex(QUOTE_ID_PATTERN, 'quoteId must be the quoteId of a quote answer: qt_ + 32 hex characters')
+        .optional()
+        .openapi({
+          description:
+            'Addition to the spec. Create with exactly this quote (same chains, tokens and amount) while it is fresh: 409 QUOTE_EXPIRED after its expiresAt, 409 QUOTE_MISMATCH for another request. Without it the create is priced afresh.',
+          example: 'qt_0123456789abcdef0123456789abcdef',
         }),
       webhookUrl: z
         .string({ error: 'webhookUrl must be a string' })
@@ -227,6 +237,22 @@ const amountClassSchema = z
 
 export const quoteSchema = z
   .object({
+    quoteId: z.string().optional().openapi({
+      description: 'Addition to the spec. Quotes only: cite it in the create (quoteId) to get exactly this quote until expiresAt.',
+      example: 'qt_0123456789abcdef0123456789abcdef',
+    }),
+    expiresAt: z.string().optional().openapi({
+      format: 'date-time',
+      description: 'Addition to the spec. Quotes only: until when a create may cite quoteId (QUOTE_TTL_SECONDS, never past priceHeldUntil).',
+    }),
+    minAmount: smallestUnits(
+      'Addition to the spec. Quotes only: the smallest input this pair pays anything for at current prices (source token); null where it cannot be computed',
+    )
+      .nullable()
+      .optional(),
+    maxAmount: smallestUnits("Addition to the spec. Quotes only: the service's largest input for this pair (source token); null without a maximum")
+      .nullable()
+      .optional(),
     symbol: z.string().openapi({ description: 'Source token symbol.', example: 'USDC' }),
     destSymbol: z.string().openapi({ description: 'Destination token symbol.', example: 'USDC' }),
     sourceChainId: z.number().int(),

@@ -9,6 +9,7 @@ import { connectTemporalClient } from '../temporal/connection.ts';
 import { createIdempotencyStore } from '../transfers/idempotency.ts';
 import { createStatusFeed } from '../transfers/statusFeed.ts';
 import { createTransferService } from '../transfers/transferService.ts';
+import { createQuoteRecords, withQuoteRecords } from '../quote/quoteRecords.ts';
 import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
 import { createApi } from './app.ts';
 
@@ -33,11 +34,14 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
     await connection.close();
     throw error;
   }
+  const quoteRecords = createQuoteRecords(service.db, { ttlSeconds: config.QUOTE_TTL_SECONDS });
+  const quotes = withQuoteRecords(service.quotes, quoteRecords);
   const transfers = createTransferService({
     db: service.db,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    quotes: service.quotes,
+    quotes,
+    quoteRecords,
     addresses: service.addresses,
     settings: transferSettings(config),
     privacy: privacySettings(config),
@@ -49,7 +53,7 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
     const servedChainIds = new Set(Object.keys(config.CHAIN_RPC_URLS).map(Number));
     const abuse = await createAbuseLimits({ db: service.db, settings: abuseLimitSettings(config), hashKey: config.CLIENT_HASH_KEY, logger });
     const app = createApi({
-      quotes: service.quotes,
+      quotes,
       transfers,
       logger,
       servedChainIds,

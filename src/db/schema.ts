@@ -465,3 +465,19 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_unstarted_idx').on(t.deliverAfter).where(sql`${t.state} = 'pending' and ${t.attempts} = 0`),
   ],
 );
+
+/**
+ * Quotes handed out with a quoteId (src/quote/quoteRecords.ts), kept until shortly after they expire so that a create
+ * citing one gets exactly it. No client, key or address is stored with a quote.
+ */
+export const quotes = pgTable(
+  'quotes',
+  {
+    quoteId: text('quote_id').primaryKey(),
+    /** The quote and the tokens it resolved (ResolvedQuote), as the quote service returned them. */
+    resolved: jsonb('resolved').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('quotes_expires_idx').on(t.expiresAt)],
+);

@@ -7,7 +7,7 @@ import type { PrivacyPool } from '../providers/privacyPool.ts';
 
 type PoolFees = Awaited<ReturnType<PrivacyPool['fees']>>;
 import type { NetworkCosts } from './gasCost.ts';
-import { classOutput, QuoteError, type QuoteService } from './quoteService.ts';
+import { classOutput, QuoteError, type QuoteErrorDetails, type QuoteService } from './quoteService.ts';
 
 const USDC_DECIMALS = 6;
 /** USDC is priced at 1 USD in this mode; the minimum fee and the USD figures use that. */
@@ -122,16 +122,19 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       const { source, destination, hub, amount } = route;
       const [fees, networkCost] = await Promise.all([deps.pool.fees(hub.usdc), networkCostOf(route)]);
       const path = await pathOf(route, amount, fees, networkCost);
+      const tooSmall: QuoteErrorDetails = { code: 'INVALID_AMOUNT', limit: 'min', sourceToken: usdcToken(source) };
       if (amount - path.bridgeInFee < path.minimumDeposit) {
         throw new QuoteError(
           `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(path.minimumDeposit, USDC_DECIMALS)} USDC`,
+          tooSmall,
         );
       }
       if (path.burned <= 0n)
         throw new QuoteError(
           `amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${formatAmount(networkCost, USDC_DECIMALS)} USD of network fees at current gas prices)`,
+          tooSmall,
         );
-      if (path.output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`);
+      if (path.output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`, tooSmall);
       const { fee, privacyFee, bridgeFee } = path;
       const { output, rounding, roundingBps } = classOutput(path.output);
 

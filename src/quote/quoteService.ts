@@ -15,12 +15,38 @@ export interface TransferRequest {
   destTokenSymbol?: string;
 }
 
-/** The request cannot be quoted as asked; the message says why. Maps to HTTP 400. */
+/** The API code of a QuoteError that names its own (the others are told by the field their message starts with). */
+export type QuoteErrorCode = 'INVALID_AMOUNT' | 'QUOTE_EXPIRED' | 'QUOTE_MISMATCH';
+
+export interface QuoteErrorDetails {
+  code?: QuoteErrorCode;
+  /** The amount is outside the pair's limits: below what the route can pay anything for, or above the service's maximum. */
+  limit?: 'min' | 'max';
+  /** The source token the amount is in, where it was resolved. */
+  sourceToken?: BridgeToken;
+}
+
+/** The request cannot be quoted as asked; the message says why. Maps to HTTP 400 (409 for a stale quoteId). */
 export class QuoteError extends Error {
   override name = 'QuoteError';
+  readonly code?: QuoteErrorCode;
+  readonly limit?: 'min' | 'max';
+  readonly sourceToken?: BridgeToken;
+  constructor(message: string, details: QuoteErrorDetails = {}) {
+    super(message);
+    this.code = details.code;
+    this.limit = details.limit;
+    this.sourceToken = details.sourceToken;
+  }
 }
 
 export interface Quote {
+  /** Quotes only (src/quote/quoteRecords.ts): names this quote for a create that wants exactly it, until expiresAt. */
+  quoteId?: string;
+  expiresAt?: string;
+  /** Quotes only (src/quote/amountLimits.ts): the pair's limits, source smallest units; null where unknown or none. */
+  minAmount?: string | null;
+  maxAmount?: string | null;
   symbol: string;
   destSymbol: string;
   sourceChainId: number;
@@ -262,6 +288,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     async quote(request) {
       const route = await resolve(request);
       const { amount, sourceToken, destToken, hubToken, sourceChain, destChain, hubChain, symbol } = route;
+      const tooSmall: QuoteErrorDetails = { code: 'INVALID_AMOUNT', limit: 'min', sourceToken };
       const [bridgeIn, fees, prices, gasUsd] = await Promise.all([
         deps.bridge.quote({ ...legIn(route), amount, tradeType: 'EXACT_INPUT' }),
         deps.pool.fees(hubToken.address),
@@ -272,11 +299,12 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       if (deposited < fees.minimumDeposit) {
         throw new QuoteError(
           `amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`,
+          tooSmall,
         );
       }
       const noteValue = deposited - poolFee(deposited, fees.depositFeeBps);
       const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);
-      if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`);
+      if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`, tooSmall);
 
       const bridgeOut = await deps.bridge.quote({ ...legOut(route), amount: exitBalance, tradeType: 'EXACT_INPUT' });
       const gross = prices.convertsOut ? convertAtHeldPrices(exitBalance, prices.hub, prices.dest, deps.priceMarginBps) : bridgeOut.amountOut;
@@ -285,6 +313,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       if (gross - fee <= 0n) {
         throw new QuoteError(
           `amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${gasUsd} USD of network fees at current gas prices)`,
+          tooSmall,
         );
       }
       // What the live bridge would deliver along the same path now: the held prices may promise more (the bridge's own
@@ -294,6 +323,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       if (prices.convertsIn || prices.convertsOut ? gross - livePath > fee - networkCost : false) {
         throw new QuoteError(
           `amount ${request.amount} ${symbol} is too small for this pair now: the bridge's costs exceed what the held price leaves (try a larger amount)`,
+          tooSmall,
         );
       }
       const { output, rounding, roundingBps } = classOutput(gross - fee);

@@ -9,6 +9,7 @@ import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
+import type { QuoteRecords } from '../quote/quoteRecords.ts';
 import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
 
@@ -20,6 +21,8 @@ export interface CreateTransferRequest extends TransferRequest {
   minAnonymitySet?: number;
   /** Optional: where the service POSTs each status change (validated by the API schema; stored as given). */
   webhookUrl?: string;
+  /** Optional: the quote to create with, exactly as quoted, while it is fresh (src/quote/quoteRecords.ts). */
+  quoteId?: string;
 }
 
 export interface CreatedTransfer extends Quote {
@@ -119,6 +122,8 @@ export interface TransferServiceDeps {
   temporal: Client;
   taskQueue: string;
   quotes: QuoteService;
+  /** The quotes handed out with a quoteId; without them, a create citing a quoteId is refused as expired. */
+  quoteRecords?: Pick<QuoteRecords, 'recall'>;
   /** Deposit and hub addresses from the signer's xpubs: the API holds no key, and no exit account (the worker derives those). */
   addresses: RouteAddressBook<ApiAccountRole>;
   settings: TransferSettings;
@@ -170,6 +175,11 @@ export function publicError(error: string | null): string | null {
 }
 
 export function createTransferService(deps: TransferServiceDeps) {
+  const recall = (quoteId: string, request: TransferRequest) => {
+    if (!deps.quoteRecords)
+      throw new QuoteError(`quoteId ${quoteId.slice(0, 40)} is unknown or has expired: create without a quoteId`, { code: 'QUOTE_EXPIRED' });
+    return deps.quoteRecords.recall(quoteId, request);
+  };
   const fullView = async (row: typeof transfers.$inferSelect) => {
     const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
     return transferView(row, reached, explorers);
@@ -186,8 +196,10 @@ export function createTransferService(deps: TransferServiceDeps) {
      */
     async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<NewTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
-      // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now.
-      const { quote, sourceToken, hubToken, destToken } = await deps.quotes.quote(request, { fresh: true });
+      // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now,
+      // unless it cites a quote still fresh enough to be kept (QUOTE_TTL_SECONDS, within its price epoch).
+      const { quote, sourceToken, hubToken, destToken } =
+        request.quoteId !== undefined ? await recall(request.quoteId, request) : await deps.quotes.quote(request, { fresh: true });
       // int8: postgres returns it as a string; the address book refuses an index it cannot derive.
       const [next] = await deps.db.execute<{ index: string }>(sql`select nextval(${routeAccountIndex.seqName}) as index`);
       const index = Number(next?.index);

@@ -10,7 +10,21 @@ import { ERROR_CODES } from '../../src/api/errorCodes.ts';
 import { codeOfQuoteError } from '../../src/api/errorMapping.ts';
 import { transfers } from '../../src/db/schema.ts';
 import { createApiKey } from '../../src/partners/apiKeys.ts';
-import { BRIDGE_DOWN_AMOUNT, call, CREATE_BODY, HUB, NO_ROUTE_AMOUNT, QUOTE_BODY, SOURCE, SOURCE_EXPLORER, startHarness, type Harness } from './harness.ts';
+import {
+  BRIDGE_DOWN_AMOUNT,
+  call,
+  CREATE_BODY,
+  DEST,
+  HUB,
+  MAX_TRANSFER_USD,
+  NO_ROUTE_AMOUNT,
+  QUOTE_BODY,
+  QUOTE_TTL_SECONDS,
+  SOURCE,
+  SOURCE_EXPLORER,
+  startHarness,
+  type Harness,
+} from './harness.ts';
 
 let h: Harness;
 before(
@@ -305,5 +319,83 @@ describe('status history', { timeout: 60_000 }, () => {
     const anonymous = await call(app, 'GET', `/api/private-route/${routeId}`);
     assert.equal(anonymous.status, 200);
     assert.equal((anonymous.body.data as Record<string, unknown>).statusHistory, undefined, 'the history is only for the statusToken');
+  });
+});
+
+describe('quoteId, expiresAt and the pair limits', { timeout: 60_000 }, () => {
+  const quote = async (app: ReturnType<Harness['api']>, amount = QUOTE_BODY.amount) => {
+    const answer = await call(app, 'POST', '/api/private-route/quote', { ...QUOTE_BODY, amount });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    return answer.body.data as Record<string, unknown> & { quoteId: string; expiresAt: string; quotedOutputAmount: string };
+  };
+
+  test('a quote names itself, its expiry and the pair limits; above the maximum is a 400 that says the maximum', async () => {
+    const app = h.api();
+    const before = Date.now();
+    const first = await quote(app);
+    assert.match(first.quoteId, /^qt_[0-9a-f]{32}$/);
+    const lifetime = Date.parse(first.expiresAt) - before;
+    assert.ok(lifetime >= (QUOTE_TTL_SECONDS - 1) * 1000 && lifetime <= (QUOTE_TTL_SECONDS + 1) * 1000, `expires in ${lifetime} ms`);
+    assert.notEqual((await quote(app)).quoteId, first.quoteId, 'each answer has its own id');
+    // Every token is worth a dollar here: the maximum is MAX_TRANSFER_USD whole USDC.
+    assert.equal(first.maxAmount, (BigInt(MAX_TRANSFER_USD) * 1_000_000n).toString());
+    assert.equal(typeof first.minAmount, 'string');
+    assert.ok(BigInt(first.minAmount as string) > 0n);
+
+    await quote(app, MAX_TRANSFER_USD);
+    const over = await call(app, 'POST', '/api/private-route/quote', { ...QUOTE_BODY, amount: `${MAX_TRANSFER_USD}.000001` });
+    assert.equal(over.status, 400);
+    assert.equal(over.body.code, 'INVALID_AMOUNT');
+    assert.match(over.body.error!, new RegExp(`too large: the service takes at most ${MAX_TRANSFER_USD} USDC per transfer`));
+    const createOver = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: `${Number(MAX_TRANSFER_USD) + 1}` });
+    assert.equal(createOver.status, 400, 'a create is held to the same maximum');
+  });
+
+  test('a create citing a fresh quoteId gets exactly that quote; another request is 409 QUOTE_MISMATCH; an expired one 409 QUOTE_EXPIRED', async () => {
+    const app = h.api();
+    const quoted = await quote(app);
+    const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: quoted.quoteId });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const transfer = created.body.data as Record<string, unknown>;
+    for (const field of ['amount', 'quotedOutputAmount', 'feeAmount', 'networkCostAmount', 'roundingAmount', 'etaSeconds']) {
+      assert.deepEqual(transfer[field], quoted[field], field);
+    }
+    assert.equal(transfer.quoteId, quoted.quoteId, 'the create answer names the quote it kept');
+    const [row] = await h.database.db
+      .select()
+      .from(transfers)
+      .where(eq(transfers.routeId, transfer.routeId as string));
+    assert.equal(row?.quotedOutputAmount, quoted.quotedOutputAmount, 'the transfer pays what the quote said');
+
+    for (const [what, body] of [
+      ['another amount', { ...CREATE_BODY, amount: '11', quoteId: quoted.quoteId }],
+      ['another token', { ...CREATE_BODY, destTokenSymbol: 'WETH', quoteId: quoted.quoteId }],
+      ['another chain', { ...CREATE_BODY, sourceChainId: DEST, destChainId: SOURCE, quoteId: quoted.quoteId }],
+    ] as const) {
+      const refused = await call(app, 'POST', '/api/private-route', body);
+      assert.equal(refused.status, 409, what);
+      assert.equal(refused.body.code, 'QUOTE_MISMATCH', what);
+    }
+    // The same amount written otherwise is the same request.
+    assert.equal((await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: '10.000', quoteId: quoted.quoteId })).status, 200);
+
+    const unknown = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: `qt_${'0'.repeat(32)}` });
+    assert.equal(unknown.status, 409);
+    assert.equal(unknown.body.code, 'QUOTE_EXPIRED');
+    const malformed = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: 'yesterday' });
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.code, 'INVALID_REQUEST');
+
+    const rowsBefore = await rows();
+    h.quoteClock.offsetMs = (QUOTE_TTL_SECONDS + 1) * 1000;
+    try {
+      const stale = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: quoted.quoteId });
+      assert.equal(stale.status, 409);
+      assert.equal(stale.body.code, 'QUOTE_EXPIRED');
+      assert.match(stale.body.error!, /quote again/);
+    } finally {
+      h.quoteClock.offsetMs = 0;
+    }
+    assert.equal(await rows(), rowsBefore, 'a refused create stores nothing');
   });
 });

@@ -20,6 +20,8 @@ import { createLogger, type Logger } from '../../src/logger.ts';
 import { BridgeRouteError, BridgeUnavailableError, type BridgeToken, type DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createQuoteService } from '../../src/quote/quoteService.ts';
+import { withAmountLimits } from '../../src/quote/amountLimits.ts';
+import { createQuoteRecords, withQuoteRecords } from '../../src/quote/quoteRecords.ts';
 import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
 import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
@@ -35,6 +37,9 @@ export const CREATE_BODY = { ...QUOTE_BODY, userDestinationAddress: RECIPIENT };
 /** Amounts that make the fake bridge answer like a provider without liquidity, or like one that is down. */
 export const NO_ROUTE_AMOUNT = '777';
 export const BRIDGE_DOWN_AMOUNT = '666';
+/** The service's largest transfer here (every token is worth a dollar), and how long a quoteId stays good. */
+export const MAX_TRANSFER_USD = '5000';
+export const QUOTE_TTL_SECONDS = 30;
 
 const token = (chainId: number, symbol: string, decimals: number, digit: string): BridgeToken => ({
   chainId,
@@ -75,6 +80,8 @@ const fakePool = { chainId: HUB, fees: async () => ({ depositFeeBps: 0, withdraw
 export interface Harness {
   database: DatabaseHandle;
   transfers: TransferService;
+  /** Moves the quote records' clock (a quote's expiry) forward. */
+  quoteClock: { offsetMs: number };
   feed: StatusFeed;
   logLines: string[];
   logger: Logger;
@@ -100,7 +107,9 @@ export async function startHarness(name: string): Promise<Harness> {
   }
   const db = database;
   const pg = postgres;
-  const quotes = createQuoteService({
+  const quoteClock = { offsetMs: 0 };
+  const quoteRecords = createQuoteRecords(db.db, { ttlSeconds: QUOTE_TTL_SECONDS, now: () => Date.now() + quoteClock.offsetMs });
+  const core = createQuoteService({
     bridge: fakeBridge,
     pool: fakePool,
     hubChainId: HUB,
@@ -112,6 +121,10 @@ export async function startHarness(name: string): Promise<Harness> {
     poolEtaSeconds: 1,
     previewAccount: `0x${'9'.repeat(40)}`,
   });
+  const quotes = withQuoteRecords(
+    withAmountLimits(core, { maxTransferUsd: MAX_TRANSFER_USD, usdPrice: (t) => fakeBridge.tokenUsdPrice(t.chainId, t.address) }),
+    quoteRecords,
+  );
   const workflowStart = { impl: async (): Promise<unknown> => ({}) };
   const temporal = { workflow: { start: () => workflowStart.impl() } } as unknown as Client;
   const transfers = createTransferService({
@@ -119,6 +132,7 @@ export async function startHarness(name: string): Promise<Harness> {
     temporal,
     taskQueue: name,
     quotes,
+    quoteRecords,
     addresses: createRouteAddressBook(createRouteKeyring(generateMnemonic(english)).xpubs()),
     settings: { depositTimeoutSeconds: 3600 } as never,
     privacy: {
@@ -148,6 +162,7 @@ export async function startHarness(name: string): Promise<Harness> {
   return {
     database: db,
     transfers,
+    quoteClock,
     feed,
     logLines,
     logger,

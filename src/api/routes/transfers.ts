@@ -79,7 +79,7 @@ export function transferRoutes(deps: ApiDeps) {
         'NO_ROUTE',
       ]),
       401: failures[401](['INVALID_API_KEY']),
-      409: failures[409](['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE']),
+      409: failures[409](['QUOTE_EXPIRED', 'QUOTE_MISMATCH', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE']),
       413: failures[413](),
       429: failures[429](['RATE_LIMITED', 'TOO_MANY_UNFUNDED_TRANSFERS']),
       500: failures[500](),
