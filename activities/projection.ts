@@ -26,6 +26,7 @@ export interface LedgerEntry {
     | 'bridged_out'
     | 'paid'
     | 'service_fee'
+    | 'partner_fee'
     | 'refunded'
     | 'ragequit'
     | 'recovered';
@@ -110,7 +111,7 @@ export async function recordLedger(deps: ActivityDeps, { key, ...entry }: Ledger
 
 /**
  * Books what the service kept on a route: the note's value less the bridge-out input (the pool's change note, the
- * relay fee and any rounding dust at the exit account).
+ * relay fee and any rounding dust at the exit account), and the partner's fee in it where a partner's key created the route.
  */
 export async function recordServiceFee(
   deps: ActivityDeps,
@@ -118,4 +119,12 @@ export async function recordServiceFee(
 ): Promise<void> {
   const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
   await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
+  // The part of it owed to the partner whose key created the route, as quoted (destination units).
+  const [route] = await deps.db
+    .select({ partnerFeeAmount: transfers.partnerFeeAmount, chainId: transfers.destChainId, token: transfers.destToken })
+    .from(transfers)
+    .where(eq(transfers.routeId, input.routeId));
+  if (route?.partnerFeeAmount && BigInt(route.partnerFeeAmount) > 0n) {
+    await recordLedger(deps, { routeId: input.routeId, kind: 'partner_fee', chainId: route.chainId, token: route.token, amount: route.partnerFeeAmount });
+  }
 }

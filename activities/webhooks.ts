@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
-import { transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
+import { apiKeys, transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
 import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
+import { deliverySigningSecrets } from '../src/webhooks/partnerSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -157,9 +158,13 @@ export function webhookActivities(deps: ActivityDeps) {
           createdAt: webhookDeliveries.createdAt,
           lastResponseStatus: webhookDeliveries.lastResponseStatus,
           url: transfers.webhookUrl,
+          partnerId: apiKeys.id,
+          secretGeneration: apiKeys.webhookSecretGeneration,
+          previousValidUntil: apiKeys.webhookPreviousValidUntil,
         })
         .from(webhookDeliveries)
         .leftJoin(transfers, eq(transfers.routeId, webhookDeliveries.routeId))
+        .leftJoin(apiKeys, eq(apiKeys.id, transfers.partnerId))
         .where(eq(webhookDeliveries.eventId, input.eventId));
       if (!row) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.eventId}`, 'WebhookUnknown');
       if (row.state === 'delivered') return { status: row.lastResponseStatus ?? 200 };
@@ -175,7 +180,12 @@ export function webhookActivities(deps: ActivityDeps) {
         occurredAt: row.createdAt.toISOString(),
       };
       const body = JSON.stringify(event);
-      const headers = signWebhook(settings.signingSecret, input.eventId, body);
+      // A partner's transfer is signed with that partner's secret, so no other partner can forge its deliveries.
+      const partner =
+        row.partnerId === null || row.secretGeneration === null
+          ? null
+          : { partnerId: row.partnerId, generation: row.secretGeneration, previousValidUntil: row.previousValidUntil };
+      const headers = signWebhook(deliverySigningSecrets(settings.signingSecret, partner, new Date()), input.eventId, body);
       const result = await postWebhook(row.url, { ...headers }, body, {
         timeoutMs: settings.requestTimeoutMs,
         allowPrivateTargets: settings.allowPrivateTargets,

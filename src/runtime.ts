@@ -20,6 +20,7 @@ import { createClassActivity, withAmountAdvice } from './quote/amountAdvice.ts';
 import { createPriceEpochs } from './quote/priceEpochs.ts';
 import { networkProfile } from './networks/profiles.ts';
 import { withAmountLimits } from './quote/amountLimits.ts';
+import { withPartnerFees } from './quote/partnerFees.ts';
 import { withChainDetails } from './quote/chainDetails.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
@@ -227,7 +228,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       previewAccount,
     });
   }
-  quotes = withAmountLimits(quotes, {
+  quotes = withAmountLimits(withPartnerFees(quotes), {
     maxTransferUsd: /^0+(\.0+)?$/.test(config.MAX_TRANSFER_USD) ? null : config.MAX_TRANSFER_USD,
     // Burn-and-mint moves USDC only, valued at one dollar as its quotes do.
     usdPrice: (token) => (bridge.mode === 'relay' ? bridge.relay.tokenUsdPrice(token.chainId, token.address) : Promise.resolve('1')),

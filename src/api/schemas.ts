@@ -272,6 +272,11 @@ export const quoteSchema = z
     networkCostUsd: usd('networkCostAmount'),
     bridgeFeeUsd: usd('bridgeFeeAmount'),
     privacyFeeUsd: usd('privacyFeeAmount'),
+    partnerFeeAmount: smallestUnits(
+      'Addition to the spec. The fee of the partner whose X-Api-Key asked (its bps of the output after the service\'s fee, rounded up), destination token; "0" without one',
+    ).optional(),
+    partnerFeeUsd: usd('partnerFeeAmount').optional(),
+    partnerFeeBps: z.number().int().optional().openapi({ description: "Addition to the spec. The partner fee's basis points (0 without a partner fee)." }),
     roundingAmount: smallestUnits('Addition to the spec. What rounding the output down to its amount class cost (destination token)'),
     roundingUsd: usd('roundingAmount'),
     etaSeconds: z.number().openapi({ description: 'Rough end-to-end estimate.' }),

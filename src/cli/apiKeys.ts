@@ -1,7 +1,28 @@
-/** routectl apikey: partner API keys (src/partners/apiKeys.ts). Needs only the database. */
+/**
+ * routectl apikey and partner: partner API keys, their webhook secrets and fees (src/partners/apiKeys.ts). Needs the
+ * database, and WEBHOOK_SIGNING_SECRET (or the local stack's) to show a partner's webhook secret.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { connectDatabase, type Database } from '../db/client.ts';
-import { ApiKeyError, createApiKey, listApiKeys, revokeApiKey, type PartnerLimits } from '../partners/apiKeys.ts';
-import { CliError, print, stackInfo, usageError } from './context.ts';
+import { ApiKeyError, createApiKey, listApiKeys, partnerFeesOwed, revokeApiKey, rotateWebhookSecret, type PartnerLimits } from '../partners/apiKeys.ts';
+import { partnerWebhookSecret } from '../webhooks/partnerSecrets.ts';
+import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
+
+/** The deployment's WEBHOOK_SIGNING_SECRET: the environment's, else the local stack's; null where neither is here. */
+function deploymentWebhookSecret(): string | null {
+  if (process.env.WEBHOOK_SIGNING_SECRET) return process.env.WEBHOOK_SIGNING_SECRET;
+  const file = path.join(dataDir(), 'webhook-signing-secret');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
+}
+
+function webhookSecretLines(id: number, generation: number): string {
+  const deployment = deploymentWebhookSecret();
+  if (deployment === null) {
+    return 'Its webhook secret was not shown: run `routectl apikey rotate-webhook-secret --name <name>` with WEBHOOK_SIGNING_SECRET set to hand one out.';
+  }
+  return `Its webhook signing secret (shown this once; deliveries of its transfers are signed with it, verify them with it):\n${partnerWebhookSecret(deployment, id, generation)}`;
+}
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   // DATABASE_URL alone is enough here (no Temporal), else the running local stack's.
@@ -21,22 +42,62 @@ function limitFlag(flag: string, value: string | undefined): number | undefined 
   return n;
 }
 
-export async function create(name: string | undefined, flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string }): Promise<void> {
+export async function create(
+  name: string | undefined,
+  flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string; feeBps?: string },
+): Promise<void> {
   if (!name) throw usageError('apikey create needs --name <partner name>');
   const limits: Partial<PartnerLimits> = {
     requestsPerMinute: limitFlag('per-minute', flags.perMinute),
     createsPerMinute: limitFlag('creates-per-minute', flags.createsPerMinute),
     maxUnfunded: limitFlag('max-unfunded', flags.maxUnfunded),
   };
-  const { key } = await withDatabase(async (db) => {
+  const feeBps = flags.feeBps === undefined ? 0 : Number(flags.feeBps);
+  const { key, id } = await withDatabase(async (db) => {
     try {
-      return await createApiKey(db, name, limits);
+      return await createApiKey(db, name, limits, { feeBps });
     } catch (error) {
       if (error instanceof ApiKeyError) throw new CliError(error.message, 4);
       throw error;
     }
   });
-  print(`API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.`);
+  print(
+    `API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.${feeBps > 0 ? ` Its fee: ${feeBps} bps.` : ''}\n${webhookSecretLines(id, 1)}`,
+  );
+}
+
+/** Hands the partner a new webhook secret; the old one keeps signing beside it for `overlapHours`. */
+export async function rotateSecret(name: string | undefined, overlapHours: string): Promise<void> {
+  if (!name) throw usageError('apikey rotate-webhook-secret needs --name <partner name>');
+  const hours = Number(overlapHours);
+  if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw usageError('--overlap-hours must be a number of hours from 0 to 720');
+  if (deploymentWebhookSecret() === null)
+    throw new CliError('WEBHOOK_SIGNING_SECRET is not set here: the partner secrets are derived from it (docs/api.md, "Webhooks")', 4);
+  const rotated = await withDatabase((db) => rotateWebhookSecret(db, name, Math.round(hours * 3600)));
+  if (!rotated) throw new CliError(`no active API key named "${name}" (routectl apikey list)`, 4);
+  print(`${webhookSecretLines(rotated.id, rotated.generation)}\nDeliveries carry the old signature beside the new one for ${hours} h; then only the new one.`);
+}
+
+/** What each partner is owed: its fees on completed transfers, per chain and token, from the ledger. */
+export async function fees(json: boolean, since: string | undefined): Promise<void> {
+  const from = since === undefined ? undefined : new Date(since);
+  if (from !== undefined && Number.isNaN(from.getTime())) throw usageError('--since must be an ISO 8601 date or time, e.g. 2026-11-01');
+  const owed = await withDatabase((db) => partnerFeesOwed(db, from));
+  if (json) return print(owed);
+  if (owed.length === 0) return print('no partner fees booked');
+  const rows = owed.map((o) => [o.partner, String(o.chainId), o.token, o.amount, String(o.transfers)]);
+  const header = ['PARTNER', 'CHAIN', 'TOKEN', 'OWED (smallest units)', 'TRANSFERS'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  print(
+    [header, ...rows]
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n'),
+  );
 }
 
 export async function list(json: boolean): Promise<void> {
@@ -50,10 +111,12 @@ export async function list(json: boolean): Promise<void> {
     limit(k.requestsPerMinute),
     limit(k.createsPerMinute),
     limit(k.maxUnfunded),
+    String(k.feeBps),
+    String(k.webhookSecretGeneration),
     k.createdAt.toISOString(),
     k.revokedAt?.toISOString() ?? '-',
   ]);
-  const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'CREATED', 'REVOKED'];
+  const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'FEE_BPS', 'WEBHOOK_SECRET_GEN', 'CREATED', 'REVOKED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   print(
     [header, ...rows]

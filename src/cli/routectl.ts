@@ -28,10 +28,14 @@ const USAGE = `usage: routectl <command>
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
   void <intentId> --reason "…" [--cancel]            void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
-  apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N]
-                                                     a partner API key (printed once); limits default to the service's
-  apikey list [--json]                               partner keys: name, prefix, limits, created, revoked
+  apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N] [--fee-bps N]
+                                                     a partner API key and its webhook secret (printed once); limits default to
+                                                     the service's; --fee-bps: the partner's fee on its transfers (0 to 500)
+  apikey list [--json]                               partner keys: name, prefix, limits, fee, webhook secret generation, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
+  apikey rotate-webhook-secret --name N [--overlap-hours H]
+                                                     a new webhook secret for the partner; the old one also signs for H hours (24)
+  partner fees [--json] [--since DATE]               what each partner is owed: its fees on completed transfers, per chain and token
   setup [--no-create-namespace] [--retention-days N]
                                                      prepare a Temporal cluster: the namespace (TEMPORAL_NAMESPACE; where the
                                                      cluster allows it) and the search attributes; idempotent
@@ -66,6 +70,9 @@ async function main(argv: string[]): Promise<number> {
       'per-minute': { type: 'string' },
       'creates-per-minute': { type: 'string' },
       'max-unfunded': { type: 'string' },
+      'fee-bps': { type: 'string' },
+      'overlap-hours': { type: 'string', default: '24' },
+      since: { type: 'string' },
       'no-create-namespace': { type: 'boolean', default: false },
       'retention-days': { type: 'string', default: '30' },
       help: { type: 'boolean', short: 'h' },
@@ -139,9 +146,15 @@ async function main(argv: string[]): Promise<number> {
           perMinute: values['per-minute'],
           createsPerMinute: values['creates-per-minute'],
           maxUnfunded: values['max-unfunded'],
+          feeBps: values['fee-bps'],
         });
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
+      else if (first === 'rotate-webhook-secret') await apiKeys.rotateSecret(values.name, values['overlap-hours']);
+      else throw usageError(USAGE);
+      return 0;
+    case 'partner':
+      if (first === 'fees') await apiKeys.fees(values.json, values.since);
       else throw usageError(USAGE);
       return 0;
     case 'setup':

@@ -122,6 +122,10 @@ export const transfers = pgTable(
     payoutTxHash: text('payout_tx_hash'),
     /** Optional URL the service POSTs each status change to (signed; docs/api.md "Webhooks"). */
     webhookUrl: text('webhook_url'),
+    /** The partner whose API key created the transfer (api_keys.id): its webhook secret signs, its fee is owed. Null: no key. */
+    partnerId: integer('partner_id'),
+    /** The partner's fee on this transfer (destination smallest units), part of feeAmount's retained margin; null: none. */
+    partnerFeeAmount: text('partner_fee_amount'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
@@ -361,6 +365,12 @@ export const apiKeys = pgTable('api_keys', {
   requestsPerMinute: integer('requests_per_minute'),
   createsPerMinute: integer('creates_per_minute'),
   maxUnfunded: integer('max_unfunded'),
+  /** The partner's fee, in basis points of the output before it, on every transfer created with this key (0: none). */
+  feeBps: integer('fee_bps').notNull().default(0),
+  /** The partner's webhook secret is derived from WEBHOOK_SIGNING_SECRET and this generation (src/webhooks/partnerSecrets.ts). */
+  webhookSecretGeneration: integer('webhook_secret_generation').notNull().default(1),
+  /** After a rotation: until when deliveries are signed with the previous generation's secret too. */
+  webhookPreviousValidUntil: timestamp('webhook_previous_valid_until', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });

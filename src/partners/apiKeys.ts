@@ -4,9 +4,9 @@
  * A key is 32 random bytes, so an unsalted fast hash is enough: there is nothing to brute-force.
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
-import { apiKeys } from '../db/schema.ts';
+import { apiKeys, ledgerEntries, transfers } from '../db/schema.ts';
 import { secretDigest } from '../secretTokens.ts';
 
 const KEY_PREFIX = 'prk_';
@@ -27,10 +27,17 @@ export interface Partner {
   id: number;
   name: string;
   limits: PartnerLimits;
+  /** The partner's fee in basis points on each transfer it creates (0: none). */
+  feeBps: number;
 }
+
+/** The largest partner fee a key may carry, in basis points (5 %). */
+export const MAX_PARTNER_FEE_BPS = 500;
 
 export interface ApiKeyListing extends PartnerLimits {
   name: string;
+  feeBps: number;
+  webhookSecretGeneration: number;
   keyPrefix: string;
   createdAt: Date;
   revokedAt: Date | null;
@@ -49,8 +56,16 @@ export function newApiKey(): string {
 }
 
 /** Stores a new key for `name` and returns it: the only time the key itself is available. */
-export async function createApiKey(db: Database, name: string, limits: Partial<PartnerLimits> = {}): Promise<{ key: string; keyPrefix: string }> {
+export async function createApiKey(
+  db: Database,
+  name: string,
+  limits: Partial<PartnerLimits> = {},
+  options: { feeBps?: number } = {},
+): Promise<{ id: number; key: string; keyPrefix: string }> {
   if (!API_KEY_NAME_PATTERN.test(name)) throw new ApiKeyError('the name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  const feeBps = options.feeBps ?? 0;
+  if (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > MAX_PARTNER_FEE_BPS)
+    throw new ApiKeyError(`the partner fee must be a whole number of basis points from 0 to ${MAX_PARTNER_FEE_BPS}`);
   for (const [field, value] of Object.entries(limits)) {
     if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0))
       throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
@@ -66,11 +81,12 @@ export async function createApiKey(db: Database, name: string, limits: Partial<P
       requestsPerMinute: limits.requestsPerMinute ?? null,
       createsPerMinute: limits.createsPerMinute ?? null,
       maxUnfunded: limits.maxUnfunded ?? null,
+      feeBps,
     })
     .onConflictDoNothing({ target: apiKeys.name })
     .returning({ id: apiKeys.id });
   if (inserted.length === 0) throw new ApiKeyError(`an API key named "${name}" exists already (revoked ones keep their name); choose another name`);
-  return { key, keyPrefix };
+  return { id: inserted[0]!.id, key, keyPrefix };
 }
 
 export async function listApiKeys(db: Database): Promise<ApiKeyListing[]> {
@@ -81,6 +97,8 @@ export async function listApiKeys(db: Database): Promise<ApiKeyListing[]> {
       requestsPerMinute: apiKeys.requestsPerMinute,
       createsPerMinute: apiKeys.createsPerMinute,
       maxUnfunded: apiKeys.maxUnfunded,
+      feeBps: apiKeys.feeBps,
+      webhookSecretGeneration: apiKeys.webhookSecretGeneration,
       createdAt: apiKeys.createdAt,
       revokedAt: apiKeys.revokedAt,
     })
@@ -108,6 +126,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
       requestsPerMinute: apiKeys.requestsPerMinute,
       createsPerMinute: apiKeys.createsPerMinute,
       maxUnfunded: apiKeys.maxUnfunded,
+      feeBps: apiKeys.feeBps,
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
@@ -116,5 +135,50 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
     id: row.id,
     name: row.name,
     limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded },
+    feeBps: row.feeBps,
   };
+}
+
+/**
+ * Moves the partner's webhook secret to its next generation; the previous one keeps signing (beside the new) for
+ * `overlapSeconds`, so the partner can switch without refusing a delivery. Returns the key's id and new generation.
+ */
+export async function rotateWebhookSecret(db: Database, name: string, overlapSeconds: number): Promise<{ id: number; generation: number } | null> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({
+      webhookSecretGeneration: sql`${apiKeys.webhookSecretGeneration} + 1`,
+      webhookPreviousValidUntil: sql`now() + make_interval(secs => ${overlapSeconds})`,
+    })
+    .where(and(eq(apiKeys.name, name), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id, generation: apiKeys.webhookSecretGeneration });
+  return row ?? null;
+}
+
+export interface PartnerFeeOwed {
+  partner: string;
+  chainId: number;
+  token: string;
+  /** Smallest units of `token`, summed over the partner's completed transfers. */
+  amount: string;
+  transfers: number;
+}
+
+/** Each partner's booked fees (ledger kind partner_fee) per chain and token, since `since` when given. */
+export async function partnerFeesOwed(db: Database, since?: Date): Promise<PartnerFeeOwed[]> {
+  const rows = await db
+    .select({
+      partner: apiKeys.name,
+      chainId: ledgerEntries.chainId,
+      token: ledgerEntries.token,
+      amount: sql<string>`sum(${ledgerEntries.amount}::numeric)::text`,
+      transfers: sql<number>`count(*)::int`,
+    })
+    .from(ledgerEntries)
+    .innerJoin(transfers, eq(transfers.routeId, ledgerEntries.routeId))
+    .innerJoin(apiKeys, eq(apiKeys.id, transfers.partnerId))
+    .where(and(eq(ledgerEntries.kind, 'partner_fee'), since === undefined ? undefined : gte(ledgerEntries.createdAt, since)))
+    .groupBy(apiKeys.name, ledgerEntries.chainId, ledgerEntries.token)
+    .orderBy(asc(apiKeys.name), asc(ledgerEntries.chainId), asc(ledgerEntries.token));
+  return rows;
 }

@@ -26,7 +26,7 @@ const SMALLEST_OUTPUT = 1n;
 export function withAmountLimits(service: QuoteService, settings: AmountLimitSettings): QuoteService {
   const minimums = createTtlCache<bigint | null>({ ttlMs: settings.minimumTtlMs ?? 60_000 });
   const pairKey = (r: TransferRequest) =>
-    JSON.stringify([r.sourceChainId, r.destChainId, (r.tokenSymbol ?? 'USDC').toUpperCase(), r.destTokenSymbol?.toUpperCase() ?? null]);
+    JSON.stringify([r.sourceChainId, r.destChainId, (r.tokenSymbol ?? 'USDC').toUpperCase(), r.destTokenSymbol?.toUpperCase() ?? null, r.partnerFeeBps ?? 0]);
   const minimumOf = (request: TransferRequest) =>
     minimums.get(pairKey(request), async () => {
       try {

@@ -36,5 +36,12 @@ export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): 
 export function quoteKey(request: TransferRequest): string {
   const symbol = request.tokenSymbol ?? 'USDC';
   const destSymbol = request.destTokenSymbol ?? symbol;
-  return JSON.stringify([request.sourceChainId, request.destChainId, request.amount, symbol.toUpperCase(), destSymbol.toUpperCase()]);
+  return JSON.stringify([
+    request.sourceChainId,
+    request.destChainId,
+    request.amount,
+    symbol.toUpperCase(),
+    destSymbol.toUpperCase(),
+    request.partnerFeeBps ?? 0,
+  ]);
 }

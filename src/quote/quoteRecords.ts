@@ -85,6 +85,7 @@ function mismatch({ quote, sourceToken }: ResolvedQuote, request: TransferReques
   if (quote.symbol.toUpperCase() !== symbol.toUpperCase() || quote.destSymbol.toUpperCase() !== destSymbol.toUpperCase()) {
     return `${quote.symbol} → ${quote.destSymbol}`;
   }
+  if ((quote.partnerFeeBps ?? 0) !== (request.partnerFeeBps ?? 0)) return "another partner's fee (cite it with the API key that asked for it)";
   let amount: bigint | null;
   try {
     amount = parseAmount(request.amount, sourceToken.decimals);

@@ -13,6 +13,8 @@ export interface TransferRequest {
   amount: string;
   tokenSymbol?: string;
   destTokenSymbol?: string;
+  /** The fee of the partner whose API key asks (src/quote/partnerFees.ts); set by the API from the key, never from the body. */
+  partnerFeeBps?: number;
 }
 
 /** The API code of a QuoteError that names its own (the others are told by the field their message starts with). */
@@ -65,6 +67,10 @@ export interface Quote {
   networkCostUsd: number | null;
   bridgeFeeUsd: number | null;
   privacyFeeUsd: number | null;
+  /** Addition to the spec: the partner's fee (src/quote/partnerFees.ts), destination units; "0" without a partner fee. */
+  partnerFeeAmount?: string;
+  partnerFeeUsd?: number | null;
+  partnerFeeBps?: number;
   /** Addition to the spec: what rounding the output down to its amount class cost (destination units). */
   roundingAmount: string;
   roundingUsd: number | null;

@@ -194,7 +194,7 @@ export function createTransferService(deps: TransferServiceDeps) {
      * `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap,
      * and (as privacyClient) while its note may count in other routes' anonymity sets.
      */
-    async create(request: CreateTransferRequest, options: { clientHash?: string } = {}): Promise<NewTransfer> {
+    async create(request: CreateTransferRequest, options: { clientHash?: string; partnerId?: number } = {}): Promise<NewTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now,
       // unless it cites a quote still fresh enough to be kept (QUOTE_TTL_SECONDS, within its price epoch).
@@ -231,6 +231,8 @@ export function createTransferService(deps: TransferServiceDeps) {
         clientHash: options.clientHash ?? null,
         privacyClient: options.clientHash ?? null,
         webhookUrl: request.webhookUrl ?? null,
+        partnerId: options.partnerId ?? null,
+        partnerFeeAmount: options.partnerId === undefined ? null : (quote.partnerFeeAmount ?? '0'),
       });
 
       const plan: RoutePlan = {
@@ -394,6 +396,7 @@ function transferView(row: typeof transfers.$inferSelect, reached: { status: str
     privacyFeeUsd: row.privacyFeeUsd,
     roundingAmount: row.roundingAmount,
     roundingUsd: row.roundingUsd,
+    partnerFeeAmount: row.partnerFeeAmount ?? '0',
     amountClass: row.roundingAmount === null ? null : amountClassView(BigInt(row.quotedOutputAmount), BigInt(row.roundingAmount)),
     etaSeconds: row.etaSeconds,
     route: row.route,

@@ -22,10 +22,19 @@ export type WebhookHeaders = {
   'Webhook-Signature': string;
 };
 
-/** The headers of one delivery of `rawBody`, signed at `timestamp` (unix seconds; now by default). */
-export function signWebhook(secret: string, eventId: string, rawBody: string, timestamp: number = Math.floor(Date.now() / 1000)): WebhookHeaders {
+/**
+ * The headers of one delivery of `rawBody`, signed at `timestamp` (unix seconds; now by default). Several secrets (a
+ * rotation's new and old) give several space-separated signatures, any of which verifies.
+ */
+export function signWebhook(
+  secret: string | readonly string[],
+  eventId: string,
+  rawBody: string,
+  timestamp: number = Math.floor(Date.now() / 1000),
+): WebhookHeaders {
   const ts = String(Math.floor(timestamp));
-  return { 'Webhook-Id': eventId, 'Webhook-Timestamp': ts, 'Webhook-Signature': `${WEBHOOK_SIGNATURE_VERSION}=${hmacHex(secret, ts, rawBody)}` };
+  const signatures = (typeof secret === 'string' ? [secret] : secret).map((s) => `${WEBHOOK_SIGNATURE_VERSION}=${hmacHex(s, ts, rawBody)}`);
+  return { 'Webhook-Id': eventId, 'Webhook-Timestamp': ts, 'Webhook-Signature': signatures.join(' ') };
 }
 
 export type WebhookVerification = { ok: true; eventId: string; timestamp: number } | { ok: false; reason: string };

@@ -399,3 +399,51 @@ describe('quoteId, expiresAt and the pair limits', { timeout: 60_000 }, () => {
     assert.equal(await rows(), rowsBefore, 'a refused create stores nothing');
   });
 });
+
+describe('partner fees', { timeout: 60_000 }, () => {
+  test("a partner's key quotes with its fee itemized and taken from the output; its transfers record the partner and the fee", async () => {
+    const abuse = await createAbuseLimits({
+      db: h.database.db,
+      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
+      logger: h.logger,
+    });
+    const app = h.api({ abuse });
+    const partner = await createApiKey(h.database.db, 'fee-partner', {}, { feeBps: 100 });
+    const plain = await call(app, 'POST', '/api/private-route/quote', QUOTE_BODY);
+    const withKey = await call(app, 'POST', '/api/private-route/quote', QUOTE_BODY, { 'X-Api-Key': partner.key });
+    assert.equal(withKey.status, 200, JSON.stringify(withKey.body));
+    const [a, b] = [plain.body.data!, withKey.body.data!] as Record<string, string>[];
+    assert.equal(a!.partnerFeeAmount, '0');
+    // 1 % of the output before it, rounded up; the payout is what is left, rounded down to its class.
+    const before = BigInt(a!.quotedOutputAmount!) + BigInt(a!.roundingAmount!);
+    const fee = (before * 100n + 9_999n) / 10_000n;
+    assert.equal(b!.partnerFeeAmount, fee.toString());
+    assert.equal(BigInt(b!.quotedOutputAmount!) + BigInt(b!.roundingAmount!), before - fee);
+    assert.equal(b!.feeAmount, a!.feeAmount, "the service's own fee is unchanged");
+
+    const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: b!.quoteId }, { 'X-Api-Key': partner.key });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const [row] = await h.database.db
+      .select()
+      .from(transfers)
+      .where(eq(transfers.routeId, created.body.data!.routeId as string));
+    assert.deepEqual({ partnerId: row?.partnerId, partnerFeeAmount: row?.partnerFeeAmount }, { partnerId: partner.id, partnerFeeAmount: fee.toString() });
+    const read = await call(app, 'GET', `/api/private-route/${row!.routeId}`, undefined, { authorization: `Bearer ${created.body.data!.statusToken}` });
+    assert.equal((read.body.data as Record<string, unknown>).partnerFeeAmount, fee.toString(), 'the full view itemizes it');
+
+    // A partner's quote is its own: cited without the key (no fee) it is another request.
+    const elsewhere = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: b!.quoteId });
+    assert.equal(elsewhere.status, 409);
+    assert.equal(elsewhere.body.code, 'QUOTE_MISMATCH');
+    const anonymous = await call(app, 'POST', '/api/private-route', CREATE_BODY);
+    const [anonymousRow] = await h.database.db
+      .select()
+      .from(transfers)
+      .where(eq(transfers.routeId, anonymous.body.data!.routeId as string));
+    assert.deepEqual({ partnerId: anonymousRow?.partnerId, partnerFeeAmount: anonymousRow?.partnerFeeAmount }, { partnerId: null, partnerFeeAmount: null });
+  });
+
+  test('a key refuses a fee above the bound', async () => {
+    await assert.rejects(createApiKey(h.database.db, 'greedy', {}, { feeBps: 501 }), /from 0 to 500/);
+  });
+});

@@ -21,6 +21,7 @@ import { BridgeRouteError, BridgeUnavailableError, type BridgeToken, type Deposi
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createQuoteService } from '../../src/quote/quoteService.ts';
 import { withAmountLimits } from '../../src/quote/amountLimits.ts';
+import { withPartnerFees } from '../../src/quote/partnerFees.ts';
 import { createQuoteRecords, withQuoteRecords } from '../../src/quote/quoteRecords.ts';
 import { createInMemoryPriceEpochs } from '../../src/quote/priceEpochs.ts';
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
@@ -122,7 +123,7 @@ export async function startHarness(name: string): Promise<Harness> {
     previewAccount: `0x${'9'.repeat(40)}`,
   });
   const quotes = withQuoteRecords(
-    withAmountLimits(core, { maxTransferUsd: MAX_TRANSFER_USD, usdPrice: (t) => fakeBridge.tokenUsdPrice(t.chainId, t.address) }),
+    withAmountLimits(withPartnerFees(core), { maxTransferUsd: MAX_TRANSFER_USD, usdPrice: (t) => fakeBridge.tokenUsdPrice(t.chainId, t.address) }),
     quoteRecords,
   );
   const workflowStart = { impl: async (): Promise<unknown> => ({}) };

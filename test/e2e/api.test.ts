@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAddress, recoverTransactionAddress } from 'viem';
 import { ACCOUNT_XPUB_VARIABLES, API_FORBIDDEN_SECRETS } from '../../src/config.ts';
-import { transfers } from '../../src/db/schema.ts';
+import { ledgerEntries, transfers } from '../../src/db/schema.ts';
 import { freePorts } from '../../devnet/ports.ts';
 import { API_ENV_FILE } from '../../devnet/stackInfo.ts';
 import { amountClassOf } from '../../src/privacy/amountClass.ts';
@@ -495,5 +495,61 @@ describe('the production API entry (src/server.ts) holds no key', { timeout: 60_
       child.kill('SIGTERM');
       await exited;
     }
+  });
+});
+
+describe('partner fees', () => {
+  test("a partner's key earns its fee: quoted and itemized, booked in the ledger when the transfer completes, listed by routectl partner fees", {
+    timeout: 180_000,
+  }, async () => {
+    const name = 'wallet-partner';
+    const created = await stack.routectl('apikey', 'create', '--name', name, '--fee-bps', '50');
+    assert.equal(created.code, 0, created.stderr);
+    const key = /^(prk_[A-Za-z0-9_-]{43})$/m.exec(created.stdout)?.[1];
+    assert.ok(key, created.stdout);
+    const headers = { 'X-Api-Key': key };
+
+    const quoteBody = { sourceChainId: source, destChainId: destination, amount: '40' };
+    const plain = await stack.api<Record<string, string>>('POST', '/api/private-route/quote', quoteBody);
+    const quoted = await stack.api<Record<string, string>>('POST', '/api/private-route/quote', quoteBody, headers);
+    assert.equal(quoted.status, 200, JSON.stringify(quoted.body));
+    const partnerFee = BigInt(quoted.body.data!.partnerFeeAmount!);
+    assert.ok(partnerFee > 0n, 'the fee is itemized');
+    assert.ok(BigInt(quoted.body.data!.quotedOutputAmount!) < BigInt(plain.body.data!.quotedOutputAmount!), 'and taken from the output');
+
+    const transfer = await stack.api<{ routeId: string; depositAddress: `0x${string}`; quotedOutputAmount: string; partnerFeeAmount: string }>(
+      'POST',
+      '/api/private-route',
+      { ...quoteBody, userDestinationAddress: RECIPIENT, quoteId: quoted.body.data!.quoteId },
+      headers,
+    );
+    assert.equal(transfer.status, 200, JSON.stringify(transfer.body));
+    const { routeId, depositAddress } = transfer.body.data!;
+    assert.equal(transfer.body.data!.partnerFeeAmount, partnerFee.toString());
+    await stack.fund(depositAddress, 'USDC', 40_000_000n);
+    const deadline = Date.now() + 150_000;
+    let status = '';
+    while (Date.now() < deadline) {
+      status = (await stack.api<{ status: string }>('GET', `/api/private-route/${routeId}`)).body.data!.status;
+      if (status === 'COMPLETED' || status === 'FAILED') break;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    assert.equal(status, 'COMPLETED');
+
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, routeId));
+    const entry = (kind: string) => ledger.find((e) => e.kind === kind);
+    assert.equal(entry('partner_fee')?.amount, partnerFee.toString(), 'the ledger books the quoted partner fee');
+    assert.equal(entry('partner_fee')?.chainId, destination);
+    assert.equal(entry('paid')?.amount, transfer.body.data!.quotedOutputAmount, 'the recipient is paid exactly the quote, fee already out');
+
+    const listed = await stack.routectl('partner', 'fees', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const owed = (JSON.parse(listed.stdout) as { partner: string; chainId: number; amount: string; transfers: number }[]).filter((o) => o.partner === name);
+    assert.deepEqual(
+      owed.map(({ chainId, amount, transfers }) => ({ chainId, amount, transfers })),
+      [{ chainId: destination, amount: partnerFee.toString(), transfers: 1 }],
+    );
+    const table = await stack.routectl('partner', 'fees');
+    assert.match(table.stdout, new RegExp(`${name}\\s+${destination}\\s+0x[0-9a-fA-F]{40}\\s+${partnerFee}\\s+1`));
   });
 });

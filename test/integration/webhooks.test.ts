@@ -18,7 +18,7 @@ import { startStalledWebhooks, webhookActivities } from '../../activities/webhoo
 import { startTestPostgres, type TestPostgres, transferRow } from '../support/database.ts';
 import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
-import { transfers, webhookDeliveries } from '../../src/db/schema.ts';
+import { apiKeys, transfers, webhookDeliveries } from '../../src/db/schema.ts';
 import { createLogger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import type { WebhookSettings } from '../../src/webhooks/settings.ts';
@@ -355,6 +355,61 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     assert.equal(received.get('/swept')?.length, 1);
     // A sweep after the delivery ended asks nothing of it.
     assert.equal(await startStalledWebhooks(swept, { stalledAfterSeconds: 0 }), 0);
+  });
+
+  test("each partner's transfers are signed with its own secret (routectl hands it out), never verifiable with another's; a rotation signs with both for its overlap", async () => {
+    // routectl derives the secrets from WEBHOOK_SIGNING_SECRET, as the worker does.
+    const routectlWithSecret = (...args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['bin/routectl.mjs', ...args],
+          { env: { ...process.env, DATABASE_URL: postgres.url, WEBHOOK_SIGNING_SECRET: SECRET }, timeout: 60_000 },
+          (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout)),
+        ),
+      );
+    const secretIn = (output: string) => /^(whsec_[A-Za-z0-9_-]{43})$/m.exec(output)?.[1];
+    const names = [`wh-a-${randomBytes(3).toString('hex')}`, `wh-b-${randomBytes(3).toString('hex')}`];
+    const secrets = [
+      secretIn(await routectlWithSecret('apikey', 'create', '--name', names[0]!)),
+      secretIn(await routectlWithSecret('apikey', 'create', '--name', names[1]!)),
+    ];
+    assert.ok(secrets[0] && secrets[1] && secrets[0] !== secrets[1], 'each partner gets a secret of its own');
+    assert.notEqual(secrets[0], SECRET);
+    const ids = await Promise.all(names.map(async (name) => (await database.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, name)))[0]!.id));
+
+    const deliver = async (webhookPath: string, partnerId: number | null) => {
+      const routeId = await createRoute(webhookPath);
+      await database.db.update(transfers).set({ partnerId }).where(eq(transfers.routeId, routeId));
+      await writeStatus(deps(), { routeId, seq: 2, status: 'BRIDGING_IN' });
+      await finished(`${routeId}:2`);
+      return received.get(webhookPath)!.at(-1)!;
+    };
+    const [toA, toB, toNone] = [await deliver('/partner-a', ids[0]!), await deliver('/partner-b', ids[1]!), await deliver('/partner-none', null)];
+    const verifies = (secret: string, delivery: Received) => verifyWebhook(secret, delivery.headers, delivery.body).ok;
+    assert.deepEqual(
+      [toA, toB, toNone].map((delivery) => [verifies(secrets[0]!, delivery), verifies(secrets[1]!, delivery), verifies(SECRET, delivery)]),
+      [
+        [true, false, false],
+        [false, true, false],
+        [false, false, true],
+      ],
+      "a delivery verifies with its own partner's secret only; one without a key with the deployment's",
+    );
+
+    const rotated = secretIn(await routectlWithSecret('apikey', 'rotate-webhook-secret', '--name', names[0]!, '--overlap-hours', '1'));
+    assert.ok(rotated && rotated !== secrets[0]);
+    const during = await deliver('/partner-a-rotating', ids[0]!);
+    assert.equal(String(during.headers['webhook-signature']).split(' ').length, 2, 'two signatures during the overlap');
+    assert.ok(verifies(rotated, during) && verifies(secrets[0]!, during), 'the old and the new secret both verify during the overlap');
+    assert.ok(!verifies(secrets[1]!, during));
+    await database.db
+      .update(apiKeys)
+      .set({ webhookPreviousValidUntil: new Date(Date.now() - 1_000) })
+      .where(eq(apiKeys.id, ids[0]!));
+    const afterOverlap = await deliver('/partner-a-rotated', ids[0]!);
+    assert.ok(verifies(rotated, afterOverlap), 'the new secret verifies');
+    assert.ok(!verifies(secrets[0]!, afterOverlap), 'the old one no longer does once the overlap ended');
   });
 
   test('a route without a webhook URL enqueues nothing', async () => {

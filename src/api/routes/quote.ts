@@ -29,7 +29,8 @@ export function quoteRoutes(deps: ApiDeps) {
   return newApp().openapi(route, async (c) => {
     const request = c.req.valid('json');
     chains.require(request);
-    const { quote } = await deps.quotes.quote(request);
+    // A partner's key quotes with the partner's fee in it (src/quote/partnerFees.ts).
+    const { quote } = await deps.quotes.quote({ ...request, partnerFeeBps: c.get('partner')?.feeBps ?? 0 });
     return ok(c, quote);
   });
 }

@@ -116,7 +116,11 @@ export function transferRoutes(deps: ApiDeps) {
         throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 8 to 255 printable ASCII characters without spaces (e.g. a UUID)');
       }
       const createTransfer = async () => {
-        const created = await deps.transfers.create(request, { clientHash: clientHashOf(c) });
+        const partner = c.get('partner');
+        const created = await deps.transfers.create(
+          { ...request, partnerFeeBps: partner?.feeBps ?? 0 },
+          { clientHash: clientHashOf(c), partnerId: partner?.id },
+        );
         deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
         return created;
       };
