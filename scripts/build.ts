@@ -2,8 +2,9 @@
  * `npm run build`: the production build in dist/, run by plain `node` (npm run start:api, start:worker, start:signer):
  * - the TypeScript of src/, workflows/ and activities/ compiled to JavaScript (tsconfig.build.json; relative imports
  *   rewritten from .ts to .js), with source maps;
- * - the files the code reads beside itself: the prover thread (plain JavaScript) and the database migrations (the
- *   native prover stays where npm ci built it, native/groth16-prover/build: the build finds it there);
+ * - the files the code reads beside itself: the prover thread (plain JavaScript), the tracking page's static files
+ *   (src/api/trackingPage: HTML, browser script, stylesheet) and the database migrations (the native prover stays
+ *   where npm ci built it, native/groth16-prover/build: the build finds it there);
  * - the workflow bundle, prebuilt (dist/workflow-bundle.json), so a worker starts without webpack.
  * The layout mirrors the repository (dist/src, dist/workflows, dist/activities, dist/drizzle), so every path the code
  * finds from its own location (import.meta.url) holds in both.
@@ -35,6 +36,8 @@ const copyPlainModules = (dir: string) => {
   }
 };
 copyPlainModules('src');
+// Served as they are to browsers (GET /t/…), not run by node.
+cpSync(path.join(repoRoot, 'src/api/trackingPage'), path.join(dist, 'src/api/trackingPage'), { recursive: true });
 cpSync(path.join(repoRoot, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
 
 log('bundling the workflow code');

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The /docs page test (test/api/docs-page.test.ts) drives Debian's chromium through playwright-core; no browser is
+# The browser tests (/docs: test/api/docs-page.test.ts; the tracking page: test/api/tracking-page.test.ts and
+# test/e2e/transfer.test.ts) drive Debian's chromium through playwright-core; no browser is
 # ever downloaded. On a fresh Debian machine this installs the distribution's package (as root, or with
 # passwordless sudo); anywhere else it says what to install.
 set -euo pipefail

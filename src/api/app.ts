@@ -1,7 +1,8 @@
 /**
  * The public REST API: small OpenAPIHono sub-apps (quote, transfers, events, discovery) whose zod schemas both
- * validate the requests and generate GET /openapi.json; GET /docs renders that document. `Api` is the app's
- * type, for a typed client: `hc<Api>(baseUrl)` (src/client).
+ * validate the requests and generate GET /openapi.json; GET /docs renders that document, GET /t/<routeId> is the
+ * end user's tracking page (src/api/routes/trackingPage.ts). `Api` is the app's type, for a typed client:
+ * `hc<Api>(baseUrl)` (src/client).
  */
 import { redactUrls } from '../redact.ts';
 import { bodyLimit } from './bodyLimit.ts';
@@ -13,6 +14,7 @@ import { discoveryRoutes } from './routes/discovery.ts';
 import { docsRoutes, openApiDocument } from './routes/docs.ts';
 import { eventRoutes } from './routes/events.ts';
 import { quoteRoutes } from './routes/quote.ts';
+import { trackingPageRoutes } from './routes/trackingPage.ts';
 import { transferRoutes } from './routes/transfers.ts';
 
 export type { ApiDeps } from './deps.ts';
@@ -33,6 +35,7 @@ export function createApi(deps: ApiDeps) {
     '/',
     docsRoutes(() => (document ??= openApiDocument(app))),
   );
+  app.route('/', trackingPageRoutes());
 
   app.notFound((c) => fail(c, 404, 'UNKNOWN_ENDPOINT', `no such endpoint: ${c.req.method} ${c.req.path}`));
 

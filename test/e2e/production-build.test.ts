@@ -241,6 +241,12 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       `API ${apiStart.startMs} ms, ${apiStart.rssMiB} MiB (start to serving; RSS when serving)`,
     );
 
+    // The tracking page's static files reach the build beside its code (scripts/build.ts copies them).
+    for (const file of ['/t/app.js', '/t/app.css', `/t/rt_${'0'.repeat(32)}`]) {
+      const served = await fetch(`http://127.0.0.1:${apiPortA}${file}`, { signal: AbortSignal.timeout(10_000) });
+      assert.equal(served.status, 200, `the build serves ${file}`);
+    }
+
     // Four routes, two through each API, each funded by its own sender.
     const chainOf = (role: string) => manifest.chains.find((c) => c.role === role)!;
     const usdc = (role: string) => chainOf(role).tokens.find((t) => t.symbol === 'USDC')!.address;

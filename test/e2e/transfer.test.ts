@@ -1,14 +1,21 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { eq } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, type Address } from 'viem';
+import { chromium, type Browser } from 'playwright-core';
+import { encodeFunctionData, erc20Abi, formatUnits, type Address } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { TRACKING_PAGE_CSP } from '../../src/api/routes/trackingPage.ts';
 import { ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
 import { createLogger } from '../../src/logger.ts';
 import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from '../support/secrets.ts';
+import { startRecordingForwarder, type RecordingForwarder } from '../support/recordingForwarder.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
 
 let stack: TestStack;
@@ -128,6 +135,220 @@ function plainPayloads(node: unknown, at = ''): string[] {
   }
   return Object.entries(record).flatMap(([key, value]) => (key === 'searchAttributes' || key === 'patch-data' ? [] : plainPayloads(value, `${at}.${key}`)));
 }
+
+/** Where the tracking page test saves its screenshots (gitignored), one per status the page showed. */
+const SCREENSHOTS = fileURLToPath(new URL('../../test-results/tracking-page/', import.meta.url));
+const CHROMIUM = '/usr/bin/chromium';
+
+/** What the page shows at one moment, read in one go (a string, not a function: tsx's __name helpers do not exist in the page). */
+interface PageState {
+  status: string | null;
+  /** The steps reached, as [status, datetime of their time]. */
+  reached: [string, string][];
+  current: string[];
+  text: string;
+  /** Wider than the window: something does not fit a narrow screen. */
+  overflows: boolean;
+}
+const READ_PAGE = `(() => ({
+  status: document.getElementById('status').dataset.status ?? null,
+  reached: [...document.querySelectorAll('#steps li:not(.upcoming)')].map((li) => [li.dataset.status, li.querySelector('time').getAttribute('datetime')]),
+  current: [...document.querySelectorAll('#steps [aria-current="step"]')].map((li) => li.dataset.status),
+  text: document.body.innerText,
+  overflows: document.documentElement.scrollWidth > window.innerWidth,
+}))()`;
+
+describe('the tracking page (/t/<routeId>#<statusToken>) in headless Chromium', () => {
+  let browser: Browser | undefined;
+  let forwarder: RecordingForwarder | undefined;
+  /** The route the first test follows; the second reads it with wrong keys. */
+  let followed: (Transfer & { userDestinationAddress: string }) | undefined;
+  after(
+    async () => {
+      await browser?.close();
+      await forwarder?.close();
+    },
+    { timeout: 30_000 },
+  );
+
+  test('follows a real USDC → WETH route from the deposit to COMPLETED, a screenshot at each status it shows', { timeout: 240_000 }, async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: bash scripts/ensure-chromium.sh installs Debian's chromium`);
+    await rm(SCREENSHOTS, { recursive: true, force: true });
+    await mkdir(SCREENSHOTS, { recursive: true });
+    // The browser talks to the API through a forwarder that records each request as the server receives it.
+    forwarder = await startRecordingForwarder(stack.apiUrl);
+    const origin = forwarder.url;
+    const created = await create('100', 'WETH', freshRecipient());
+    const token = stack.statusTokens.get(created.routeId)!;
+    const weth = (
+      await stack.api<{ symbol: string; decimals: number }[]>('GET', `/api/bridge/tokens?chainId=${chainId('destination')}&search=WETH`)
+    ).body.data!.find((t) => t.symbol === 'WETH')!;
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], timeout: 30_000 });
+    // A phone's width: the page must fit it.
+    const page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    page.setDefaultTimeout(30_000);
+    const requested: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    const read = async () => (await page.evaluate(READ_PAGE)) as PageState;
+    const screenshots: string[] = [];
+    const screenshot = async (name: string) => {
+      const file = path.join(SCREENSHOTS, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true, timeout: 30_000 });
+      screenshots.push(file);
+    };
+
+    const response = await page.goto(`${origin}/t/${created.routeId}#${token}`, { waitUntil: 'load', timeout: 30_000 });
+    assert.equal(response?.status(), 200);
+    const headers = response!.headers();
+    assert.equal(headers['content-security-policy'], TRACKING_PAGE_CSP);
+    assert.equal(headers['referrer-policy'], 'no-referrer');
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+
+    await page.locator('#status[data-status="AWAITING_DEPOSIT"]').waitFor({ timeout: 30_000 });
+    await page.locator('#deposit').getByText(created.depositAddress).waitFor({ timeout: 10_000 });
+    assert.ok(await page.locator('#secret-warning').isVisible(), 'the page warns that its link is a key');
+
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    // Each status the page shows: a screenshot, and what it shows checked against the API's view read right after.
+    const shown: string[] = [];
+    const last = await waitFor(
+      'the page to show COMPLETED',
+      async () => {
+        const state = await read();
+        if (!state.status || state.status === shown.at(-1)) return undefined;
+        shown.push(state.status);
+        await screenshot(state.status);
+        const { body } = await stack.api<Transfer>('GET', `/api/private-route/${created.routeId}`);
+        const history = body.data!.statusHistory;
+        const upTo = history.map((h) => h.status).lastIndexOf(state.status);
+        assert.ok(upTo >= 0, `the page shows ${state.status}, which the route has not reached: ${JSON.stringify(history)}`);
+        assert.deepEqual(
+          state.reached,
+          history.slice(0, upTo + 1).map((h) => [h.status, h.at]),
+          'the page lists the statuses reached, with their times',
+        );
+        assert.deepEqual(state.current, [state.status], 'the shown status is the current step');
+        assert.equal(state.overflows, false, `${state.status} does not fit 390 px`);
+        return state.status === 'COMPLETED' || state.status === 'FAILED' ? state : undefined;
+      },
+      180_000,
+      100,
+    );
+    assert.equal(last.status, 'COMPLETED');
+    assert.ok(shown.length >= 3, `the page showed the route move: ${shown.join(' → ')}`);
+
+    const { body } = await stack.api<Transfer & { userDestinationAddress: string; privacy: { anonymitySet: number } }>(
+      'GET',
+      `/api/private-route/${created.routeId}`,
+    );
+    const done = body.data!;
+    followed = done;
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.deepEqual(
+      last.reached,
+      done.statusHistory.map((h) => [h.status, h.at]),
+      'every entry of the history',
+    );
+    const amounts = (await page.locator('#amount-details').textContent()) ?? '';
+    assert.ok(amounts.includes(`${formatUnits(BigInt(done.quotedOutputAmount), weth.decimals)} WETH`), `the received amount: ${amounts}`);
+    assert.ok(amounts.includes('100 USDC'), `the amount sent: ${amounts}`);
+    for (const hash of [done.depositTxHash, done.bridgeInTxHash, done.payoutTxHash]) assert.ok(last.text.includes(hash!), `${hash} is shown`);
+    assert.match((await page.locator('#privacy-details').textContent()) ?? '', new RegExp(`Anonymity set${done.privacy.anonymitySet} \\(`));
+    // The local chains have no explorer: hashes are text. Any link would open a new tab without telling where from.
+    for (const link of await page.locator('a[target="_blank"]').all()) assert.equal(await link.getAttribute('rel'), 'noreferrer noopener');
+
+    // Nothing but the API's own origin was asked for (the empty icon is a data: URL, never a request).
+    const elsewhere = requested.filter((url) => new URL(url).origin !== origin && !url.startsWith('data:'));
+    assert.deepEqual(elsewhere, [], 'the browser asked another origin');
+    assert.deepEqual(problems, [], 'the page logged an error or broke its CSP');
+    // What the server received: the page's own request carries no token (the fragment stays in the browser), and the
+    // token travels only in the Authorization header of the page's reads of this transfer.
+    const received = forwarder.received;
+    assert.ok(
+      received.some((r) => r.target === `/t/${created.routeId}`),
+      'the page was requested by its path alone',
+    );
+    for (const { target, headers: sent } of received) {
+      assert.ok(!target.includes(token), `the token is in a request target: ${target}`);
+      for (const [name, value] of Object.entries(sent)) {
+        if (name === 'authorization') continue;
+        assert.ok(!String(value).includes(token), `the token is in the ${name} header of ${target}`);
+      }
+      if (String(sent.authorization ?? '').includes(token)) assert.equal(target, `/api/private-route/${created.routeId}`);
+    }
+    assert.ok(
+      received.some((r) => r.headers.authorization === `Bearer ${token}`),
+      'the page presented its token',
+    );
+    for (const file of screenshots) process.stdout.write(`# tracking page screenshot: ${file}\n`);
+  });
+
+  test('without the key, or with a wrong one, the page shows the public status and nothing private', { timeout: 120_000 }, async () => {
+    assert.ok(browser && forwarder && followed, 'runs after the route above');
+    const route = followed;
+    // Every private value the full view showed above, in the forms the page writes them.
+    const privateValues = [
+      route.depositAddress,
+      route.userDestinationAddress,
+      route.depositTxHash!,
+      route.bridgeInTxHash!,
+      route.payoutTxHash!,
+      'USDC',
+      'WETH',
+      ...route.statusHistory.map((h) => h.at),
+    ];
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    try {
+      for (const [name, fragment, notice] of [
+        ['wrong-token', `#st_${'A'.repeat(43)}`, /does not open this transfer/],
+        ['no-token', '', /holds no key/],
+      ] as const) {
+        const page = await context.newPage();
+        const requested: string[] = [];
+        page.on('request', (request) => requested.push(request.url()));
+        const response = await page.goto(`${forwarder.url}/t/${route.routeId}${fragment}`, { waitUntil: 'load', timeout: 30_000 });
+        assert.equal(response?.headers()['content-security-policy'], TRACKING_PAGE_CSP);
+        await page.locator('#status[data-status]').waitFor({ timeout: 30_000 });
+        await page.locator('#notice').getByText(notice).waitFor({ timeout: 10_000 });
+        const state = (await page.evaluate(READ_PAGE)) as PageState;
+        assert.ok(['AWAITING_DEPOSIT', 'BRIDGING_IN', 'COMPLETED'].includes(state.status!), `a public status: ${state.status}`);
+        for (const section of ['#secret-warning', '#deposit', '#progress', '#amounts', '#transactions', '#privacy']) {
+          assert.equal(await page.locator(section).isVisible(), false, `${name}: ${section} is shown`);
+        }
+        const html = await page.content();
+        for (const value of privateValues) {
+          assert.ok(!html.toLowerCase().includes(value.toLowerCase()), `${name}: the page holds ${value}`);
+        }
+        assert.deepEqual(
+          requested.filter((url) => new URL(url).origin !== forwarder!.url && !url.startsWith('data:')),
+          [],
+        );
+        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true, timeout: 30_000 });
+        process.stdout.write(`# tracking page screenshot: ${path.join(SCREENSHOTS, `${name}.png`)}\n`);
+        await page.close();
+      }
+    } finally {
+      await context.close();
+    }
+    // A malformed routeId: a 404 page under the same headers; and no file of the page names another host.
+    const malformed = await fetch(`${stack.apiUrl}/t/rt_not-a-route`, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(malformed.status, 404);
+    assert.match(malformed.headers.get('content-type') ?? '', /text\/html/);
+    assert.equal(malformed.headers.get('content-security-policy'), TRACKING_PAGE_CSP);
+    for (const file of [`/t/${route.routeId}`, '/t/app.js', '/t/app.css']) {
+      const served = await fetch(`${stack.apiUrl}${file}`, { signal: AbortSignal.timeout(10_000) });
+      assert.equal(served.status, 200, file);
+      assert.equal(served.headers.get('x-content-type-options'), 'nosniff', file);
+      assert.doesNotMatch(await served.text(), /https?:\/\//, `${file} names another host`);
+    }
+  });
+});
 
 describe('full transfers on the local stack', () => {
   test('USDC → USDC: funded with `routectl devnet fund`, the recipient receives exactly quotedOutputAmount', async () => {
