@@ -42,6 +42,19 @@ function limitFlag(flag: string, value: string | undefined): number | undefined 
   return n;
 }
 
+/** Rows under a header, each column as wide as its widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
 export async function create(
   name: string | undefined,
   flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string; feeBps?: string },
@@ -87,17 +100,7 @@ export async function fees(json: boolean, since: string | undefined): Promise<vo
   if (owed.length === 0) return print('no partner fees booked');
   const rows = owed.map((o) => [o.partner, String(o.chainId), o.token, o.amount, String(o.transfers)]);
   const header = ['PARTNER', 'CHAIN', 'TOKEN', 'OWED (smallest units)', 'TRANSFERS'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  print(
-    [header, ...rows]
-      .map((r) =>
-        r
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n'),
-  );
+  print(table(header, rows));
 }
 
 export async function list(json: boolean): Promise<void> {
@@ -117,17 +120,7 @@ export async function list(json: boolean): Promise<void> {
     k.revokedAt?.toISOString() ?? '-',
   ]);
   const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'FEE_BPS', 'WEBHOOK_SECRET_GEN', 'CREATED', 'REVOKED'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  print(
-    [header, ...rows]
-      .map((r) =>
-        r
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n'),
-  );
+  print(table(header, rows));
 }
 
 export async function revoke(name: string | undefined): Promise<void> {

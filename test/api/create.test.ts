@@ -37,6 +37,13 @@ after(async () => h?.close(), { timeout: 60_000 });
 
 const rows = async () => (await h.database.db.select({ n: count() }).from(transfers))[0]!.n;
 const key = () => crypto.randomUUID();
+/** The abuse limits off: an X-Api-Key still names its partner (and a wrong one is still refused). */
+const partnersWithoutLimits = () =>
+  createAbuseLimits({
+    db: h.database.db,
+    settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
+    logger: h.logger,
+  });
 
 describe('Idempotency-Key on create', { timeout: 60_000 }, () => {
   test('the same key and body answers the first answer again (Idempotent-Replayed) and creates one transfer', async () => {
@@ -125,12 +132,7 @@ describe('Idempotency-Key on create', { timeout: 60_000 }, () => {
 
   test('keys are scoped to the partner: the same key from another X-Api-Key is another request', async () => {
     // Limits off: the partner is still identified (its key must be valid, and scopes the Idempotency-Key).
-    const abuse = await createAbuseLimits({
-      db: h.database.db,
-      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
-      logger: h.logger,
-    });
-    const app = h.api({ abuse });
+    const app = h.api({ abuse: await partnersWithoutLimits() });
     const [a, b] = [await createApiKey(h.database.db, 'scope-a'), await createApiKey(h.database.db, 'scope-b')];
     const k = key();
     const fromA = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'Idempotency-Key': k, 'X-Api-Key': a.key });
@@ -402,12 +404,7 @@ describe('quoteId, expiresAt and the pair limits', { timeout: 60_000 }, () => {
 
 describe('partner fees', { timeout: 60_000 }, () => {
   test("a partner's key quotes with its fee itemized and taken from the output; its transfers record the partner and the fee", async () => {
-    const abuse = await createAbuseLimits({
-      db: h.database.db,
-      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
-      logger: h.logger,
-    });
-    const app = h.api({ abuse });
+    const app = h.api({ abuse: await partnersWithoutLimits() });
     const partner = await createApiKey(h.database.db, 'fee-partner', {}, { feeBps: 100 });
     const plain = await call(app, 'POST', '/api/private-route/quote', QUOTE_BODY);
     const withKey = await call(app, 'POST', '/api/private-route/quote', QUOTE_BODY, { 'X-Api-Key': partner.key });

@@ -4,17 +4,15 @@
  * reader of the reference is not announced to a CDN, a font server or an analytics service).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createApi } from '../../src/api/app.ts';
 import { freePort } from '../../devnet/ports.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { QuoteService } from '../../src/quote/quoteService.ts';
 import type { TransferService } from '../../src/transfers/transferService.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { launchChromium } from '../support/chromium.ts';
 
 let server: HttpServer;
 let browser: Browser | undefined;
@@ -54,8 +52,7 @@ describe('the API reference page (/docs)', { timeout: 120_000 }, () => {
   });
 
   test('renders the five endpoints in headless Chromium, loading nothing from another host', async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the /docs browser test`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], timeout: 30_000 });
+    browser = await launchChromium();
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);

@@ -4,17 +4,16 @@
  * stand-in that answers two fixed full views; test/e2e/transfer.test.ts follows a real route through every status.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createApi } from '../../src/api/app.ts';
 import { freePort } from '../../devnet/ports.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { QuoteService } from '../../src/quote/quoteService.ts';
 import type { TransferService } from '../../src/transfers/transferService.ts';
+import { launchChromium } from '../support/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = `st_${'k'.repeat(43)}`;
 const hash = (digit: string) => `0x${digit.repeat(64)}`;
 const IN_FLIGHT = `rt_${'a'.repeat(32)}`;
@@ -98,8 +97,7 @@ after(
 
 describe('the tracking page with explorer links and a hostile answer', { timeout: 120_000 }, () => {
   test('links only https explorers, in a new tab without a referrer; writes answers as text; asks no other host', async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: bash scripts/ensure-chromium.sh installs Debian's chromium`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], timeout: 30_000 });
+    browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     const origin = new URL(server.url).origin;

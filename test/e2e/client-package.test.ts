@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,16 +17,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { Hono } from 'hono';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { freePort } from '../../devnet/ports.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
 import { CLIENT_PACKAGE_NAME, packClient } from '../../scripts/pack-client.ts';
 import { DEST, type Harness, QUOTE_BODY, SOURCE, startHarness } from '../api/harness.ts';
+import { launchChromium } from '../support/chromium.ts';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
 /** The quote every consumer asks for: 10 USDC (6 decimals) from SOURCE to DEST, priced 1:1 with no fee by the harness. */
 const AMOUNT_UNITS = '10000000';
 
@@ -237,8 +236,7 @@ globalThis.runClient = async () => {
     );
     browserBundle = bundled.outputFiles[0]?.text ?? '';
 
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (bash scripts/ensure-chromium.sh)`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], timeout: 30_000 });
+    browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(20_000);
     const pageErrors: string[] = [];

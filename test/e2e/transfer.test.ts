@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -7,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { eq } from 'drizzle-orm';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { TRACKING_PAGE_CSP } from '../../src/api/routes/trackingPage.ts';
@@ -17,6 +16,7 @@ import { createLogger } from '../../src/logger.ts';
 import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from '../support/secrets.ts';
 import { startRecordingForwarder, type RecordingForwarder } from '../support/recordingForwarder.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
+import { launchChromium } from '../support/chromium.ts';
 
 let stack: TestStack;
 
@@ -138,7 +138,6 @@ function plainPayloads(node: unknown, at = ''): string[] {
 
 /** Where the tracking page test saves its screenshots (gitignored), one per status the page showed. */
 const SCREENSHOTS = fileURLToPath(new URL('../../test-results/tracking-page/', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
 
 /** What the page shows at one moment, read in one go (a string, not a function: tsx's __name helpers do not exist in the page). */
 interface PageState {
@@ -172,7 +171,6 @@ describe('the tracking page (/t/<routeId>#<statusToken>) in headless Chromium', 
   );
 
   test('follows a real USDC → WETH route from the deposit to COMPLETED, a screenshot at each status it shows', { timeout: 240_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: bash scripts/ensure-chromium.sh installs Debian's chromium`);
     await rm(SCREENSHOTS, { recursive: true, force: true });
     await mkdir(SCREENSHOTS, { recursive: true });
     // The browser talks to the API through a forwarder that records each request as the server receives it.
@@ -184,7 +182,7 @@ describe('the tracking page (/t/<routeId>#<statusToken>) in headless Chromium', 
       await stack.api<{ symbol: string; decimals: number }[]>('GET', `/api/bridge/tokens?chainId=${chainId('destination')}&search=WETH`)
     ).body.data!.find((t) => t.symbol === 'WETH')!;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], timeout: 30_000 });
+    browser = await launchChromium();
     // A phone's width: the page must fit it.
     const page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
     page.setDefaultTimeout(30_000);
