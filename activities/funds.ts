@@ -4,13 +4,14 @@ import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address,
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema.ts';
-import { formatAmount, parseAmount } from '../src/money/amount.ts';
+import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { recordLedger } from './projection.ts';
 import { depositTokenToRefund } from './strays.ts';
+import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
@@ -105,9 +106,6 @@ export function fundsActivities(deps: ActivityDeps) {
     return bookRefund(deps, route, input.key, txHash, receipt);
   }
 }
-
-/** Past the bridge-in: the route's own deposit has left its deposit address, so what arrives there is a stray. */
-export const PAST_DEPOSIT: readonly string[] = ['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT'];
 
 export interface RefundInput {
   routeId: string;
@@ -237,17 +235,6 @@ export async function refuseWhileSendsPending(deps: ActivityDeps, routeId: strin
     'RouteSendPending',
     `${address} has unmined sends that may still move its funds: ${listed}. Wait for them, or cancel them with \`routectl void <id> --cancel\`, then ${next}`,
   );
-}
-
-/** Whether `balance` of `token` is below REFUND_MIN_AMOUNT (set per source-token symbol; other tokens have none). */
-export function belowRefundMinimum(
-  deps: ActivityDeps,
-  route: Pick<Route, 'sourceToken' | 'symbol' | 'sourceDecimals'>,
-  token: Address,
-  balance: bigint,
-): boolean {
-  const minimum = token.toLowerCase() === route.sourceToken.toLowerCase() ? deps.refundMinimums?.[route.symbol] : undefined;
-  return minimum !== undefined && balance < parseAmount(minimum, route.sourceDecimals, `REFUND_MIN_AMOUNT.${route.symbol}`);
 }
 
 /** Refunds below REFUND_MIN_AMOUNT of the route's source token are refused: the gas would cost more than they return. */

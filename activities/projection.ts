@@ -1,19 +1,11 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { ledgerEntries, transferStatuses, transfers } from '../src/db/schema.ts';
 import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
-import type { HeldFunds, ParkedStep, TransferStatus } from '../workflows/types.ts';
+import type { ParkedStep, StatusProjection } from '../workflows/types.ts';
+
+export type { StatusProjection } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { enqueueWebhook } from './webhooks.ts';
-
-export interface StatusProjection {
-  routeId: string;
-  /** Strictly increasing per route; a write with an older sequence number is ignored. */
-  seq: number;
-  status: TransferStatus;
-  error?: string;
-  payoutTxHash?: string;
-  heldFunds?: HeldFunds[];
-}
 
 export interface LedgerEntry {
   routeId: string;

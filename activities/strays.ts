@@ -7,7 +7,7 @@ import { depositTokens, type HeldFunds, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
-import { belowRefundMinimum, PAST_DEPOSIT } from './funds.ts';
+import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 
 const SCAN_BATCH = 8;
 /** Routes checked per scan; the next scan continues with the rest. */

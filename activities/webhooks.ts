@@ -7,8 +7,8 @@ import { postWebhook } from '../src/webhooks/post.ts';
 import { deliverySigningSecrets } from '../src/webhooks/partnerSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
+import type { StatusProjection } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
-import type { StatusProjection } from './projection.ts';
 
 /** The body of a delivery: thin on purpose (no amounts, addresses or hashes); the client GETs the rest with its statusToken. */
 export interface WebhookEvent {

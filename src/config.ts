@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { applyNetworkProfile } from './networks/profiles.ts';
 import { urlOrigin } from './redact.ts';
 import { signerAuthToken } from './signer/protocol.ts';
-import { temporalConnectionProblem } from './temporal/connection.ts';
+import { temporalConnectionProblem } from './temporal/connectionSettings.ts';
 
 /**
  * Service configuration, read from the environment once at start. Invalid configuration stops the

@@ -158,3 +158,14 @@ export const PRIVACY_WATCHER_WORKFLOW_TYPE = 'privacyWatcherWorkflow';
 export const PRIVACY_WATCHER_WORKFLOW_ID = 'privacy-watcher';
 /** One deposit watcher per source chain. */
 export const depositWatcherWorkflowId = (chainId: number) => `deposit-watcher-${chainId}`;
+
+/** One status of a route as the projection records it (activities/projection.ts writeStatus). */
+export interface StatusProjection {
+  routeId: string;
+  /** Strictly increasing per route; a write with an older sequence number is ignored. */
+  seq: number;
+  status: TransferStatus;
+  error?: string;
+  payoutTxHash?: string;
+  heldFunds?: HeldFunds[];
+}

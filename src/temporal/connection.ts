@@ -3,15 +3,13 @@
  * mTLS) or an API key (Temporal Cloud). One function builds the options of the client's `Connection` and the
  * worker's `NativeConnection` from configuration, so the API, the worker, routectl and the local stack agree.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { temporalDataConverter, payloadCodecOf } from './codec.ts';
+import { isPem, type TemporalConnectionConfig } from './connectionSettings.ts';
 
-export type TemporalConnectionConfig = Pick<
-  Config,
-  'TEMPORAL_ADDRESS' | 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT' | 'TEMPORAL_TLS_KEY' | 'TEMPORAL_TLS_CA' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'
->;
+export { temporalConnectionProblem, type TemporalConnectionConfig } from './connectionSettings.ts';
 
 /** What both `Connection.connect` and `NativeConnection.connect` take. */
 export interface TemporalConnectionOptions {
@@ -33,26 +31,6 @@ export function temporalConnectionOptions(config: TemporalConnectionConfig): Tem
   if (config.TEMPORAL_API_KEY) options.apiKey = config.TEMPORAL_API_KEY;
   return options;
 }
-
-/**
- * The problem with these settings, or null. A certificate without its key (or the reverse) is refused, and so is
- * a file that cannot be read; the message names the variables, never their values.
- */
-export function temporalConnectionProblem(config: TemporalConnectionConfig): string | null {
-  if (Boolean(config.TEMPORAL_TLS_CERT) !== Boolean(config.TEMPORAL_TLS_KEY)) {
-    return 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together (the client certificate and its private key for mTLS): set both or neither';
-  }
-  if (config.TEMPORAL_TLS === false && (config.TEMPORAL_TLS_CERT || config.TEMPORAL_TLS_CA || config.TEMPORAL_API_KEY)) {
-    return 'TEMPORAL_TLS=false contradicts TEMPORAL_TLS_CERT, TEMPORAL_TLS_CA and TEMPORAL_API_KEY (they need TLS): remove TEMPORAL_TLS=false or them';
-  }
-  for (const name of ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA'] as const) {
-    const value = config[name];
-    if (value && !isPem(value) && !existsSync(value)) return `${name} must be a readable PEM file path (or the PEM text itself); the file does not exist`;
-  }
-  return null;
-}
-
-const isPem = (value: string) => value.trimStart().startsWith('-----BEGIN ');
 
 /** A PEM value given inline (it starts with "-----BEGIN") or as a file path. */
 function pemOrFile(name: string, value: string): Buffer {

@@ -3,7 +3,9 @@ import type { Hex } from 'viem';
 import { BridgeUnavailableError } from '../bridge.ts';
 import { describeError } from '../errorText.ts';
 import { IrisRateLimitedError, type IrisClient } from './iris.ts';
-import type { AttestationState, AttestationStatus } from './types.ts';
+import type { AttestationProgress, AttestationState, AttestedMessage, AwaitAttestationOptions } from './types.ts';
+
+export type { AttestationProgress, AttestedMessage, AwaitAttestationOptions } from './types.ts';
 
 /**
  * One poller of Circle's Iris per process, for every burn that waits for its attestation. A waiting route
@@ -35,29 +37,6 @@ export interface PollerTimers {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
-}
-
-/** What a waiter learns after each lookup of its burn (the activity heartbeats it). */
-export interface AttestationProgress {
-  /** Iris' last answer; 'unknown' until one arrived. */
-  attestation: AttestationState | 'unknown';
-  delayReason?: string;
-  /** Lookups made for this burn since it was registered. */
-  checks: number;
-  /** Consecutive failed lookups (Iris unreachable, 5xx, rate limited). */
-  transientFailures?: number;
-  error?: string;
-  /** Set while every lookup is held back by Circle's rate limit. */
-  rateLimitedForMs?: number;
-  nextCheckInMs: number;
-}
-
-export type AttestedMessage = AttestationStatus & { state: 'complete'; message: Hex; attestation: Hex };
-
-export interface AwaitAttestationOptions {
-  /** Stops waiting (the activity's cancellation signal): the promise rejects with the signal's reason. */
-  signal?: AbortSignal;
-  onProgress?: (progress: AttestationProgress) => void;
 }
 
 export interface AttestationPoller {

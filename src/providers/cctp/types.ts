@@ -1,5 +1,4 @@
 import type { Address, Hex, LocalAccount } from 'viem';
-import type { AttestedMessage, AwaitAttestationOptions } from './attestationPoller.ts';
 import type { CctpChainConfig } from './chains.ts';
 
 /** Fast = attested at confirmed finality (threshold 1000, fee); Standard = at finalized (2000, usually free). */
@@ -82,4 +81,27 @@ export interface BurnAndMintBridge {
   awaitAttestation(srcChainId: number, burnTxHash: Hex, opts?: AwaitAttestationOptions): Promise<AttestedMessage>;
   /** receiveMessage on the destination, skipped when the message's nonce is already used. */
   mint(input: MintInput): Promise<MintResult>;
+}
+
+/** What a waiter learns after each lookup of its burn (the activity heartbeats it). */
+export interface AttestationProgress {
+  /** Iris' last answer; 'unknown' until one arrived. */
+  attestation: AttestationState | 'unknown';
+  delayReason?: string;
+  /** Lookups made for this burn since it was registered. */
+  checks: number;
+  /** Consecutive failed lookups (Iris unreachable, 5xx, rate limited). */
+  transientFailures?: number;
+  error?: string;
+  /** Set while every lookup is held back by Circle's rate limit. */
+  rateLimitedForMs?: number;
+  nextCheckInMs: number;
+}
+
+export type AttestedMessage = AttestationStatus & { state: 'complete'; message: Hex; attestation: Hex };
+
+export interface AwaitAttestationOptions {
+  /** Stops waiting (the activity's cancellation signal): the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  onProgress?: (progress: AttestationProgress) => void;
 }
