@@ -4,7 +4,7 @@ import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { apiKeys, transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
 import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
-import { deliverySigningSecrets } from '../src/webhooks/partnerSecrets.ts';
+import { deliverySigningSecrets } from '../src/webhooks/signingSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
 import type { StatusProjection } from '../workflows/types.ts';

@@ -6,14 +6,27 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectDatabase, type Database } from '../db/client.ts';
 import { ApiKeyError, createApiKey, listApiKeys, partnerFeesOwed, revokeApiKey, rotateWebhookSecret, type PartnerLimits } from '../partners/apiKeys.ts';
-import { partnerWebhookSecret } from '../webhooks/partnerSecrets.ts';
+import { keylessWebhookSecret, partnerWebhookSecret } from '../webhooks/signingSecrets.ts';
 import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
 
-/** The deployment's WEBHOOK_SIGNING_SECRET: the environment's, else the local stack's; null where neither is here. */
+/**
+ * The worker's WEBHOOK_SIGNING_SECRET: the environment's, else (only without DATABASE_URL, i.e. for the local stack)
+ * the local stack's; null where neither is here.
+ */
 function deploymentWebhookSecret(): string | null {
   if (process.env.WEBHOOK_SIGNING_SECRET) return process.env.WEBHOOK_SIGNING_SECRET;
+  if (process.env.DATABASE_URL) return null;
   const file = path.join(dataDir(), 'webhook-signing-secret');
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
+}
+
+/** The secret that signs the deliveries of transfers created without an API key, for the operator to hand out. */
+export function keylessSecret(): void {
+  const deployment = deploymentWebhookSecret();
+  if (deployment === null) throw new CliError('WEBHOOK_SIGNING_SECRET is not set here: the webhook secrets are derived from it (docs/api.md, "Webhooks")', 4);
+  print(
+    `The webhook signing secret of transfers created without an API key (give it to keyless integrators; partners get their own with routectl apikey create):\n${keylessWebhookSecret(deployment)}`,
+  );
 }
 
 function webhookSecretLines(id: number, generation: number): string {

@@ -36,6 +36,7 @@ const USAGE = `usage: routectl <command>
   apikey rotate-webhook-secret --name N [--overlap-hours H]
                                                      a new webhook secret for the partner; the old one also signs for H hours (24)
   partner fees [--json] [--since DATE]               what each partner is owed: its fees on completed transfers, per chain and token
+  webhook-secret                                     the webhook secret of transfers created without an API key (needs WEBHOOK_SIGNING_SECRET)
   setup [--no-create-namespace] [--retention-days N]
                                                      prepare a Temporal cluster: the namespace (TEMPORAL_NAMESPACE; where the
                                                      cluster allows it) and the search attributes; idempotent
@@ -152,6 +153,9 @@ async function main(argv: string[]): Promise<number> {
       else if (first === 'revoke') await apiKeys.revoke(second);
       else if (first === 'rotate-webhook-secret') await apiKeys.rotateSecret(values.name, values['overlap-hours']);
       else throw usageError(USAGE);
+      return 0;
+    case 'webhook-secret':
+      apiKeys.keylessSecret();
       return 0;
     case 'partner':
       if (first === 'fees') await apiKeys.fees(values.json, values.since);

@@ -23,12 +23,14 @@ import { createLogger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import type { WebhookSettings } from '../../src/webhooks/settings.ts';
 import { verifyWebhook } from '../../src/webhooks/signature.ts';
+import { keylessWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
 import { publicEndDelayMs, publicEndShownAt } from '../../src/transfers/publicView.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import { temporalWebhookStarter } from '../../src/webhooks/starter.ts';
 
 const TASK_QUEUE = 'webhooks-test';
 const SECRET = randomBytes(32).toString('hex');
+const KEYLESS_SECRET = keylessWebhookSecret(SECRET);
 /** A path and query a client might put a secret of its own in: it must reach neither history nor the database rows. */
 const URL_SECRET = 'hook-secret-4f1c9e';
 
@@ -195,10 +197,15 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     // Every attempt carries the same event (same body), signed afresh.
     for (const request of requests) assert.equal(request.body, last.body);
 
-    const verified = verifyWebhook(SECRET, last.headers, last.body);
+    // A transfer created without an API key is signed with the keyless secret, derived from the worker's.
+    const verified = verifyWebhook(KEYLESS_SECRET, last.headers, last.body);
     assert.deepEqual(verified, { ok: true, eventId, timestamp: Number(last.headers['webhook-timestamp']) });
-    assert.equal(verifyWebhook(SECRET, last.headers, last.body.replace('BRIDGING_IN', 'COMPLETED')).ok, false, 'a tampered body fails');
-    assert.equal(verifyWebhook(SECRET, last.headers, last.body, { now: Number(last.headers['webhook-timestamp']) + 301 }).ok, false, 'an old timestamp fails');
+    assert.equal(verifyWebhook(KEYLESS_SECRET, last.headers, last.body.replace('BRIDGING_IN', 'COMPLETED')).ok, false, 'a tampered body fails');
+    assert.equal(
+      verifyWebhook(KEYLESS_SECRET, last.headers, last.body, { now: Number(last.headers['webhook-timestamp']) + 301 }).ok,
+      false,
+      'an old timestamp fails',
+    );
 
     const history = JSON.stringify(await env.client.workflow.getHandle(`webhook-${eventId}`).fetchHistory());
     assert.ok(history.includes('the receiver answered 500'), 'the history holds the attempts (the check below is not vacuous)');
@@ -387,14 +394,16 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     };
     const [toA, toB, toNone] = [await deliver('/partner-a', ids[0]!), await deliver('/partner-b', ids[1]!), await deliver('/partner-none', null)];
     const verifies = (secret: string, delivery: Received) => verifyWebhook(secret, delivery.headers, delivery.body).ok;
+    const keyless = secretIn(await routectlWithSecret('webhook-secret'));
+    assert.equal(keyless, KEYLESS_SECRET, 'routectl webhook-secret hands out the keyless secret');
     assert.deepEqual(
-      [toA, toB, toNone].map((delivery) => [verifies(secrets[0]!, delivery), verifies(secrets[1]!, delivery), verifies(SECRET, delivery)]),
+      [toA, toB, toNone].map((delivery) => [secrets[0]!, secrets[1]!, KEYLESS_SECRET, SECRET].map((secret) => verifies(secret, delivery))),
       [
-        [true, false, false],
-        [false, true, false],
-        [false, false, true],
+        [true, false, false, false],
+        [false, true, false, false],
+        [false, false, true, false],
       ],
-      "a delivery verifies with its own partner's secret only; one without a key with the deployment's",
+      "a delivery verifies with its own partner's secret only, one without a key with the keyless secret only; the worker's own secret signs nothing directly",
     );
 
     const rotated = secretIn(await routectlWithSecret('apikey', 'rotate-webhook-secret', '--name', names[0]!, '--overlap-hours', '1'));
