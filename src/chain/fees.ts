@@ -5,7 +5,7 @@
  *
  * It is viem's estimate: the latest base fee with 20 % headroom plus the node's suggested tip (EIP-1559), or the
  * node's gas price where the chain has no base fee. A transaction that does not mine at it is replaced with higher
- * fees by the sender (src/chain/txSender.ts). The sender sets these fees on the prepared transaction itself: viem's
+ * fees by the sender (`bumpedFees` in src/chain/sender/decide.ts). The sender sets these fees on the prepared transaction itself: viem's
  * preparation asks the node to fill the transaction (eth_fillTransaction) and would otherwise sign the node's fees
  * (anvil's: twice the base fee plus a 1 gwei tip), which need not match any estimate made elsewhere.
  */

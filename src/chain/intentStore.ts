@@ -6,7 +6,7 @@ import type { ChainClients } from './clients.ts';
 
 /**
  * The write-ahead records of the transaction sender (table `tx_intents`): how rows are found, locked, voided and
- * marked mined. The sender (src/chain/txSender.ts) decides when; this module only says how, in SQL.
+ * marked mined. The sender decides when (src/chain/sender/decide.ts); this module only says how, in SQL.
  */
 
 /** A recorded send (one row of `tx_intents`). */

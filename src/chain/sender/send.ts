@@ -1,0 +1,65 @@
+import { and, eq, gte, max } from 'drizzle-orm';
+import { createWalletClient, http, keccak256, type LocalAccount } from 'viem';
+import { txIntents } from '../../db/schema.ts';
+import { offeredFees } from '../fees.ts';
+import { type Db, type Intent, lockSender, sameSender } from '../intentStore.ts';
+import { pushQueue } from './broadcast.ts';
+import { publicClient, type SenderContext, usedNonces } from './context.ts';
+import { nextNonce } from './decide.ts';
+import { settle } from './settle.ts';
+import { stepIntent } from './stepIntent.ts';
+import type { SendRequest, SentTransaction } from './types.ts';
+
+/** `TxSender.send`: settles the step's recorded intent, or signs and records a new one and then settles it. */
+export async function send(ctx: SenderContext, request: SendRequest): Promise<SentTransaction> {
+  const existing = await stepIntent(ctx, request.routeId, request.step);
+  if (existing) return settle(ctx, existing, request.account);
+
+  // Crash leftovers of this sender first: a new transaction could not mine before them anyway.
+  await pushQueue(ctx, request.chainId, request.account);
+  const signed = await ctx.db.transaction(async (tx) => {
+    await lockSender(tx, request.chainId, request.account.address);
+    const again = await stepIntent(ctx, request.routeId, request.step, tx);
+    if (again) return again;
+    return signNew(ctx, request, tx);
+  });
+  // Broadcast only after the record is committed; a failed broadcast is retried from the record by `settle`.
+  return settle(ctx, signed, request.account);
+}
+
+/** Signs and records a new intent at the sender's next nonce: after what the node has and after our queued intents. */
+async function signNew(ctx: SenderContext, request: SendRequest, tx: Db): Promise<Intent> {
+  const { account, chainId } = request;
+  const pending = await usedNonces(ctx, { chainId, fromAddress: account.address }, 'pending');
+  const [queued] = await tx
+    .select({ last: max(txIntents.nonce) })
+    .from(txIntents)
+    .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)));
+  const nonce = nextNonce(pending, queued?.last ?? null);
+  const client = publicClient(ctx, chainId);
+  const chain = ctx.clients.chain(chainId);
+  const wallet = createWalletClient({ account, chain, transport: http(client.transport.url) });
+  const fees = await offeredFees(client, chain);
+  const prepared = await wallet.prepareTransactionRequest({
+    account,
+    chain,
+    to: request.to,
+    data: request.data,
+    value: request.value,
+    nonce,
+    ...(fees.type === 'eip1559' ? { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas } : { gasPrice: fees.gasPrice }),
+  });
+  // viem asks the node to fill the transaction (eth_fillTransaction) and lets the node's fees win over the ones given:
+  // ours are set again, so the transaction offers what its top-up and its quote were sized by (src/chain/fees.ts).
+  if (fees.type === 'eip1559')
+    Object.assign(prepared, { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, gasPrice: undefined });
+  else Object.assign(prepared, { gasPrice: fees.gasPrice, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined });
+  if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
+  const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
+  const [row] = await tx
+    .insert(txIntents)
+    .values({ routeId: request.routeId, step: request.step, chainId, fromAddress: account.address, nonce, txHash: keccak256(rawTx), rawTx })
+    .returning();
+  if (!row) throw new Error(`the intent of ${request.routeId}/${request.step} was not recorded`);
+  return row;
+}
