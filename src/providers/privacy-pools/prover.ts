@@ -330,13 +330,16 @@ export function createProver(opts: ProverOptions = {}): Prover {
     for (const job of queue.splice(0)) job.reject(failure);
   }
 
-  /** Asks the thread to stop its native processes and end; one that does not end within 2 s is terminated. */
+  /**
+   * Asks the thread to stop its native processes and end; one that does not end within 10 s is terminated (its
+   * processes then end on EOF, unreaped: a loaded machine can take seconds to close a starting slot, so wait long).
+   */
   function retire(thread: ProverThread): Promise<void> {
     thread.retired = true;
     if (thread.exited) return Promise.resolve();
     const exited = new Promise<void>((resolve) => thread.worker.once('exit', () => resolve()));
     thread.worker.postMessage({ type: 'close' });
-    const deadline = setTimeout(() => void thread.worker.terminate(), 2_000);
+    const deadline = setTimeout(() => void thread.worker.terminate(), 10_000);
     return exited.finally(() => clearTimeout(deadline));
   }
 

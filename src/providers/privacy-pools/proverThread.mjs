@@ -34,6 +34,8 @@ const slots = [];
 /** Requests waiting for a slot (one is restarting). */
 const slotWaiters = [];
 let closing = false;
+/** The slot being started, while one is. */
+let slotStarting = null;
 // One witness calculator per circuit (witnessOf), and the turn of the next witness.
 const calculators = {};
 let witnessTurn = Promise.resolve();
@@ -82,7 +84,10 @@ async function load() {
 /** Starts every slot, then checks the first by proving and verifying one commitment. */
 async function startNative() {
   try {
-    for (let i = 0; i < workerData.slots && !closing; i++) slots.push(await startSlot());
+    for (let i = 0; i < workerData.slots && !closing; i++) {
+      slotStarting = startSlot();
+      slots.push(await slotStarting);
+    }
     if (closing) return;
     await proveNative(slots[0], 'commitment', { value: 1n, label: 2n, nullifier: 3n, secret: 4n });
   } catch (error) {
@@ -116,6 +121,9 @@ async function close() {
   if (closing) return;
   closing = true;
   for (const waiter of slotWaiters.splice(0)) waiter.reject(new NativeProverError('prover closed', 'PROVER_CLOSED'));
+  // A slot still starting joins `slots` when it is up (or closes itself if it fails): its processes are closed and
+  // reaped with the others, never left to end unwaited for when this thread exits.
+  await slotStarting?.catch(() => {});
   await closeSlots();
   process.exit(0);
 }
