@@ -3,6 +3,7 @@ import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
+import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
 import type { NoteReview, PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
 import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
 import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../workflows/types.ts';
@@ -54,6 +55,12 @@ export function poolActivities(deps: ActivityDeps) {
     const note = await loadNote(routeId);
     if (!note) throw failure('PoolNoteMissing', `route ${routeId} has no note in the pool`);
     return note;
+  }
+
+  /** The partner's fee the route was quoted with (destination units), 0 when no partner's key created it. */
+  async function quotedPartnerFee(routeId: string): Promise<bigint> {
+    const [row] = await deps.db.select({ fee: transfers.partnerFeeAmount }).from(transfers).where(eq(transfers.routeId, routeId));
+    return BigInt(row?.fee ?? '0');
   }
 
   /**
@@ -162,13 +169,20 @@ export function poolActivities(deps: ActivityDeps) {
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
       const leg = outboundLeg(deps, plan, 1, deliverable);
       const mover = movers.forLeg(leg);
+      const partnerFee = await quotedPartnerFee(plan.routeId);
       // Asked for by the pool only when a new withdrawal attempt is about to be proved (after any wait for a
       // prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted minutes ago.
       const destination = async () => {
         const { order, payTo } = await mover.prepare(leg);
         const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
-        if (gross > note.value) {
-          throw failure('BridgeTooExpensive', `the bridge-out needs ${order.amountIn} (${gross} before the relay fee) but the pool note holds ${note.value}`);
+        // What the route owes its partner stays in the note too (in hub units at the order's own rate): a bridge-out
+        // that would eat it is as refused as one the note cannot pay, so the service never books a fee it did not keep.
+        const partnerReserve = partnerFeeReserve(partnerFee, BigInt(order.amountIn), BigInt(plan.quotedOutputAmount));
+        if (gross + partnerReserve > note.value) {
+          throw failure(
+            'BridgeTooExpensive',
+            `the bridge-out needs ${order.amountIn} (${gross} before the relay fee)${partnerReserve > 0n ? ` and the partner's fee ${partnerReserve}` : ''} but the pool note holds ${note.value}`,
+          );
         }
         return { to: payTo, amount: gross };
       };

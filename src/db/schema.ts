@@ -367,7 +367,7 @@ export const apiKeys = pgTable('api_keys', {
   maxUnfunded: integer('max_unfunded'),
   /** The partner's fee, in basis points of the output before it, on every transfer created with this key (0: none). */
   feeBps: integer('fee_bps').notNull().default(0),
-  /** The partner's webhook secret is derived from WEBHOOK_SIGNING_SECRET and this generation (src/webhooks/partnerSecrets.ts). */
+  /** The partner's webhook secret is derived from WEBHOOK_SIGNING_SECRET and this generation (src/webhooks/signingSecrets.ts). */
   webhookSecretGeneration: integer('webhook_secret_generation').notNull().default(1),
   /** After a rotation: until when deliveries are signed with the previous generation's secret too. */
   webhookPreviousValidUntil: timestamp('webhook_previous_valid_until', { withTimezone: true }),
@@ -478,7 +478,7 @@ export const webhookDeliveries = pgTable(
 
 /**
  * Quotes handed out with a quoteId (src/quote/quoteRecords.ts), kept until shortly after they expire so that a create
- * citing one gets exactly it. No client, key or address is stored with a quote.
+ * citing one gets exactly it. No client address or recipient is stored with a quote; a partner's id is, when one asked.
  */
 export const quotes = pgTable(
   'quotes',
@@ -486,6 +486,8 @@ export const quotes = pgTable(
     quoteId: text('quote_id').primaryKey(),
     /** The quote and the tokens it resolved (ResolvedQuote), as the quote service returned them. */
     resolved: jsonb('resolved').notNull(),
+    /** The partner whose API key asked for it (api_keys.id): only that key may cite it. Null: asked without a key. */
+    partnerId: integer('partner_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },

@@ -66,6 +66,8 @@ export function withAmountAdvice(service: QuoteService, activity: ClassActivity)
           try {
             const input = await service.inputFor(request, value);
             if (value === own && input >= BigInt(quote.amount)) return null;
+            // Never an amount the service would refuse.
+            if (quote.maxAmount != null && input > BigInt(quote.maxAmount)) return null;
             return { amount: formatAmount(input, sourceToken.decimals), quotedOutputAmount: value.toString(), paidLast24h: paidIn(value), input };
           } catch {
             return null;

@@ -1,7 +1,7 @@
 import { formatAmount, parseDecimal } from '../money/amount.ts';
 import type { BridgeToken } from '../providers/bridge.ts';
 import { createTtlCache } from '../providers/ttlCache.ts';
-import { QuoteError, type QuoteService, type TransferRequest } from './quoteService.ts';
+import { QuoteError, type QuoteService, sameAsset, type TransferRequest } from './quoteService.ts';
 
 export interface AmountLimitSettings {
   /** MAX_TRANSFER_USD: the largest transfer the service takes, in USD (a decimal string); null: no maximum. */
@@ -20,7 +20,8 @@ const SMALLEST_OUTPUT = 1n;
  * show them before the user types, and that refuse an amount above the maximum:
  * - minAmount: the smallest input that pays anything at the prices a quote uses now (the pool's minimum deposit,
  *   the fees' floor and the bridges included), computed once a minute per pair;
- * - maxAmount: MAX_TRANSFER_USD at the source token's price, rounded down; null without a maximum or a price.
+ * - maxAmount: MAX_TRANSFER_USD at the source token's price, rounded down; null without a maximum (without a price
+ *   the quote is refused, NO_ROUTE).
  * A quote refused as too small says the pair's minimum in its message.
  */
 export function withAmountLimits(service: QuoteService, settings: AmountLimitSettings): QuoteService {
@@ -37,13 +38,18 @@ export function withAmountLimits(service: QuoteService, settings: AmountLimitSet
       }
     });
 
-  async function maximumOf(token: BridgeToken): Promise<bigint | null> {
+  /**
+   * The maximum in `token` units. Without a price of its own, a token worth what the destination token is (the same
+   * asset) takes the destination's; with neither, the quote is refused: a maximum is never skipped for want of a price.
+   */
+  async function maximumOf(token: BridgeToken, destToken: BridgeToken): Promise<bigint | null> {
     if (settings.maxTransferUsd === null) return null;
-    const price = await settings.usdPrice(token);
-    if (price === null) return null;
+    const price = (await settings.usdPrice(token)) ?? (sameAsset(token, destToken) ? await settings.usdPrice(destToken) : null);
+    const perToken = price === null ? null : parseDecimal(price);
+    if (perToken === null || perToken.units === 0n) {
+      throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; the service's maximum per transfer cannot be applied`);
+    }
     const usd = parseDecimal(settings.maxTransferUsd);
-    const perToken = parseDecimal(price);
-    if (perToken.units === 0n) return null;
     return (usd.units * perToken.scale * 10n ** BigInt(token.decimals)) / (usd.scale * perToken.units);
   }
 
@@ -64,8 +70,8 @@ export function withAmountLimits(service: QuoteService, settings: AmountLimitSet
           sourceToken: token,
         });
       }
-      const { quote, sourceToken } = resolved;
-      const [minimum, maximum] = await Promise.all([minimumOf(request).catch(() => null), maximumOf(sourceToken)]);
+      const { quote, sourceToken, destToken } = resolved;
+      const [minimum, maximum] = await Promise.all([minimumOf(request).catch(() => null), maximumOf(sourceToken, destToken)]);
       if (maximum !== null && BigInt(quote.amount) > maximum) {
         throw new QuoteError(
           `amount ${request.amount} ${sourceToken.symbol} is too large: the service takes at most ${formatAmount(maximum, sourceToken.decimals)} ${sourceToken.symbol} per transfer`,

@@ -24,8 +24,8 @@ export function withChainDetails(service: QuoteService, known: readonly ChainInf
 }
 
 /**
- * An explorer's address as links may carry it: https (http only for a loopback host), no credentials, query or
- * fragment, no trailing slash; undefined for anything else.
+ * A provider's explorer address as links may carry it: https, no credentials, query or fragment, no trailing slash;
+ * undefined for anything else (plain http included: a provider could name a host on the reader's own machine).
  */
 export function safeExplorerUrl(value: string | undefined): string | undefined {
   if (!value) return undefined;
@@ -35,8 +35,7 @@ export function safeExplorerUrl(value: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-  const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
-  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && loopback))) return undefined;
+  if (url.protocol !== 'https:') return undefined;
   if (url.username || url.password || url.search || url.hash) return undefined;
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }

@@ -18,6 +18,15 @@ export function outputBeforePartnerFee(net: bigint, feeBps: number): bigint {
 }
 
 /**
+ * What of a pool note a route must keep for its partner when it pays a bridge-out: the partner's fee (destination
+ * units) in the order's input units, at the order's own rate (its input for the quoted output), rounded up.
+ */
+export function partnerFeeReserve(partnerFee: bigint, orderInput: bigint, quotedOutput: bigint): bigint {
+  if (partnerFee === 0n || quotedOutput === 0n) return 0n;
+  return ceilDiv(partnerFee * orderInput, quotedOutput);
+}
+
+/**
  * Quotes for a partner's key (TransferRequest.partnerFeeBps, set by the API from the key, never from the body) with
  * the partner's fee taken from the output: quotedOutputAmount is the output after the service's fee, less the
  * partner's fee (itemized as partnerFeeAmount), rounded down to its amount class. The service keeps the difference

@@ -13,8 +13,8 @@ const KEEP_EXPIRED_MS = 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
 
 export interface QuoteRecords {
-  /** Gives a quote its quoteId and expiresAt and keeps it until then. */
-  record(resolved: ResolvedQuote): Promise<ResolvedQuote>;
+  /** Gives a quote its quoteId and expiresAt and keeps it until then, for the partner who asked (none: no key). */
+  record(resolved: ResolvedQuote, partnerId?: number): Promise<ResolvedQuote>;
   /**
    * The quote `quoteId` names, for a create of the same request while it is fresh: a QuoteError QUOTE_EXPIRED when it
    * is unknown or expired, QUOTE_MISMATCH when the request asks for another pair or amount.
@@ -39,14 +39,14 @@ export function createQuoteRecords(db: Database, options: QuoteRecordOptions): Q
   }
 
   return {
-    async record(resolved) {
+    async record(resolved, partnerId) {
       const quoteId = `qt_${randomBytes(16).toString('hex')}`;
       const heldUntil = resolved.quote.amountClass.priceHeldUntil;
       // A quote that converts assets promises a held price: it cannot outlive the epoch that holds it.
       const expires = Math.min(now() + options.ttlSeconds * 1000, heldUntil === null ? Number.POSITIVE_INFINITY : Date.parse(heldUntil));
       const expiresAt = new Date(expires).toISOString();
       const recorded: ResolvedQuote = { ...resolved, quote: { ...resolved.quote, quoteId, expiresAt } };
-      await db.insert(quotes).values({ quoteId, resolved: withoutAdvice(recorded), expiresAt: new Date(expires) });
+      await db.insert(quotes).values({ quoteId, resolved: withoutAdvice(recorded), partnerId: partnerId ?? null, expiresAt: new Date(expires) });
       await purgeExpired();
       return recorded;
     },
@@ -60,7 +60,7 @@ export function createQuoteRecords(db: Database, options: QuoteRecordOptions): Q
         );
       }
       const resolved = row.resolved as ResolvedQuote;
-      const problem = mismatch(resolved, request);
+      const problem = row.partnerId !== (request.partnerId ?? null) ? 'another API key (cite it with the key that asked for it)' : mismatch(resolved, request);
       if (problem) {
         throw new QuoteError(`quoteId ${quoteId} was quoted for ${problem}: create with the quoted request, or without a quoteId`, { code: 'QUOTE_MISMATCH' });
       }
@@ -102,7 +102,7 @@ export function withQuoteRecords(service: QuoteService, records: QuoteRecords): 
     ...service,
     async quote(request, options) {
       const resolved = await service.quote(request, options);
-      return options?.fresh ? resolved : records.record(resolved);
+      return options?.fresh ? resolved : records.record(resolved, request.partnerId);
     },
   };
 }

@@ -15,6 +15,8 @@ export interface TransferRequest {
   destTokenSymbol?: string;
   /** The fee of the partner whose API key asks (src/quote/partnerFees.ts); set by the API from the key, never from the body. */
   partnerFeeBps?: number;
+  /** That partner (api_keys.id), set likewise: a quoteId is for the key that asked for it (src/quote/quoteRecords.ts). */
+  partnerId?: number;
 }
 
 /** The API code of a QuoteError that names its own (the others are told by the field their message starts with). */

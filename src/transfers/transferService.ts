@@ -175,10 +175,23 @@ export function publicError(error: string | null): string | null {
 }
 
 export function createTransferService(deps: TransferServiceDeps) {
-  const recall = (quoteId: string, request: TransferRequest) => {
+  /**
+   * The quote a create cites, while it is fresh and the market still covers it: the request is priced afresh as
+   * well, and a quote that would pay more than the fresh one (prices or gas moved against it, a price epoch ended
+   * early) is refused like an expired one. Otherwise the cited quote is kept: it pays no more than the market does now.
+   */
+  const recall = async (quoteId: string, request: TransferRequest) => {
     if (!deps.quoteRecords)
       throw new QuoteError(`quoteId ${quoteId.slice(0, 40)} is unknown or has expired: create without a quoteId`, { code: 'QUOTE_EXPIRED' });
-    return deps.quoteRecords.recall(quoteId, request);
+    const cited = await deps.quoteRecords.recall(quoteId, request);
+    const fresh = await deps.quotes.quote(request, { fresh: true });
+    if (BigInt(fresh.quote.quotedOutputAmount) < BigInt(cited.quote.quotedOutputAmount)) {
+      throw new QuoteError(
+        `quoteId ${quoteId} is no longer covered: prices moved since it was quoted and the same request now pays ${fresh.quote.quotedOutputAmount} instead of ${cited.quote.quotedOutputAmount}; quote again`,
+        { code: 'QUOTE_EXPIRED' },
+      );
+    }
+    return cited;
   };
   const fullView = async (row: typeof transfers.$inferSelect) => {
     const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);

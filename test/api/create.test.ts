@@ -17,6 +17,7 @@ import {
   DEST,
   HUB,
   MAX_TRANSFER_USD,
+  market,
   NO_ROUTE_AMOUNT,
   QUOTE_BODY,
   QUOTE_TTL_SECONDS,
@@ -349,8 +350,10 @@ describe('quoteId, expiresAt and the pair limits', { timeout: 60_000 }, () => {
     assert.equal(over.status, 400);
     assert.equal(over.body.code, 'INVALID_AMOUNT');
     assert.match(over.body.error!, new RegExp(`too large: the service takes at most ${MAX_TRANSFER_USD} USDC per transfer`));
-    const createOver = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: `${Number(MAX_TRANSFER_USD) + 1}` });
+    const createOver = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: `${MAX_TRANSFER_USD}.000001` });
     assert.equal(createOver.status, 400, 'a create is held to the same maximum');
+    assert.equal(createOver.body.code, 'INVALID_AMOUNT');
+    assert.match(createOver.body.error!, /too large/);
   });
 
   test('a create citing a fresh quoteId gets exactly that quote; another request is 409 QUOTE_MISMATCH; an expired one 409 QUOTE_EXPIRED', async () => {
@@ -400,6 +403,23 @@ describe('quoteId, expiresAt and the pair limits', { timeout: 60_000 }, () => {
     }
     assert.equal(await rows(), rowsBefore, 'a refused create stores nothing');
   });
+
+  test('a fresh quoteId the market no longer covers is refused (409 QUOTE_EXPIRED); one it still covers is kept as quoted', async () => {
+    const app = h.api();
+    const quoted = await quote(app, '100');
+    market.haircutBps = 100;
+    try {
+      const moved = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: '100', quoteId: quoted.quoteId });
+      assert.equal(moved.status, 409, JSON.stringify(moved.body));
+      assert.equal(moved.body.code, 'QUOTE_EXPIRED');
+      assert.match(moved.body.error!, /no longer covered: prices moved/);
+    } finally {
+      market.haircutBps = 0;
+    }
+    const kept = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, amount: '100', quoteId: quoted.quoteId });
+    assert.equal(kept.status, 200, JSON.stringify(kept.body));
+    assert.equal((kept.body.data as Record<string, unknown>).quotedOutputAmount, quoted.quotedOutputAmount);
+  });
 });
 
 describe('partner fees', { timeout: 60_000 }, () => {
@@ -428,7 +448,12 @@ describe('partner fees', { timeout: 60_000 }, () => {
     const read = await call(app, 'GET', `/api/private-route/${row!.routeId}`, undefined, { authorization: `Bearer ${created.body.data!.statusToken}` });
     assert.equal((read.body.data as Record<string, unknown>).partnerFeeAmount, fee.toString(), 'the full view itemizes it');
 
-    // A partner's quote is its own: cited without the key (no fee) it is another request.
+    // A partner's quote is its own: cited with another key of the same fee, or without a key, it is refused.
+    const sameFee = await createApiKey(h.database.db, 'fee-partner-twin', {}, { feeBps: 100 });
+    const twin = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: b!.quoteId }, { 'X-Api-Key': sameFee.key });
+    assert.equal(twin.status, 409);
+    assert.equal(twin.body.code, 'QUOTE_MISMATCH');
+    assert.match(twin.body.error!, /another API key/);
     const elsewhere = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, quoteId: b!.quoteId });
     assert.equal(elsewhere.status, 409);
     assert.equal(elsewhere.body.code, 'QUOTE_MISMATCH');
@@ -442,5 +467,32 @@ describe('partner fees', { timeout: 60_000 }, () => {
 
   test('a key refuses a fee above the bound', async () => {
     await assert.rejects(createApiKey(h.database.db, 'greedy', {}, { feeBps: 501 }), /from 0 to 500/);
+  });
+});
+
+describe('padded full views', { timeout: 60_000 }, () => {
+  test('a full view is answered in whole 4096-byte blocks (body and X-Padding) whatever its status; the public view is not padded', async () => {
+    const app = h.api();
+    const created = await call(app, 'POST', '/api/private-route', CREATE_BODY);
+    const routeId = created.body.data!.routeId as string;
+    const sizes: number[] = [];
+    const read = async () => {
+      const response = await app.request(`/api/private-route/${routeId}`, { headers: { authorization: `Bearer ${created.body.data!.statusToken}` } });
+      const body = await response.text();
+      const padding = response.headers.get('x-padding') ?? '';
+      assert.match(padding, /^0*$/);
+      const total = Buffer.byteLength(body) + padding.length;
+      assert.equal(total % 4096, 0, `${Buffer.byteLength(body)} + ${padding.length}`);
+      sizes.push(total);
+    };
+    await read();
+    await h.database.db
+      .update(transfers)
+      .set({ status: 'COMPLETED', depositTxHash: `0x${'a'.repeat(64)}`, payoutTxHash: `0x${'b'.repeat(64)}`, completedAt: new Date() })
+      .where(eq(transfers.routeId, routeId));
+    await read();
+    assert.equal(sizes[0], sizes[1], 'the same size before and after');
+    const anonymous = await app.request(`/api/private-route/${routeId}`);
+    assert.equal(anonymous.headers.get('x-padding'), null);
   });
 });

@@ -50,6 +50,9 @@ const token = (chainId: number, symbol: string, decimals: number, digit: string)
   decimals,
 });
 
+/** How much the fake bridge keeps of what it moves, in basis points: a test moves the market with it (0: one for one). */
+export const market = { haircutBps: 0 };
+
 const fakeBridge: DepositAddressBridge = {
   // The source chain names an explorer and its currency, as Relay's catalogue does; the others, like local chains, do not.
   listChains: async () =>
@@ -63,11 +66,12 @@ const fakeBridge: DepositAddressBridge = {
   quote: async (request) => {
     if (request.amount === 777_000_000n) throw new BridgeRouteError('no route: insufficient liquidity');
     if (request.amount === 666_000_000n) throw new BridgeUnavailableError('relay answered 503 at https://relay.example/quote');
+    const amountOut = (request.amount * BigInt(10_000 - market.haircutBps)) / 10_000n;
     return {
       requestId: null,
       depositAddress: null,
       amountIn: request.amount,
-      amountOut: request.amount,
+      amountOut,
       amountInUsd: null,
       amountOutUsd: null,
       timeEstimateSeconds: 10,

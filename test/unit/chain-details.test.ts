@@ -37,7 +37,7 @@ describe('chain details', () => {
     ['an https origin', 'https://basescan.org', 'https://basescan.org'],
     ['a trailing slash is dropped', 'https://basescan.org/', 'https://basescan.org'],
     ['a path is kept', 'https://explorer.example/mainnet/', 'https://explorer.example/mainnet'],
-    ['http on loopback (a local explorer)', 'http://localhost:4000', 'http://localhost:4000'],
+    ['http on loopback', 'http://localhost:4000', undefined],
     ['http elsewhere', 'http://basescan.org', undefined],
     ['javascript:', 'javascript:alert(1)', undefined],
     ['data:', 'data:text/html,hi', undefined],

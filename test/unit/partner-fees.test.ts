@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { outputBeforePartnerFee, partnerFeeOf } from '../../src/quote/partnerFees.ts';
+import { outputBeforePartnerFee, partnerFeeOf, partnerFeeReserve } from '../../src/quote/partnerFees.ts';
 
 describe('partner fees', () => {
   const fees: [bigint, number, bigint][] = [
@@ -26,4 +26,14 @@ describe('partner fees', () => {
       { numRuns: 2_000 },
     );
   });
+
+  const reserves: [string, bigint, bigint, bigint, bigint][] = [
+    ['no partner fee keeps nothing', 0n, 99_000_000n, 98_000_000n, 0n],
+    ['one for one (same asset): the fee itself', 500_000n, 100_000_000n, 100_000_000n, 500_000n],
+    ['a dearer order keeps more, rounded up', 500_000n, 101_000_001n, 100_000_000n, 505_001n],
+    ['6-decimal hub, 18-decimal output (WETH): converted at the order rate', 10n ** 15n, 3_000_000n, 10n ** 18n, 3_000n],
+  ];
+  for (const [name, fee, input, output, expected] of reserves) {
+    test(`the partner's reserve in a note: ${name}`, { timeout: 5_000 }, () => assert.equal(partnerFeeReserve(fee, input, output), expected));
+  }
 });

@@ -30,7 +30,8 @@ export function quoteRoutes(deps: ApiDeps) {
     const request = c.req.valid('json');
     chains.require(request);
     // A partner's key quotes with the partner's fee in it (src/quote/partnerFees.ts).
-    const { quote } = await deps.quotes.quote({ ...request, partnerFeeBps: c.get('partner')?.feeBps ?? 0 });
+    const partner = c.get('partner');
+    const { quote } = await deps.quotes.quote({ ...request, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id });
     return ok(c, quote);
   });
 }

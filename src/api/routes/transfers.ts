@@ -17,6 +17,19 @@ import {
 } from '../schemas.ts';
 import { failures, jsonObjectBody, newApp, passThrough, servedChains, success } from './common.ts';
 
+/** Full views are answered in whole blocks of this many bytes (body plus X-Padding). */
+const PADDED_BLOCK_BYTES = 4096;
+
+/**
+ * The X-Padding header that brings a full view's answer to a whole number of blocks. The full view grows at each
+ * status (one more statusHistory entry, other fields set): without it, whoever watches the reader's encrypted
+ * connection would see when a status changed, and so when the route's private hop happened (docs/privacy.md).
+ */
+export function paddingFor(envelope: unknown): string {
+  const length = Buffer.byteLength(JSON.stringify(envelope));
+  return '0'.repeat((PADDED_BLOCK_BYTES - (length % PADDED_BLOCK_BYTES)) % PADDED_BLOCK_BYTES);
+}
+
 /** Who may read a transfer: GET and its event stream take the statusToken the same ways. */
 export const STATUS_TOKEN_SECURITY: Array<Record<string, string[]>> = [{}, { statusToken: [] }, { statusTokenHeader: [] }];
 
@@ -118,7 +131,7 @@ export function transferRoutes(deps: ApiDeps) {
       const createTransfer = async () => {
         const partner = c.get('partner');
         const created = await deps.transfers.create(
-          { ...request, partnerFeeBps: partner?.feeBps ?? 0 },
+          { ...request, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id },
           { clientHash: clientHashOf(c), partnerId: partner?.id },
         );
         deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
@@ -167,6 +180,7 @@ export function transferRoutes(deps: ApiDeps) {
       // Full and public views differ per caller: no shared cache may keep one for another.
       c.header('Cache-Control', 'no-store');
       c.header('Vary', 'Authorization, X-Status-Token');
+      if (read.access === 'full') c.header('X-Padding', paddingFor({ success: true, data: read.transfer }));
       return ok(c, read.transfer);
     });
 }

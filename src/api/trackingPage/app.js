@@ -4,8 +4,8 @@
  * It reads the routeId from the path (/t/rt_…) and the statusToken from the fragment (#st_…). A browser never sends
  * a fragment to a server, not in the page's own request and not in a Referer, so the token reaches the service only
  * as the Authorization header of this script's API calls. It asks GET /api/private-route/<routeId> at a fixed
- * interval until the transfer is COMPLETED or FAILED: a fixed interval tells whoever watches this connection nothing
- * about when a status changed (docs/privacy.md). Without a token, or with a wrong one, it shows the public view only.
+ * interval for as long as the page is open, also after COMPLETED or FAILED; with the API's padded answers (X-Padding)
+ * whoever watches this connection sees the same traffic whatever the transfer does (docs/privacy.md). Without a token, or with a wrong one, it shows the public view only.
  * Everything it shows is set as text, never as HTML, so nothing in an answer can run on the page.
  */
 
@@ -328,7 +328,8 @@ async function follow(routeId, statusToken) {
         else renderPublic(view);
         shown = drawn;
       }
-      if (TERMINAL.has(view.status)) return;
+      // The reads go on at the same pace after the end: stopping would tell whoever watches this connection when
+      // the transfer was paid.
     } catch {
       showNotice('The service did not answer; trying again in a few seconds.');
     }
