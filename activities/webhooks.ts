@@ -1,5 +1,4 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { apiKeys, transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
 import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } from '../src/transfers/publicView.ts';
@@ -8,6 +7,7 @@ import { deliverySigningSecrets } from '../src/webhooks/signingSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
 import type { StatusProjection } from '../workflows/types.ts';
+import { failure } from '../src/failures.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /** The body of a delivery: thin on purpose (no amounts, addresses or hashes); the client GETs the rest with its statusToken. */
@@ -166,11 +166,11 @@ export function webhookActivities(deps: ActivityDeps) {
         .leftJoin(transfers, eq(transfers.routeId, webhookDeliveries.routeId))
         .leftJoin(apiKeys, eq(apiKeys.id, transfers.partnerId))
         .where(eq(webhookDeliveries.eventId, input.eventId));
-      if (!row) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.eventId}`, 'WebhookUnknown');
+      if (!row) throw failure('WebhookUnknown', `no webhook delivery ${input.eventId}`);
       if (row.state === 'delivered') return { status: row.lastResponseStatus ?? 200 };
       if (!row.url) {
         await recordAttempt(deps, input.eventId, { status: null, error: 'the route has no webhook URL' });
-        throw ApplicationFailure.nonRetryable('the route has no webhook URL', 'WebhookRefused');
+        throw failure('WebhookRefused', 'the route has no webhook URL');
       }
       const event: WebhookEvent = {
         id: input.eventId,
@@ -192,11 +192,11 @@ export function webhookActivities(deps: ActivityDeps) {
       });
       if (result.kind === 'refused') {
         await recordAttempt(deps, input.eventId, { status: null, error: result.error });
-        throw ApplicationFailure.nonRetryable(result.error, 'WebhookRefused');
+        throw failure('WebhookRefused', result.error);
       }
       if (result.kind === 'unanswered') {
         await recordAttempt(deps, input.eventId, { status: null, error: result.error });
-        throw ApplicationFailure.retryable(result.error, 'WebhookUnanswered');
+        throw failure('WebhookUnanswered', result.error);
       }
       const { status } = result;
       if (status >= 200 && status < 300) {
@@ -205,8 +205,8 @@ export function webhookActivities(deps: ActivityDeps) {
       }
       const error = `the receiver answered ${status}`;
       await recordAttempt(deps, input.eventId, { status, error });
-      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw ApplicationFailure.nonRetryable(error, 'WebhookRejected');
-      throw ApplicationFailure.retryable(error, 'WebhookNotAccepted');
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw failure('WebhookRejected', error);
+      throw failure('WebhookNotAccepted', error);
     },
 
     /** Marks a delivery failed for good (its retries ran out, or the receiver refused it); a delivered one stays delivered. */
@@ -237,6 +237,6 @@ async function recordAttempt(
 }
 
 function requireWebhookSettings(deps: ActivityDeps): WebhookSettings {
-  if (!deps.webhooks) throw ApplicationFailure.nonRetryable('the worker has no webhook settings: set WEBHOOK_SIGNING_SECRET', 'WebhookNotConfigured');
+  if (!deps.webhooks) throw failure('WebhookNotConfigured', 'the worker has no webhook settings: set WEBHOOK_SIGNING_SECRET');
   return deps.webhooks;
 }

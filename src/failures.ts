@@ -86,6 +86,11 @@ export function failure(type: FailureType, message: string, ...details: unknown[
   return ApplicationFailure.create({ type, message: redactUrls(message), nonRetryable: FAILURES[type].retry === 'never', details });
 }
 
+/** A workflow's end on a failure of a catalogued type (its own, or its cause's): final, whatever the type's retry rule. */
+export function finalFailure(type: FailureType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message: redactUrls(message), nonRetryable: true });
+}
+
 /**
  * The failure types each workflow's money-moving activities never retry (their nonRetryableErrorTypes). Each list is
  * exactly the one its workflow issued before the catalogue existed (in that order): retry policies are part of the

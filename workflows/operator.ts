@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { finalTypes } from '../src/failures.ts';
+import { finalFailure, finalTypes } from '../src/failures.ts';
 import type { IntentSummary } from '../activities/intents.ts';
 import type { Recovered } from '../activities/recover.ts';
 import type { Address, HeldFunds } from './types.ts';
@@ -74,13 +74,13 @@ export async function recoverWorkflow(input: RecoverInput): Promise<RecoverResul
     const cause = causeOf(error);
     // A refused operator check (no audit row, a route not FAILED, a destination not allowed) says nothing about the
     // route's funds: no flag. Only activities of this version fail with this type, so recorded histories replay as before.
-    if (typeOf(error) === 'OperatorActionRefused') throw ApplicationFailure.nonRetryable(cause, 'OperatorActionRefused');
+    if (typeOf(error) === 'OperatorActionRefused') throw finalFailure('OperatorActionRefused', cause);
     await bookkeeping.flagRoute({
       routeId: input.routeId,
       error: `recovery to ${input.to} stopped: ${cause}. Fix the cause, then run routectl recover again`,
       actionId: input.actionId,
     });
-    throw ApplicationFailure.nonRetryable(`recovery stopped: ${cause}`, 'RecoveryFailed');
+    throw finalFailure('RecoveryFailed', `recovery stopped: ${cause}`);
   }
 }
 
@@ -108,7 +108,7 @@ export async function voidIntentWorkflow(
     return { intent: await moves.voidIntent({ intentId: input.intentId, reason: input.reason, actionId: input.actionId }), cancelTxHash, originalMined: false };
   } catch (error) {
     const refused = typeOf(error) === 'VoidRefused' || typeOf(error) === 'OperatorActionRefused';
-    throw ApplicationFailure.nonRetryable(causeOf(error), refused ? 'VoidRefused' : 'VoidFailed');
+    throw finalFailure(refused ? 'VoidRefused' : 'VoidFailed', causeOf(error));
   }
 }
 

@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { finalTypes } from '../src/failures.ts';
+import { finalFailure, finalTypes, isFailureType } from '../src/failures.ts';
 import { type Address, refundFailedNote } from './types.ts';
 
 const activities = proxyActivities<TransferActivities>({
@@ -81,7 +81,7 @@ export async function refundWorkflow(input: RefundInput): Promise<{ amount: stri
     if (type !== 'NothingToRefund' && type !== 'RefundBelowMinimum' && type !== 'OperatorActionRefused') {
       await activities.flagRoute({ routeId: input.routeId, error: refundFailedNote(input.to, cause.message), actionId: input.actionId });
     }
-    throw ApplicationFailure.nonRetryable(cause.message, type ?? 'RefundFailed');
+    throw finalFailure(isFailureType(type) ? type : 'RefundFailed', cause.message);
   }
   await activities.clearDepositHolding({ routeId: input.routeId, token: input.token });
   log.info('deposit refunded', { routeId: input.routeId, to: input.to, reason: input.reason, ...refund });

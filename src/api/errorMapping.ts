@@ -1,6 +1,6 @@
 /**
- * How a failure becomes its envelope: ApiError as thrown, the quote service's and the bridge's errors by class
- * (and, for QuoteError, by the field its message starts with), zod issues by the field they are about.
+ * How a failure becomes its envelope: ApiError as thrown, the quote service's errors by the code they carry, the
+ * bridge's by class, zod issues by the field they are about.
  */
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
@@ -24,23 +24,10 @@ export function codeOfIssue(issue: z.core.$ZodIssue | undefined): ErrorCode {
   }
 }
 
-/** QuoteError messages start with the field they refuse (src/quote/*.ts); the code follows the field. */
-export function codeOfQuoteError(message: string): ErrorCode {
-  if (/^amount\b/.test(message)) return 'INVALID_AMOUNT';
-  if (/^(tokenSymbol|destTokenSymbol|hub token)\b/.test(message)) return 'UNSUPPORTED_TOKEN';
-  if (/must differ/.test(message)) return 'UNSUPPORTED_PAIR';
-  if (/not a supported chain|hub chain/.test(message)) return 'UNSUPPORTED_CHAIN';
-  if (/^no USD price/.test(message)) return 'NO_ROUTE';
-  return 'INVALID_REQUEST';
-}
-
 /** The envelope's status, code and text for any error a handler threw; `internal` marks what must be logged. */
 export function toApiError(error: Error): { failure: ApiError; internal: boolean } {
   if (error instanceof ApiError) return { failure: error, internal: false };
-  if (error instanceof QuoteError) {
-    const code = error.code ?? codeOfQuoteError(error.message);
-    return { failure: new ApiError(ERROR_CODES[code].status, code, error.message), internal: false };
-  }
+  if (error instanceof QuoteError) return { failure: new ApiError(ERROR_CODES[error.code].status, error.code, error.message), internal: false };
   if (error instanceof BridgeRouteError) return { failure: new ApiError(400, 'NO_ROUTE', error.message), internal: false };
   if (error instanceof HTTPException && error.status < 500)
     return { failure: new ApiError(400, 'INVALID_REQUEST', error.message || 'bad request'), internal: false };

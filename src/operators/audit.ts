@@ -1,4 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
+import { type FailureType, finalFailure } from '../failures.ts';
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { operatorActions } from '../db/schema.ts';
@@ -15,7 +16,7 @@ export type OperatorOutcome = 'done' | 'refused' | 'failed';
 export type OperatorAction = typeof operatorActions.$inferSelect;
 
 /** The failure type of a refused operator check: final, and no reason to flag the route. */
-export const OPERATOR_REFUSED = 'OperatorActionRefused';
+export const OPERATOR_REFUSED: FailureType = 'OperatorActionRefused';
 
 /** What an operator workflow or update carries so that the worker can tie it to its audit row. */
 export interface OperatorRequest {
@@ -87,12 +88,17 @@ export async function requireRequestedAction(
 }
 
 /** A refused check: marks the row refused (when there is one) and returns the non-retryable failure to throw. */
-export async function refuseAction(db: Database, actionId: number | undefined, message: string, type = OPERATOR_REFUSED): Promise<ApplicationFailure> {
+export async function refuseAction(
+  db: Database,
+  actionId: number | undefined,
+  message: string,
+  type: FailureType = OPERATOR_REFUSED,
+): Promise<ApplicationFailure> {
   if (actionId) await finishAction(db, actionId, 'refused', message);
   return refusal(message, type);
 }
 
-const refusal = (message: string, type = OPERATOR_REFUSED) => ApplicationFailure.nonRetryable(message, type);
+const refusal = (message: string, type: FailureType = OPERATOR_REFUSED) => finalFailure(type, message);
 
 /**
  * Where an operator may send a route's funds: back to its refundAddress, on to its recipient, or to an address of

@@ -47,7 +47,9 @@ export function withAmountLimits(service: QuoteService, settings: AmountLimitSet
     const price = (await settings.usdPrice(token)) ?? (sameAsset(token, destToken) ? await settings.usdPrice(destToken) : null);
     const perToken = price === null ? null : parseDecimal(price);
     if (perToken === null || perToken.units === 0n) {
-      throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; the service's maximum per transfer cannot be applied`);
+      throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; the service's maximum per transfer cannot be applied`, {
+        code: 'NO_ROUTE',
+      });
     }
     const usd = parseDecimal(settings.maxTransferUsd);
     return (usd.units * perToken.scale * 10n ** BigInt(token.decimals)) / (usd.scale * perToken.units);

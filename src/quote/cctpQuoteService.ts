@@ -53,12 +53,15 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
   const chains = () => deps.bridge.chains().filter((c) => deps.enabledChainIds.includes(c.chainId));
   const chainById = (chainId: number, field: string) => {
     const chain = chains().find((c) => c.chainId === chainId);
-    if (!chain) throw new QuoteError(`${field} ${chainId} is not a supported chain of the burn-and-mint network (see GET /api/bridge/chains)`);
+    if (!chain)
+      throw new QuoteError(`${field} ${chainId} is not a supported chain of the burn-and-mint network (see GET /api/bridge/chains)`, {
+        code: 'UNSUPPORTED_CHAIN',
+      });
     return chain;
   };
   const requireUsdc = (symbol: string | undefined, field: string) => {
     if (symbol !== undefined && symbol.toUpperCase() !== 'USDC') {
-      throw new QuoteError(`${field} "${symbol}" is not supported: burn-and-mint mode moves USDC only`);
+      throw new QuoteError(`${field} "${symbol}" is not supported: burn-and-mint mode moves USDC only`, { code: 'UNSUPPORTED_TOKEN' });
     }
   };
 
@@ -69,11 +72,11 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     const source = chainById(request.sourceChainId, 'sourceChainId');
     const destination = chainById(request.destChainId, 'destChainId');
     const hub = chainById(deps.hubChainId, 'hub chain');
-    if (source.chainId === destination.chainId) throw new QuoteError('sourceChainId and destChainId must differ');
+    if (source.chainId === destination.chainId) throw new QuoteError('sourceChainId and destChainId must differ', { code: 'UNSUPPORTED_PAIR' });
     try {
       return { source, destination, hub, amount: parseAmount(request.amount, USDC_DECIMALS) };
     } catch (error) {
-      if (error instanceof AmountError) throw new QuoteError(error.message);
+      if (error instanceof AmountError) throw new QuoteError(error.message, { code: 'INVALID_AMOUNT' });
       throw error;
     }
   };
@@ -187,7 +190,7 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       };
       let low = 0n;
       let high = output > 0n ? output * 2n + 10n ** BigInt(USDC_DECIMALS + 1) : 1n;
-      if (!(await reaches(high))) throw new QuoteError(`no amount pays ${output} USDC units`);
+      if (!(await reaches(high))) throw new QuoteError(`no amount pays ${output} USDC units`, { code: 'INVALID_REQUEST' });
       while (high - low > 1n) {
         const middle = (low + high) / 2n;
         if (await reaches(middle)) high = middle;

@@ -41,7 +41,8 @@ export function createNetworkCosts(deps: NetworkCostDeps): NetworkCosts {
           .filter(([, units]) => units > 0n)
           .map(async ([chainId, units]) => {
             const [fee, usd] = await Promise.all([feePerGas(chainId), prices.get(String(chainId), () => deps.nativeUsd(chainId))]);
-            if (usd === null) throw new QuoteError(`no USD price for the native currency of chain ${chainId}: the service's gas on it cannot be quoted`);
+            if (usd === null)
+              throw new QuoteError(`no USD price for the native currency of chain ${chainId}: the service's gas on it cannot be quoted`, { code: 'NO_ROUTE' });
             return { gas: units, feePerGas: fee, nativeUsd: usd };
           }),
       );

@@ -19,24 +19,32 @@ export interface TransferRequest {
   partnerId?: number;
 }
 
-/** The API code of a QuoteError that names its own (the others are told by the field their message starts with). */
-export type QuoteErrorCode = 'INVALID_AMOUNT' | 'QUOTE_EXPIRED' | 'QUOTE_MISMATCH';
+/** The API's code for each way a request cannot be quoted (src/api/errorCodes.ts says what each means). */
+export type QuoteErrorCode =
+  | 'INVALID_REQUEST'
+  | 'INVALID_AMOUNT'
+  | 'UNSUPPORTED_CHAIN'
+  | 'UNSUPPORTED_TOKEN'
+  | 'UNSUPPORTED_PAIR'
+  | 'NO_ROUTE'
+  | 'QUOTE_EXPIRED'
+  | 'QUOTE_MISMATCH';
 
 export interface QuoteErrorDetails {
-  code?: QuoteErrorCode;
+  code: QuoteErrorCode;
   /** The amount is outside the pair's limits: below what the route can pay anything for, or above the service's maximum. */
   limit?: 'min' | 'max';
   /** The source token the amount is in, where it was resolved. */
   sourceToken?: BridgeToken;
 }
 
-/** The request cannot be quoted as asked; the message says why. Maps to HTTP 400 (409 for a stale quoteId). */
+/** The request cannot be quoted as asked; the message says why, the code which way (HTTP 400; 409 for a stale quoteId). */
 export class QuoteError extends Error {
   override name = 'QuoteError';
-  readonly code?: QuoteErrorCode;
+  readonly code: QuoteErrorCode;
   readonly limit?: 'min' | 'max';
   readonly sourceToken?: BridgeToken;
-  constructor(message: string, details: QuoteErrorDetails = {}) {
+  constructor(message: string, details: QuoteErrorDetails) {
     super(message);
     this.code = details.code;
     this.limit = details.limit;
@@ -158,7 +166,7 @@ export const sameAsset = (a: BridgeToken, b: BridgeToken) => a.symbol.toUpperCas
 export function convertAtHeldPrices(amount: bigint, from: { decimals: number; usd: string }, to: { decimals: number; usd: string }, marginBps: number): bigint {
   const pFrom = parseDecimal(from.usd);
   const pTo = parseDecimal(to.usd);
-  if (pTo.units === 0n) throw new QuoteError('a held price of zero cannot convert');
+  if (pTo.units === 0n) throw new QuoteError('a held price of zero cannot convert', { code: 'INVALID_REQUEST' });
   const numerator = amount * pFrom.units * pTo.scale * 10n ** BigInt(to.decimals) * BigInt(10_000 - marginBps);
   const denominator = pFrom.scale * pTo.units * 10n ** BigInt(from.decimals) * 10_000n;
   return numerator / denominator;
@@ -170,7 +178,7 @@ export function inputForHeldConversion(out: bigint, from: { decimals: number; us
   const pTo = parseDecimal(to.usd);
   const numerator = pFrom.units * pTo.scale * 10n ** BigInt(to.decimals) * BigInt(10_000 - marginBps);
   const denominator = pFrom.scale * pTo.units * 10n ** BigInt(from.decimals) * 10_000n;
-  if (numerator === 0n) throw new QuoteError('a held price of zero cannot convert');
+  if (numerator === 0n) throw new QuoteError('a held price of zero cannot convert', { code: 'INVALID_REQUEST' });
   return ceilDiv(out * denominator, numerator);
 }
 
@@ -194,13 +202,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
   async function chainById(chainId: number, field: string): Promise<BridgeChain> {
     const chain = (await chainList()).find((c) => c.chainId === chainId);
-    if (!chain) throw new QuoteError(`${field} ${chainId} is not a supported chain (see GET /api/bridge/chains)`);
+    if (!chain) throw new QuoteError(`${field} ${chainId} is not a supported chain (see GET /api/bridge/chains)`, { code: 'UNSUPPORTED_CHAIN' });
     return chain;
   }
 
   async function tokenBySymbol(chain: BridgeChain, symbol: string, field: string): Promise<BridgeToken> {
     const token = (await allTokens(chain.chainId)).find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());
-    if (!token) throw new QuoteError(`${field} "${symbol}" is not supported on chain ${chain.chainId} (${chain.displayName})`);
+    if (!token) throw new QuoteError(`${field} "${symbol}" is not supported on chain ${chain.chainId} (${chain.displayName})`, { code: 'UNSUPPORTED_TOKEN' });
     return token;
   }
 
@@ -219,13 +227,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
     ]);
     if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
-      throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`);
+      throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`, { code: 'UNSUPPORTED_CHAIN' });
     }
     let amount: bigint;
     try {
       amount = parseAmount(request.amount, sourceToken.decimals);
     } catch (error) {
-      if (error instanceof AmountError) throw new QuoteError(error.message);
+      if (error instanceof AmountError) throw new QuoteError(error.message, { code: 'INVALID_AMOUNT' });
       throw error;
     }
     return { symbol, destSymbol, sourceChain, destChain, hubChain, sourceToken, destToken, hubToken, amount };
@@ -240,7 +248,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     const convertsOut = !sameAsset(route.hubToken, route.destToken);
     const [source, hub, dest] = await Promise.all([held(route.sourceToken), convertsIn || convertsOut ? held(route.hubToken) : null, held(route.destToken)]);
     const required = (price: HeldPrice | null, token: BridgeToken, why: string): HeldPrice => {
-      if (price === null) throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; ${why}`);
+      if (price === null) throw new QuoteError(`no USD price for ${token.symbol} on chain ${token.chainId}; ${why}`, { code: 'NO_ROUTE' });
       return price;
     };
     const destPrice = required(dest, route.destToken, 'the minimum fee cannot be computed');

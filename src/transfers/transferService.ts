@@ -133,7 +133,7 @@ export interface TransferServiceDeps {
 /** The route's own privacy plan: the service's exit epochs, its anonymity set at least the service's. */
 export function drawPrivacyPlan(settings: PrivacySettings, requested?: number): PrivacyPlan {
   if (requested !== undefined && requested > settings.maxAnonymitySet) {
-    throw new QuoteError(`minAnonymitySet must be at most ${settings.maxAnonymitySet}`);
+    throw new QuoteError(`minAnonymitySet must be at most ${settings.maxAnonymitySet}`, { code: 'INVALID_REQUEST' });
   }
   return {
     exitEpochSeconds: settings.exitEpochSeconds,

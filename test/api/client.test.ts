@@ -75,7 +75,7 @@ const quotes: QuoteService = {
       return { quote: quoteOf(request), sourceToken: TOKEN, hubToken: { ...TOKEN, chainId: 3 }, destToken: { ...TOKEN, chainId: 2 } };
     } catch (error) {
       // As the real quote service does: a malformed amount is the client's mistake.
-      if (error instanceof AmountError) throw new QuoteError(error.message);
+      if (error instanceof AmountError) throw new QuoteError(error.message, { code: 'INVALID_AMOUNT' });
       throw error;
     }
   },

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { count, eq } from 'drizzle-orm';
 import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
 import { ERROR_CODES } from '../../src/api/errorCodes.ts';
-import { codeOfQuoteError } from '../../src/api/errorMapping.ts';
+import { toApiError } from '../../src/api/errorMapping.ts';
+import { QuoteError, type QuoteErrorCode } from '../../src/quote/quoteService.ts';
 import { transfers } from '../../src/db/schema.ts';
 import { createApiKey } from '../../src/partners/apiKeys.ts';
 import {
@@ -269,12 +270,20 @@ describe('error codes', { timeout: 60_000 }, () => {
     assert.equal(wrong.headers.get('www-authenticate'), 'Bearer');
   });
 
-  test("the quote services' messages map to codes by the field they start with", () => {
-    assert.equal(codeOfQuoteError('sourceChainId and destChainId must differ'), 'UNSUPPORTED_PAIR');
-    assert.equal(codeOfQuoteError('destTokenSymbol "DOGE" is not supported: burn-and-mint mode moves USDC only'), 'UNSUPPORTED_TOKEN');
-    assert.equal(codeOfQuoteError('destChainId 5 is not a supported chain of the burn-and-mint network (see GET /api/bridge/chains)'), 'UNSUPPORTED_CHAIN');
-    assert.equal(codeOfQuoteError('amount 1 USDC is too small: the fees exceed the output'), 'INVALID_AMOUNT');
-    assert.equal(codeOfQuoteError('no USD price for WETH on chain 3; the minimum fee cannot be computed'), 'NO_ROUTE');
+  test("a quote error answers the code it carries, with that code's HTTP status", () => {
+    const cases: [QuoteErrorCode, number][] = [
+      ['UNSUPPORTED_PAIR', 400],
+      ['UNSUPPORTED_TOKEN', 400],
+      ['UNSUPPORTED_CHAIN', 400],
+      ['INVALID_AMOUNT', 400],
+      ['NO_ROUTE', 400],
+      ['QUOTE_EXPIRED', 409],
+      ['QUOTE_MISMATCH', 409],
+    ];
+    for (const [code, status] of cases) {
+      const { failure, internal } = toApiError(new QuoteError('whatever the words', { code }));
+      assert.deepEqual({ code: failure.code, status: failure.status, internal }, { code, status, internal: false });
+    }
   });
 });
 

@@ -453,7 +453,7 @@ describe('quote cache', () => {
       ...inner,
       async quote(request, options) {
         state.computations++;
-        if (state.fail) throw new QuoteError('no route: liquidity');
+        if (state.fail) throw new QuoteError('no route: liquidity', { code: 'NO_ROUTE' });
         return inner.quote(request, options);
       },
     };
