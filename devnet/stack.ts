@@ -5,8 +5,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { english, generateMnemonic } from 'viem/accounts';
-import { startApi } from '../src/api/server.ts';
-import { checkSignerFingerprint } from '../src/accounts/signerFingerprint.ts';
+import { startApi } from '../src/api/startApi.ts';
 import { ensureBackgroundWorkflows } from '../src/temporal/backgroundWorkflows.ts';
 import { ACCOUNT_XPUB_VARIABLES, loadConfig, type Config } from '../src/config.ts';
 import { migrateDatabase } from '../src/db/client.ts';
@@ -19,10 +18,9 @@ import { DEVNET_CCTP_ATTESTER_KEY } from './cctp.ts';
 import { DEVNET_ASP_POSTMAN_KEY } from './privacyPools.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { StopList } from '../src/shutdown.ts';
-import { createApiContext, createWorkerContext, workerHotWallets, type WorkerContext } from '../src/runtime.ts';
+import { createApiContext, createWorkerContext, type WorkerContext } from '../src/runtime.ts';
 import { startSignerProcess } from './signerProcess.ts';
-import { startWorkerHttp } from '../src/observability/workerHttp.ts';
-import { startTransferWorker, workerSlots } from '../src/temporal/worker.ts';
+import { startWorkerProcess } from '../src/workerProcess.ts';
 import { generatePayloadCodecKey, payloadCodecOf } from '../src/temporal/codec.ts';
 import { startCodecEndpoint } from '../src/temporal/codecServer.ts';
 import { freePort } from './ports.ts';
@@ -168,20 +166,30 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const apiConfig = loadConfig(apiEnv, 'api');
     // What `npm run devnet:worker` runs with: the signer's URL and token, no key (owner-only all the same).
     await writeFile(path.join(opts.dataDir, WORKER_ENV_FILE), `${JSON.stringify(workerEnv, null, 2)}\n`, { mode: 0o600 });
-    // What a production API (src/server.ts) against this stack runs with: the xpubs, no key.
+    // What a production API (src/api.ts) against this stack runs with: the xpubs, no key.
     await writeFile(path.join(opts.dataDir, API_ENV_FILE), `${JSON.stringify(apiEnv, null, 2)}\n`, { mode: 0o600 });
 
     const service = await createWorkerContext(config, { pollIntervalMs: opts.pollIntervalMs, signer: signerProcess.signer });
     stops.add('database pool and prover threads', service.close);
 
-    const worker = opts.worker === 'external' ? undefined : await startWorkerInProcess(service, config, opts, stops, logger);
+    const worker =
+      opts.worker === 'external'
+        ? undefined
+        : await startWorkerProcess(service, logger, {
+            httpPort: opts.ports.workerHttp ?? 0,
+            temporalMetricsPort: opts.ports.temporalMetrics,
+            workflowBundle: opts.workflowBundle,
+          });
+    if (worker) stops.add('worker and its endpoints', worker.stop);
 
     const apiService = createApiContext(apiConfig, { pollIntervalMs: opts.pollIntervalMs });
     stops.add("the API's database pool", apiService.close);
     const api = await startApi(apiService, logger);
     stops.add('API', api.stop);
-    await ensureBackgroundWorkflows(api.temporal, config);
+    // The in-process worker started them; an external one starts them too, but they exist before it runs.
+    if (!worker) await ensureBackgroundWorkflows(api.temporal, config);
     const codec = payloadCodecOf(config);
+    // The stack's own endpoint, for its dev server's Web UI whichever worker runs (a worker serves one only with CODEC_AUTH_TOKEN).
     if (codec) {
       const { port } = new URL(codecUrl);
       // The dev server's Web UI cannot send a token: on 127.0.0.1 its origin is let through (docs/local-stack.md).
@@ -212,7 +220,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       config,
       apiUrl: api.url,
       apiMetricsUrl: `${api.metricsUrl}/metrics`,
-      workerUrl: worker?.url ?? null,
+      workerUrl: worker?.httpUrl ?? null,
       temporalMetricsUrl: worker?.temporalMetricsUrl,
       codec: codec ? { url: codecUrl, authToken: payloadCodec.authToken } : null,
       temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, uiUrl: temporalServer.uiUrl, client: api.temporal },
@@ -405,43 +413,6 @@ async function devnetWebhookSigningSecret(dataDir: string, ephemeral?: boolean):
   const secret = randomBytes(32).toString('hex');
   if (!ephemeral) await writeFile(file, `${secret}\n`, { mode: 0o600 });
   return secret;
-}
-
-/** The worker and its HTTP endpoints in this process. */
-async function startWorkerInProcess(
-  service: WorkerContext,
-  config: Config,
-  opts: LocalStackOptions,
-  stops: StopList,
-  logger: Logger,
-): Promise<{ url: string; temporalMetricsUrl?: string }> {
-  // Refuses circuit files that are not the SDK's before any transfer can need a proof.
-  await service.prover.ready();
-  const prover = service.prover.setup();
-  logger.info(`prover: ${prover.backend}, ${prover.concurrency} at once${prover.fallbackReason ? ` (${prover.fallbackReason})` : ''}`);
-  await checkSignerFingerprint(service.db, service.keyring, 'worker');
-  const worker = await startTransferWorker({
-    temporal: config,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    deps: service.activityDeps,
-    queues: config.WORKER_QUEUES,
-    slots: workerSlots(config, prover.concurrency),
-    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    workflowBundle: opts.workflowBundle,
-    logger,
-    temporalMetricsAddress: opts.ports.temporalMetrics === undefined ? undefined : `${config.HOST}:${opts.ports.temporalMetrics}`,
-  });
-  stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
-  const workerHttp = await startWorkerHttp({
-    port: opts.ports.workerHttp ?? 0,
-    host: config.HOST,
-    worker,
-    db: service.db,
-    hotWallets: workerHotWallets(service),
-    logger,
-  });
-  stops.add('worker HTTP', workerHttp.stop);
-  return { url: workerHttp.url, temporalMetricsUrl: worker.temporalMetricsUrl };
 }
 
 /**

@@ -14,7 +14,7 @@ export type DevnetPayloadCodec = LocalPayloadCodec;
 /** The worker's configuration (environment variables) for `npm run devnet:worker`; owner-only. */
 export const WORKER_ENV_FILE = 'worker-env.json';
 
-/** The API's configuration (the signer's xpubs, no key) for running src/server.ts against the stack; owner-only. */
+/** The API's configuration (the signer's xpubs, no key) for running src/api.ts against the stack; owner-only. */
 export const API_ENV_FILE = 'api-env.json';
 
 export function readStackInfo(dataDir: string): StackInfo {

@@ -45,4 +45,4 @@ const bundle = await buildWorkflowBundle(createLogger({ level: 'warn' }));
 const bundleFile = path.join(dist, PREBUILT_WORKFLOW_BUNDLE);
 mkdirSync(path.dirname(bundleFile), { recursive: true });
 writeFileSync(bundleFile, JSON.stringify(bundle));
-log(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/src/server.js (API), dist/src/worker.js (worker), dist/src/signer.js (signer)`);
+log(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/src/api.js (API), dist/src/worker.js (worker), dist/src/signer.js (signer)`);

@@ -1,8 +1,12 @@
 /**
  * Records the Temporal history of one funded transfer on a fresh local stack, for the replay test
- * (test/replay.test.ts). Run it after changing the workflow, with the new version's name:
+ * (test/workflow/replay.test.ts). Run it after changing the workflow, with a label for the new recording:
  *
- *   node --import tsx scripts/record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>] [--min-set N]
+ *   node --import tsx scripts/record-history.ts <label> [relay|cctp] [--park <operation>] [--webhook <label>] [--min-set N]
+ *
+ * It writes test/workflow/histories/<workflow type>-<label>.history, named after the workflow type the history
+ * holds (read from its first event), so `6-relay` becomes `transferWorkflowV2-6-relay.history`. The label numbers
+ * the recordings of that type, oldest first, and says what was recorded (the replay test checks the type).
  *
  * `--min-set N` asks for an anonymity set the lone transfer never reaches: it leaves at its longest wait
  * (PRIVACY_MAX_WAIT_SECONDS, 20 s on the local stack).
@@ -11,10 +15,10 @@
  * transfer parks, then clears the fault and runs the operator's `routectl retry`: the shape of a parked
  * transfer that an operator resumed, which is what lives longest in production.
  *
- * `--webhook <name>` gives the transfer a webhookUrl (a receiver in this process) and also records the
- * webhookDelivery workflow of its COMPLETED event as test/workflow/histories/<name>.history.
+ * `--webhook <label>` gives the transfer a webhookUrl (a receiver in this process) and also records the
+ * webhookDelivery workflow of its COMPLETED event as test/workflow/histories/webhookDelivery-<label>.history.
  *
- * and commit test/workflow/histories/<name>.history (binary protobuf: this Temporal SDK's JSON helpers fail on
+ * Commit the new files (binary protobuf: this Temporal SDK's JSON helpers fail on
  * its own mixed protobufjs versions): every recorded history must keep replaying with the current
  * workflow code, which is what makes a change to the workflow's commands safe for transfers in flight.
  */
@@ -31,18 +35,18 @@ import { startTestStack, waitFor } from '../test/support/testStack.ts';
 const args = process.argv.slice(2);
 const option = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const parkAt = option('--park');
-const webhookName = option('--webhook');
+const webhookLabel = option('--webhook');
 const minSet = option('--min-set');
-const [name, mode = 'relay'] = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
+const [label, mode = 'relay'] = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 const validName = (n: string | undefined) => !!n && /^[\w.-]+$/.test(n);
 if (
-  !validName(name) ||
+  !validName(label) ||
   !['relay', 'cctp'].includes(mode) ||
   (args.includes('--park') && !parkAt) ||
-  (args.includes('--webhook') && !validName(webhookName)) ||
+  (args.includes('--webhook') && !validName(webhookLabel)) ||
   (args.includes('--min-set') && !/^\d+$/.test(minSet ?? ''))
 ) {
-  console.error('usage: record-history.ts <name> [relay|cctp] [--park <operation>] [--webhook <name>] [--min-set N]');
+  console.error('usage: record-history.ts <label> [relay|cctp] [--park <operation>] [--webhook <label>] [--min-set N]');
   process.exit(2);
 }
 
@@ -64,7 +68,7 @@ try {
     destChainId: chainId('destination'),
     amount: '42',
     userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
-    ...(webhookName && { webhookUrl }),
+    ...(webhookLabel && { webhookUrl }),
     ...(minSet && { minAnonymitySet: Number(minSet) }),
   });
   const route = created.body.data!;
@@ -91,22 +95,25 @@ try {
     180_000,
   );
   if (status !== 'COMPLETED') throw new Error(`the transfer ended ${status}`);
-  const history = await stack.temporal.client.workflow.getHandle(route.routeId).fetchHistory();
-  const file = new URL(`../test/workflow/histories/${name}.history`, import.meta.url);
-  writeFileSync(file, proto.temporal.api.history.v1.History.encode(history).finish());
-  console.log(`wrote ${file.pathname} (${history.events?.length} events)`);
-  if (webhookName) {
+  writeHistory(await stack.temporal.client.workflow.getHandle(route.routeId).fetchHistory(), label!);
+  if (webhookLabel) {
     const seq = await completedSeq(route.routeId);
     const delivery = stack.temporal.client.workflow.getHandle(webhookWorkflowId(`${route.routeId}:${seq}`));
     await delivery.result();
-    const deliveryHistory = await delivery.fetchHistory();
-    const deliveryFile = new URL(`../test/workflow/histories/${webhookName}.history`, import.meta.url);
-    writeFileSync(deliveryFile, proto.temporal.api.history.v1.History.encode(deliveryHistory).finish());
-    console.log(`wrote ${deliveryFile.pathname} (${deliveryHistory.events?.length} events)`);
+    writeHistory(await delivery.fetchHistory(), webhookLabel);
   }
 } finally {
   await stack.close();
   receiver.close();
+}
+
+/** Writes test/workflow/histories/<workflow type>-<label>.history. */
+function writeHistory(history: proto.temporal.api.history.v1.IHistory, label: string): void {
+  const workflowType = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+  if (!workflowType) throw new Error('the history does not start with WorkflowExecutionStarted');
+  const file = new URL(`../test/workflow/histories/${workflowType}-${label}.history`, import.meta.url);
+  writeFileSync(file, proto.temporal.api.history.v1.History.encode(history).finish());
+  console.log(`wrote ${file.pathname} (${history.events?.length} events)`);
 }
 
 /** The COMPLETED status's sequence number, from the projection. */

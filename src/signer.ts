@@ -8,7 +8,7 @@ import { createLogger } from './logger.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { loadSignerConfig } from './signer/config.ts';
 import { createLocalSigner } from './signer/local.ts';
-import { startSignerServer } from './signer/server.ts';
+import { startSignerServer } from './signer/signerApi.ts';
 
 const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'signer' } });
 

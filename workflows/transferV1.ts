@@ -49,7 +49,7 @@ const recovery = proxyActivities<TransferActivities>({
 
 /**
  * Version 1 of the transfer workflow (type `transferWorkflow`), frozen: it only finishes transfers started before
- * version 2 (workflows/transfer.ts), whose recorded histories (test/histories) it must replay unchanged.
+ * version 2 (workflows/transfer.ts), whose recorded histories (test/workflow/histories) it must replay unchanged.
  *
  * One transfer, workflow id = routeId:
  * await deposit → bridge in → shield → privacy wait → unshield → bridge out (exact output) → confirm payout.
@@ -58,7 +58,7 @@ const recovery = proxyActivities<TransferActivities>({
  * while it holds funds. Deterministic orchestration only; every side effect is an activity.
  */
 export async function transferWorkflow(plan: RoutePlan): Promise<TransferStatus> {
-  // Transfers started before the Privacy Pools pool (recorded in test/histories) had no privacy wait and no ragequit.
+  // Transfers started before the Privacy Pools pool (recorded in test/workflow/histories) had no privacy wait and no ragequit.
   const privacyRules = patched('privacy-pools');
   const budget: ActivityOptions = {
     scheduleToCloseTimeout: `${plan.settings.stepTimeBudgetSeconds} seconds`,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The signer process's request bodies (src/signer/server.ts validates them, src/signer/remote.ts sends them). */
+/** The signer process's request bodies (src/signer/signerApi.ts validates them, src/signer/remote.ts sends them). */
 const accountIndex = z
   .number()
   .int()

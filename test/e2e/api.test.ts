@@ -442,7 +442,7 @@ describe('GET /api/private-route/:routeId: who sees what', () => {
   });
 });
 
-describe('the production API entry (src/server.ts) holds no key', { timeout: 60_000 }, () => {
+describe('the production API entry (src/api.ts) holds no key', { timeout: 60_000 }, () => {
   test("started with the signer's xpubs and no key, it serves a create whose accounts are the ones the signer signs for", async () => {
     // What the stack gives an API: its configuration with the xpubs (api-env.json), nothing from this process's environment.
     const apiEnv = JSON.parse(readFileSync(path.join(stack.dataDir, API_ENV_FILE), 'utf8')) as Record<string, string>;
@@ -457,7 +457,7 @@ describe('the production API entry (src/server.ts) holds no key', { timeout: 60_
     for (const name of [...API_FORBIDDEN_SECRETS, 'SIGNER_URL']) assert.equal(env[name], undefined, name);
     for (const name of ACCOUNT_XPUB_VARIABLES) assert.match(env[name] ?? '', /^xpub/, name);
 
-    const child = spawn(process.execPath, ['--import', './src/loader/register.mjs', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', './src/loader/register.mjs', 'src/api.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

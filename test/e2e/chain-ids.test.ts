@@ -9,7 +9,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { createApi } from '../../src/api/app.ts';
-import { startApi } from '../../src/api/server.ts';
+import { startApi } from '../../src/api/startApi.ts';
 import { connectDatabase, migrateDatabase } from '../../src/db/client.ts';
 import { ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
 import { createLogger } from '../../src/logger.ts';

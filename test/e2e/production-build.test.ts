@@ -208,12 +208,12 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     // NETWORK=testnet fills in every public constant but the RPC URLs: without them the API says what to set.
     const withoutNetwork: Record<string, string> = { ...apiEnv(apiPortA!) };
     for (const name of ['CHAIN_RPC_URLS', 'HUB_CHAIN_ID', 'PRIVACY_POOLS_ENTRYPOINT', 'PRIVACY_POOLS_START_BLOCK']) delete withoutNetwork[name];
-    const testnet = startFromBuild('API on testnet without RPC URLs', 'server', { ...withoutNetwork, NETWORK: 'testnet' }, 'api listening');
+    const testnet = startFromBuild('API on testnet without RPC URLs', 'api', { ...withoutNetwork, NETWORK: 'testnet' }, 'api listening');
     assert.equal(await testnet.exited, 1, testnet.output());
     assert.match(testnet.output(), /CHAIN_RPC_URLS must give an RPC URL for every chain the service serves \(at least the hub, 11155111\)/);
 
     // Before the bootstrap: the API refuses to start and says what is missing and what to run.
-    const early = startFromBuild('api before setup', 'server', apiEnv(apiPortA!), 'api listening');
+    const early = startFromBuild('api before setup', 'api', apiEnv(apiPortA!), 'api listening');
     assert.equal(await early.exited, 1, early.output());
     assert.match(early.output(), new RegExp(`namespace \\\\"${NAMESPACE}\\\\" does not exist: run \`routectl setup\``));
 
@@ -232,8 +232,8 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     const workerA = startFromBuild('worker A', 'worker', workerEnv(workerHttpA!, temporalMetricsA!), 'worker running');
     const workerB = startFromBuild('worker B', 'worker', workerEnv(workerHttpB!, temporalMetricsB!), 'worker running');
     const [workerStart] = await Promise.all([workerA.ready, workerB.ready]);
-    const apiA = startFromBuild('API A', 'server', apiEnv(apiPortA!), 'api listening');
-    const apiB = startFromBuild('API B', 'server', apiEnv(apiPortB!), 'api listening');
+    const apiA = startFromBuild('API A', 'api', apiEnv(apiPortA!), 'api listening');
+    const apiB = startFromBuild('API B', 'api', apiEnv(apiPortB!), 'api listening');
     const [apiStart] = await Promise.all([apiA.ready, apiB.ready]);
     figures.push(
       `signer ${signerStart.startMs} ms, ${signerStart.rssMiB} MiB`,

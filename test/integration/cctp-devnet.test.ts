@@ -35,7 +35,7 @@ import type { ChainRole } from '../../devnet/manifest.ts';
 import { createFaultRegistry } from '../../devnet/emulators/faults.ts';
 import { startIrisEmulator, type IrisEmulator } from '../../devnet/emulators/iris/index.ts';
 
-// The real CCTP v2 interface (circlefin/evm-cctp-contracts src/v2), written out here rather than taken
+// The real CCTP v2 interface (circlefin/evm-cctp-contracts/src/v2), written out here rather than taken
 // from our artifacts: a client built against Circle's contracts must work unchanged against the devnet.
 const tokenMessengerV2 = parseAbi([
   'function depositForBurn(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold)',

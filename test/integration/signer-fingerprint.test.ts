@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { english, generateMnemonic } from 'viem/accounts';
 import { createRouteAddressBook, createRouteKeyring, MAX_ACCOUNT_INDEX } from '../../src/accounts/routeAccounts.ts';
 import { checkSignerFingerprint, signerFingerprint } from '../../src/accounts/signerFingerprint.ts';
-import { startApi } from '../../src/api/server.ts';
+import { startApi } from '../../src/api/startApi.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connectDatabase, migrateDatabase, type DatabaseHandle } from '../../src/db/client.ts';
 import { signerFingerprints } from '../../src/db/schema.ts';

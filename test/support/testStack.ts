@@ -67,7 +67,7 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     ephemeral: true,
     workflowBundle: await bundleWorkflows(),
     pollIntervalMs: 200,
-    // Tests create many transfers from one address: no abuse limits unless a test sets them (test/abuse-limits.test.ts covers them).
+    // Tests create many transfers from one address: no abuse limits unless a test sets them (test/api/abuse-limits.test.ts covers them).
     env: { DATABASE_URL: process.env.TEST_DATABASE_URL, RATE_LIMIT_PER_MINUTE: '0', ...opts.env },
     logger: opts.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
   });

@@ -19,7 +19,7 @@ import { signerAccounts } from '../../src/signer/accounts.ts';
 import { loadSignerConfig } from '../../src/signer/config.ts';
 import { createLocalSigner } from '../../src/signer/local.ts';
 import { createRemoteSigner, SignerRequestError } from '../../src/signer/remote.ts';
-import { startSignerServer } from '../../src/signer/server.ts';
+import { startSignerServer } from '../../src/signer/signerApi.ts';
 
 const MNEMONIC = generateMnemonic(english);
 const TOKEN = 'signer-test-token-0123456789abcdef-0123456789';

@@ -7,9 +7,13 @@ import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { createLogger } from '../../src/logger.ts';
 
 /**
- * Every recorded transfer history (test/workflow/histories, written by scripts/record-history.ts) must replay
- * with today's workflow code: a change to the workflow's commands that would break transfers in flight
- * fails here. A change ships with a `patched()` guard (or a new workflow type) and a new recording.
+ * Every recorded history (test/workflow/histories, written by scripts/record-history.ts) must replay with
+ * today's workflow code: a change to the workflow's commands that would break transfers in flight fails
+ * here. A change ships with a `patched()` guard (or a new workflow type) and a new recording.
+ *
+ * A history file is named `<workflow type>-<label>.history` after the workflow type it holds (say
+ * `transferWorkflowV2-5-relay.history`); the label numbers the recordings of that type, oldest first, and
+ * says what was recorded.
  */
 const dir = new URL('./histories/', import.meta.url);
 const files = readdirSync(dir)
@@ -21,6 +25,8 @@ test('recorded workflow histories replay with the current workflow code', { time
   const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
   for (const file of files) {
     const history = proto.temporal.api.history.v1.History.decode(readFileSync(new URL(file, dir)));
+    const workflowType = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+    assert.ok(file.startsWith(`${workflowType}-`), `${file} holds a ${workflowType} history: name it ${workflowType}-<label>.history`);
     await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle }, history, file), `${file} no longer replays`);
   }
 });

@@ -5,7 +5,7 @@ import { createFaultRegistry, type FaultController, type FaultRegistry } from '.
 import { serveWithLoop } from '../http.ts';
 import { type AspChain, connectAspChain } from './onchain.ts';
 import { createReviewer } from './reviewer.ts';
-import { createAspApp } from './server.ts';
+import { createAspApp } from './aspApi.ts';
 import { type AspStore, openAspStore } from './store.ts';
 
 export interface AspEmulatorOptions {

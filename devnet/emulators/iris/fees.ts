@@ -1,4 +1,4 @@
-/** CCTP v2 finality thresholds (evm-cctp-contracts src/v2/FinalityThresholds.sol). */
+/** CCTP v2 finality thresholds (circlefin/evm-cctp-contracts/src/v2/FinalityThresholds.sol). */
 export const FINALITY_THRESHOLD_CONFIRMED = 1000;
 export const FINALITY_THRESHOLD_FINALIZED = 2000;
 

@@ -5,7 +5,7 @@ import { listen } from '../http.ts';
 import { createFaultRegistry, type FaultController, type FaultRegistry } from '../faults.ts';
 import { connectDomains, createAttester } from './attester.ts';
 import { DEFAULT_IRIS_FEES, validateFees, type IrisFees } from './fees.ts';
-import { createIrisApp } from './server.ts';
+import { createIrisApp } from './irisApi.ts';
 import { openMessageStore } from './store.ts';
 
 export type { IrisFees } from './fees.ts';

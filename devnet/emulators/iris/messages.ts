@@ -1,7 +1,7 @@
 import { bytesToHex, getAddress, hexToBigInt, hexToBytes, hexToNumber, numberToHex, size, slice, type Address, type Hex } from 'viem';
 
 /**
- * CCTP v2's message formats (evm-cctp-contracts src/messages/v2/MessageV2.sol and BurnMessageV2.sol):
+ * CCTP v2's message formats (circlefin/evm-cctp-contracts/src/messages/v2/MessageV2.sol and BurnMessageV2.sol):
  * packed fields at fixed byte offsets, the body / hook data last.
  */
 const HEADER = {

@@ -6,7 +6,7 @@ import { connectOnchain } from './onchain.ts';
 import { openOrderStore } from './orders.ts';
 import { createPriceFeed, type PriceWalkOptions } from './priceWalk.ts';
 import { parseUsdPrice, validateFeeBps } from './pricing.ts';
-import { createRelayApp } from './server.ts';
+import { createRelayApp } from './relayApi.ts';
 import { createWatcher } from './watcher.ts';
 
 export type { FaultController, FaultMode, FaultOperation, FaultSpec } from '../faults.ts';

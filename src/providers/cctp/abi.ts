@@ -1,6 +1,6 @@
 /**
  * The CCTP v2 ABI fragments the adapter uses, transcribed from circlefin/evm-cctp-contracts
- * (src/v2/TokenMessengerV2.sol, src/v2/MessageTransmitterV2.sol, src/v2/BaseMessageTransmitter.sol).
+ * (circlefin/evm-cctp-contracts/src/v2/: TokenMessengerV2.sol, MessageTransmitterV2.sol, BaseMessageTransmitter.sol).
  */
 
 export const tokenMessengerV2Abi = [

@@ -7,7 +7,7 @@
  * the maxFee we derive is never below what the attester asks for.
  */
 
-/** Finality thresholds of CCTP v2 (src/v2/FinalityThresholds.sol): confirmed = Fast, finalized = Standard. */
+/** Finality thresholds of CCTP v2 (circlefin/evm-cctp-contracts/src/v2/FinalityThresholds.sol): confirmed = Fast, finalized = Standard. */
 export const FINALITY_THRESHOLD = { fast: 1000, standard: 2000 } as const;
 
 /**

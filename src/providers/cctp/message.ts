@@ -1,13 +1,13 @@
 import { getAddress, hexToBigInt, hexToNumber, isHex, pad, sliceHex, type Address, type Hex } from 'viem';
 
 /**
- * CCTP v2 message layout (circlefin/evm-cctp-contracts src/messages/v2/MessageV2.sol):
+ * CCTP v2 message layout (circlefin/evm-cctp-contracts/src/messages/v2/MessageV2.sol):
  *
  *   version 4 @0 | sourceDomain 4 @4 | destinationDomain 4 @8 | nonce 32 @12 | sender 32 @44 |
  *   recipient 32 @76 | destinationCaller 32 @108 | minFinalityThreshold 4 @140 |
  *   finalityThresholdExecuted 4 @144 | messageBody @148
  *
- * and its burn message body (src/messages/v2/BurnMessageV2.sol):
+ * and its burn message body (circlefin/evm-cctp-contracts/src/messages/v2/BurnMessageV2.sol):
  *
  *   version 4 @0 | burnToken 32 @4 | mintRecipient 32 @36 | amount 32 @68 | messageSender 32 @100 |
  *   maxFee 32 @132 | feeExecuted 32 @164 | expirationBlock 32 @196 | hookData @228

@@ -2,7 +2,7 @@ import { parseAbi } from 'viem';
 
 /**
  * The parts of the Privacy Pools (0xbow) ABI this adapter uses, in viem's human-readable form. Each
- * signature is the protocol's own: test/privacy-pools-abi.test.ts checks them against the ABIs bundled
+ * signature is the protocol's own: test/e2e/privacy-pools.test.ts checks them against the ABIs bundled
  * with @0xbow/privacy-pools-core-sdk (which the package does not export).
  */
 export const entrypointAbi = parseAbi([

@@ -1,7 +1,7 @@
 /** Production entry point of the REST API (the worker runs separately: src/worker.ts). */
 import { ConfigError, describeConfig, loadConfig } from './config.ts';
 import { migrateDatabase } from './db/client.ts';
-import { startApi } from './api/server.ts';
+import { startApi } from './api/startApi.ts';
 import { ClusterNotReadyError } from './temporal/clusterSetup.ts';
 import { createLogger } from './logger.ts';
 import { createApiContext } from './runtime.ts';
