@@ -152,6 +152,21 @@ function activityGroups(plan: RoutePlan) {
 
 type Decision = { kind: 'retry' } | { kind: 'fail'; reason: string };
 
+/**
+ * The status protocol: what a money-moving step (bridge in, shield, unshield, bridge out) records of the route's
+ * status, and when. `atStart` is the status the route is in while the step runs: the step's first activity records
+ * it as it begins (so the API shows it before the money moves). `onSuccess` is the status the step's success moves
+ * the route to: the activity that moves the money records it in the same call, once the move is done (so no status
+ * claims a move that did not happen, and none costs an activity of its own). The workflow keeps the same two in
+ * memory (stepWithStatuses); `searchable` names those the TransferStatus search attribute follows. Their sequence
+ * numbers are given out once, in order, by statusPlan.
+ */
+interface StatusPlan {
+  atStart?: StatusProjection;
+  onSuccess?: StatusProjection;
+  searchable: ReadonlySet<'atStart' | 'onSuccess'>;
+}
+
 /** The operator ended the route. */
 class OperatorFailure extends Error {}
 
@@ -266,12 +281,11 @@ class TransferRoute {
   /** Bridge in: what the deposit address received, to the route's hub account. */
   bridgeIn(received: bigint) {
     const { plan } = this;
-    const bridgingIn = this.reach(this.next('BRIDGING_IN'), { searchable: true });
-    return this.bridgeLeg(
-      'in',
-      (generation) => this.activities.steps.bridgeIn({ plan, generation, received: received.toString(), projection: bridgingIn }),
-      {},
-    );
+    const statuses = this.statusPlan({ atStart: 'BRIDGING_IN', searchable: ['atStart'] });
+    return this.bridgeLeg('in', statuses, ({ atStart }) => ({
+      place: (generation) => this.activities.steps.bridgeIn({ plan, generation, received: received.toString(), projection: atStart }),
+      delivery: {},
+    }));
   }
 
   /**
@@ -280,12 +294,11 @@ class TransferRoute {
    */
   async shield(amount: string) {
     const { plan } = this;
-    const onHub = this.reach(this.next('RECEIVED_ON_HUB'), { searchable: false });
-    this.inPool = true;
-    const inPool = this.next('SHIELDED');
-    const shielded = await this.runStep('shield', () => this.activities.steps.shield({ plan, amount, projection: onHub, shielded: inPool }));
-    this.reach(inPool, { searchable: true });
-    return shielded;
+    const statuses = this.statusPlan({ atStart: 'RECEIVED_ON_HUB', onSuccess: 'SHIELDED', searchable: ['onSuccess'] });
+    return this.stepWithStatuses('shield', statuses, ({ atStart, onSuccess }) => {
+      this.inPool = true;
+      return this.activities.steps.shield({ plan, amount, projection: atStart, shielded: onSuccess });
+    });
   }
 
   /**
@@ -375,37 +388,38 @@ class TransferRoute {
    */
   async unshield(requireAnonymitySet?: number, exitEpoch?: ExitEpoch) {
     const { plan } = this;
-    const sent = this.next('UNSHIELD_SENT');
-    const exit = await this.runStep('unshield', () =>
-      this.activities.proving.unshield({
-        plan,
-        sent,
-        ...(requireAnonymitySet !== undefined && { requireAnonymitySet }),
-        ...(exitEpoch !== undefined && { exitEpoch }),
-      }),
+    const statuses = this.statusPlan({ onSuccess: 'UNSHIELD_SENT', searchable: [] });
+    const exit = await this.stepWithStatuses(
+      'unshield',
+      statuses,
+      ({ onSuccess }) =>
+        this.activities.proving.unshield({
+          plan,
+          sent: onSuccess,
+          ...(requireAnonymitySet !== undefined && { requireAnonymitySet }),
+          ...(exitEpoch !== undefined && { exitEpoch }),
+        }),
+      // A withdrawal deferred for its anonymity set sent nothing: the route stays in the pool, in SHIELDED.
+      (result) => !result.deferred,
     );
-    if (exit.deferred) return exit;
-    this.inPool = false;
-    this.reach(sent, { searchable: false });
+    if (!exit.deferred) this.inPool = false;
     return exit;
   }
 
   /** Bridge out, exact output to the recipient; `funded`: the order the withdrawal already paid (first generation only). */
   bridgeOut(funded: BridgeOrderRef | null | undefined, shieldedValue: string) {
     const { plan } = this;
-    const bridgingOut = this.reach(this.next('BRIDGING_OUT'), { searchable: true });
-    const completed = this.next('COMPLETED');
-    return this.bridgeLeg(
-      'out',
-      (generation) => (generation === 1 && funded ? Promise.resolve(funded) : this.activities.steps.bridgeOut({ plan, generation, projection: bridgingOut })),
-      { projection: bridgingOut, completion: { seq: completed.seq, shielded: shieldedValue } },
-    );
+    const statuses = this.statusPlan({ atStart: 'BRIDGING_OUT', onSuccess: 'COMPLETED', searchable: ['atStart', 'onSuccess'] });
+    return this.bridgeLeg('out', statuses, ({ atStart, onSuccess }) => ({
+      place: (generation) =>
+        generation === 1 && funded ? Promise.resolve(funded) : this.activities.steps.bridgeOut({ plan, generation, projection: atStart }),
+      delivery: { projection: atStart, completion: { seq: onSuccess!.seq, shielded: shieldedValue } },
+    }));
   }
 
-  /** The last leg's delivery projected COMPLETED (awaitDelivery's completion); the workflow only records it. */
+  /** The bridge-out's delivery recorded COMPLETED (its status plan's onSuccess): the route has no step left. */
   complete(): TransferStatus {
     this.step = null;
-    this.reach(this.next('COMPLETED'), { searchable: true });
     return 'COMPLETED';
   }
 
@@ -443,6 +457,30 @@ class TransferRoute {
   /** The projection of the next status, to hand to the step that moves there; `reach` it once that step ran. */
   private next(status: TransferStatus): StatusProjection {
     return { routeId: this.plan.routeId, seq: this.seq + 1, status };
+  }
+
+  /** A money-moving step's status plan (see StatusPlan): the statuses with their sequence numbers, in order. */
+  private statusPlan(wanted: { atStart?: TransferStatus; onSuccess?: TransferStatus; searchable: ('atStart' | 'onSuccess')[] }): StatusPlan {
+    const atStart = wanted.atStart ? this.next(wanted.atStart) : undefined;
+    const onSuccess = wanted.onSuccess ? { routeId: this.plan.routeId, seq: (atStart?.seq ?? this.seq) + 1, status: wanted.onSuccess } : undefined;
+    return { atStart, onSuccess, searchable: new Set(wanted.searchable) };
+  }
+
+  /**
+   * Runs a money-moving step under its status plan: the route is in `atStart` while the step runs and in `onSuccess`
+   * once it succeeded (`moved` tells a success that moved nothing), in memory exactly as the step's activities record
+   * them in the projection.
+   */
+  private async stepWithStatuses<T>(
+    name: string,
+    statuses: StatusPlan,
+    body: (statuses: StatusPlan) => Promise<T>,
+    moved: (result: T) => boolean = () => true,
+  ): Promise<T> {
+    if (statuses.atStart) this.reach(statuses.atStart, { searchable: statuses.searchable.has('atStart') });
+    const result = await this.runStep(name, () => body(statuses));
+    if (statuses.onSuccess && moved(result)) this.reach(statuses.onSuccess, { searchable: statuses.searchable.has('onSuccess') });
+    return result;
   }
 
   /**
@@ -505,12 +543,16 @@ class TransferRoute {
   /** A bridge leg: place and fund the order, then wait for the fill and confirm it on chain (one activity). */
   private bridgeLeg(
     leg: BridgeLeg,
-    place: (generation: number) => Promise<BridgeOrderRef>,
-    delivery: { projection?: StatusProjection; completion?: { seq: number; shielded: string } },
+    statuses: StatusPlan,
+    steps: (statuses: StatusPlan) => {
+      place: (generation: number) => Promise<BridgeOrderRef>;
+      delivery: { projection?: StatusProjection; completion?: { seq: number; shielded: string } };
+    },
   ) {
     const { plan } = this;
     let generation = 1;
-    return this.runStep(`bridge-${leg}`, async () => {
+    return this.stepWithStatuses(`bridge-${leg}`, statuses, async (planned) => {
+      const { place, delivery } = steps(planned);
       try {
         const order = await place(generation);
         return { order, delivery: await this.activities.waits.awaitDelivery({ plan, leg, order, ...delivery }) };
