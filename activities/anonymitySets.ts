@@ -15,7 +15,8 @@ import {
   type SetMember,
 } from '../src/privacy/anonymitySet.ts';
 import { nextExitEpoch, type ExitRules, type ExitTiming } from '../src/privacy/exitEpochs.ts';
-import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
+import type { PrivacyPool } from '../src/providers/privacyPool.ts';
+import type { NoteReview } from '../src/domain/observations.ts';
 
 /**
  * The database side of the anonymity set (src/privacy/anonymitySet.ts holds the definition): the service's notes of a

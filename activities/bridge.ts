@@ -2,14 +2,15 @@ import { and, eq, isNull, like, min, ne, or, sql } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { bridgeOrders, ledgerEntries, transfers } from '../src/db/schema.ts';
-import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../workflows/types.ts';
+import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../src/domain/plan.ts';
 import { cctpLegs } from './cctpLeg.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
-import { recordLedger, recordServiceFee, type StatusProjection, writeStatus } from './projection.ts';
+import { recordLedger, recordServiceFee, writeStatus } from './projection.ts';
+import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 
 export interface DeliveryWait {

@@ -1,6 +1,6 @@
 import { heartbeat, sleep } from '@temporalio/activity';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import type { RoutePlan } from '../workflows/types.ts';
+import type { RoutePlan } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from './projection.ts';
 

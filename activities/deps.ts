@@ -6,20 +6,9 @@ import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ExitRules } from '../src/privacy/exitEpochs.ts';
-import type { NoteReview, PrivacyPool } from '../src/providers/privacyPool.ts';
+import type { DepositObservation, PrivacyObservation } from '../src/domain/observations.ts';
+import type { PrivacyPool } from '../src/providers/privacyPool.ts';
 import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
-
-/** What the deposit watcher tells a waiting transfer: its deposit address's balance of the route's token at a block. */
-export interface DepositObservation {
-  balance: string;
-  blockNumber: number;
-}
-
-/** What the privacy watcher tells a shielded transfer: the ASP's review of its note and its anonymity set now. */
-export interface PrivacyObservation {
-  review: NoteReview;
-  anonymitySet: number;
-}
 
 /** How the watchers reach the transfer workflows (Temporal signals in production; tests inject their own). */
 export interface WorkflowNotifier {

@@ -6,7 +6,8 @@ import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSend
 import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
-import type { HeldFunds, RoutePlan } from '../workflows/types.ts';
+import type { HeldFunds } from '../src/domain/heldFunds.ts';
+import type { RoutePlan } from '../src/domain/plan.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { recordLedger } from './projection.ts';

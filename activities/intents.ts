@@ -5,17 +5,8 @@ import { type Intent, VoidRefusedError } from '../src/chain/txSender.ts';
 import { transfers } from '../src/db/schema.ts';
 import { finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { ActivityDeps } from './deps.ts';
+import type { IntentSummary } from '../src/domain/operatorResults.ts';
 import { failure } from '../src/failures.ts';
-
-/** What an operator sees of an intent after a void or cancel. */
-export interface IntentSummary {
-  id: number;
-  routeId: string;
-  step: string;
-  status: string;
-  voidReason: string | null;
-  minedTxHash: string | null;
-}
 
 const summary = (row: Intent): IntentSummary => ({
   id: row.id,

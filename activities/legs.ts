@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { transfers } from '../src/db/schema.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from './projection.ts';
-import type { BridgeLeg, BridgeOrderRef } from '../workflows/types.ts';
+import type { BridgeLeg, BridgeOrderRef } from '../src/domain/plan.ts';
 
 /** One bridge leg as the activities see it, whatever moves the funds. */
 export interface LegRequest {

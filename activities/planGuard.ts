@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import { transfers } from '../src/db/schema.ts';
-import type { RoutePlan } from '../workflows/types.ts';
+import type { RoutePlan } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { failure } from '../src/failures.ts';
 

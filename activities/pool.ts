@@ -4,16 +4,18 @@ import { tokenBalance } from '../src/chain/erc20.ts';
 import { poolNotes, transfers } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
-import type { NoteReview, PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
+import type { PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
+import type { NoteReview } from '../src/domain/observations.ts';
 import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
-import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../workflows/types.ts';
+import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
 import { bookLegSend } from './legs.ts';
-import { recordLedger, type StatusProjection, writeStatus } from './projection.ts';
+import { recordLedger, writeStatus } from './projection.ts';
+import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 
 export interface PrivacyStatus {

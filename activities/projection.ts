@@ -1,9 +1,9 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { ledgerEntries, transferStatuses, transfers } from '../src/db/schema.ts';
 import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
-import type { ParkedStep, StatusProjection } from '../workflows/types.ts';
+import type { ParkedStep } from '../src/domain/heldFunds.ts';
+import type { StatusProjection } from '../src/domain/projection.ts';
 
-export type { StatusProjection } from '../workflows/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { enqueueWebhook } from './webhooks.ts';
 

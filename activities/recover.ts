@@ -4,22 +4,14 @@ import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { ledgerEntries, operatorActions, transfers } from '../src/db/schema.ts';
 import { destinationRefusal, finishAction, type RouteSide, recoverDestinationRefusal, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
-import type { HeldFunds } from '../workflows/types.ts';
+import type { HeldFunds } from '../src/domain/heldFunds.ts';
+import type { Recovered } from '../src/domain/operatorResults.ts';
 import type { ActivityDeps } from './deps.ts';
 import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
 import { ensureGas } from './gas.ts';
 import { poolActivities } from './pool.ts';
 import { recordLedger } from './projection.ts';
 import { failure } from '../src/failures.ts';
-
-/** One movement of a failed route's funds by `routectl recover` (as booked in the ledger). */
-export interface Recovered {
-  place: 'pool' | 'hub' | 'exit';
-  /** `hub:0`, `hub:1`…: the ledger key of a recovery send; `pool`: the ragequit into the hub account. */
-  key: string;
-  amount: string;
-  txHash: string;
-}
 
 /** What each recovery step carries: the route, where its funds go, and the operator's audit row that asked for it. */
 export interface RecoverStepInput {

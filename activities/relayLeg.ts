@@ -3,7 +3,7 @@ import { and, eq, like, sql } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { bridgeOrders } from '../src/db/schema.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
-import type { BridgeOrderRef } from '../workflows/types.ts';
+import type { BridgeOrderRef } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';

@@ -5,7 +5,7 @@ import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, type HeldFunds, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
-import { isRefundFailedNote } from '../workflows/types.ts';
+import { isRefundFailedNote } from '../src/domain/refundNote.ts';
 import type { ActivityDeps } from './deps.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 

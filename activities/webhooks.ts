@@ -6,7 +6,7 @@ import { postWebhook } from '../src/webhooks/post.ts';
 import { deliverySigningSecrets } from '../src/webhooks/signingSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
 import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
-import type { StatusProjection } from '../workflows/types.ts';
+import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import type { ActivityDeps } from './deps.ts';
 

@@ -27,7 +27,7 @@ import { createNetworkCosts } from './quote/networkCost.ts';
 import type { HotWalletSettings } from './observability/hotWallets.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
-import type { TransferSettings } from '../workflows/types.ts';
+import type { TransferSettings } from './domain/plan.ts';
 import type { PrivacySettings } from './transfers/transferService.ts';
 import { signerAccounts } from './signer/accounts.ts';
 import { createLocalSigner } from './signer/local.ts';

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { TransferState } from './types.ts';
+import type { DepositObservation, PrivacyObservation } from '../src/domain/observations.ts';
+import type { TransferState } from '../src/domain/status.ts';
 
 /**
  * Operator decisions for a parked transfer, as Temporal updates (usable from `routectl` and from the
@@ -28,10 +29,10 @@ export const stateQuery = defineQuery<TransferState>('state');
  * The deposit watcher's report (activities/depositWatcher.ts): the balance of the route's token at its deposit
  * address at a block. Sent again after every new transfer into the address; an older block never overrides a newer one.
  */
-export const depositObservedSignal = defineSignal<[{ balance: string; blockNumber: number }]>('depositObserved');
+export const depositObservedSignal = defineSignal<[DepositObservation]>('depositObserved');
 
 /**
  * The privacy watcher's report (activities/privacyWatcher.ts): the ASP's review of the route's note and its
  * anonymity set, sent when either of what the route waits for changes.
  */
-export const privacyObservedSignal = defineSignal<[{ review: 'pending' | 'approved' | 'rejected'; anonymitySet: number }]>('privacyObserved');
+export const privacyObservedSignal = defineSignal<[PrivacyObservation]>('privacyObserved');

@@ -1,9 +1,10 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { finalFailure, finalTypes } from '../src/failures.ts';
-import type { IntentSummary } from '../activities/intents.ts';
-import type { Recovered } from '../activities/recover.ts';
-import type { Address, HeldFunds } from './types.ts';
+import { finalFailure } from '../src/failures.ts';
+import { finalTypes } from '../src/domain/failures.ts';
+import type { IntentSummary, Recovered } from '../src/domain/operatorResults.ts';
+import type { Address } from '../src/domain/address.ts';
+import type { HeldFunds } from '../src/domain/heldFunds.ts';
 
 export const RECOVER_WORKFLOW_TYPE = 'recoverWorkflow';
 export const VOID_INTENT_WORKFLOW_TYPE = 'voidIntentWorkflow';

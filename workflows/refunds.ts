@@ -12,8 +12,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { finalFailure, finalTypes, isFailureType } from '../src/failures.ts';
-import { type Address, refundFailedNote } from './types.ts';
+import { finalFailure } from '../src/failures.ts';
+import { finalTypes, isFailureType } from '../src/domain/failures.ts';
+import type { Address } from '../src/domain/address.ts';
+import { refundFailedNote } from '../src/domain/refundNote.ts';
 
 const activities = proxyActivities<TransferActivities>({
   startToCloseTimeout: '2 minutes',

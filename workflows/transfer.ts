@@ -15,23 +15,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import type { StatusProjection } from '../activities/projection.ts';
-import { failure, failureTypeOf, finalTypes } from '../src/failures.ts';
+import type { StatusProjection } from '../src/domain/projection.ts';
+import { failure, failureTypeOf } from '../src/failures.ts';
+import { finalTypes } from '../src/domain/failures.ts';
 import { epochStart, nextEpochStart } from '../src/privacy/exitEpochs.ts';
 import { redactUrls } from '../src/redact.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
-import {
-  SEARCH_ATTRIBUTES,
-  taskQueues,
-  type BridgeLeg,
-  type BridgeOrderRef,
-  type ExitEpoch,
-  type HeldFunds,
-  type ParkedStep,
-  type RoutePlan,
-  type TransferState,
-  type TransferStatus,
-} from './types.ts';
+import { SEARCH_ATTRIBUTES, taskQueues } from './types.ts';
+import type { BridgeLeg, BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
+import type { HeldFunds, ParkedStep } from '../src/domain/heldFunds.ts';
+import type { PrivacyObservation } from '../src/domain/observations.ts';
+import type { TransferState, TransferStatus } from '../src/domain/status.ts';
 
 /**
  * One transfer, workflow id = routeId (version 2; `transferWorkflow` in transferV1.ts finishes older ones):
@@ -187,7 +181,7 @@ class TransferRoute {
   /** The deposit watcher's latest report: the deposit address's balance at a block. */
   deposit = { balance: 0n, blockNumber: -1 };
   /** The note's review and anonymity set, as the privacy watcher (or the route's own check) last saw them. */
-  privacy: { review: 'pending' | 'approved' | 'rejected'; anonymitySet: number } = { review: 'pending', anonymitySet: 1 };
+  privacy: PrivacyObservation = { review: 'pending', anonymitySet: 1 };
   /** Reports of the privacy watcher so far (a new one wakes the privacy wait). */
   privacyReports = 0;
 

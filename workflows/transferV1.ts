@@ -14,10 +14,14 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/index.ts';
-import { failure, failureTypeOf, finalTypes } from '../src/failures.ts';
+import { failure, failureTypeOf } from '../src/failures.ts';
+import { finalTypes } from '../src/domain/failures.ts';
 import { redactUrls } from '../src/redact.ts';
 import { failUpdate, retryUpdate, stateQuery } from './definitions.ts';
-import { SEARCH_ATTRIBUTES, type BridgeLeg, type BridgeOrderRef, type HeldFunds, type ParkedStep, type RoutePlan, type TransferStatus } from './types.ts';
+import { SEARCH_ATTRIBUTES } from './types.ts';
+import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../src/domain/plan.ts';
+import type { HeldFunds, ParkedStep } from '../src/domain/heldFunds.ts';
+import type { TransferStatus } from '../src/domain/status.ts';
 
 /**
  * Every activity heartbeats while it runs (src/temporal/activityKeepalive.ts), so one lost with its worker

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { isAddress, zeroAddress } from 'viem';
-import { TRANSFER_STATUSES } from '../../workflows/types.ts';
+import { TRANSFER_STATUSES } from '../domain/status.ts';
 import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
 import { ERROR_CODE_LIST } from './errorCodes.ts';
 

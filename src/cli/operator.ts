@@ -10,8 +10,9 @@ import { finishAction, listActions, OPERATOR_REFUSED, type OperatorAction, type 
 import { operatorFailUpdate, operatorRetryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
-import { REFUND_WORKFLOW_TYPE, TRANSFER_STATUSES, type TransferState } from '../../workflows/types.ts';
-import type { IntentSummary } from '../../activities/intents.ts';
+import { REFUND_WORKFLOW_TYPE } from '../../workflows/types.ts';
+import { TRANSFER_STATUSES, type TransferState } from '../domain/status.ts';
+import type { IntentSummary } from '../domain/operatorResults.ts';
 import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);

@@ -5,7 +5,7 @@
 import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
 import type { Quote } from '../quote/quoteService.ts';
 import type { NewTransfer, PublicTransferView, TransferView } from '../transfers/transferService.ts';
-import type { TransferStatus } from '../../workflows/types.ts';
+import type { TransferStatus } from '../domain/status.ts';
 
 export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, TransferStatus, TransferView };
 

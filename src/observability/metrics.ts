@@ -9,7 +9,7 @@
  */
 import { count, sql } from 'drizzle-orm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { TRANSFER_STATUSES } from '../../workflows/types.ts';
+import { TRANSFER_STATUSES } from '../domain/status.ts';
 import type { Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';

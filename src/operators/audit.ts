@@ -1,5 +1,6 @@
 import type { ApplicationFailure } from '@temporalio/common';
-import { type FailureType, finalFailure } from '../failures.ts';
+import { finalFailure } from '../failures.ts';
+import type { FailureType } from '../domain/failures.ts';
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { operatorActions } from '../db/schema.ts';

@@ -1,4 +1,5 @@
 import type { Address, Hex, LocalAccount } from 'viem';
+import type { NoteReview } from '../domain/observations.ts';
 
 /**
  * The narrow interface of a zero-knowledge privacy pool on the hub chain, as the transfer workflow uses it.
@@ -45,8 +46,6 @@ export interface PrivacyPool {
   /** What of the original note is still unspent: its value, or 0 once withdrawn from or ragequit. */
   unspent(note: PoolNote, noteIndex: number): Promise<bigint>;
 }
-
-export type NoteReview = 'pending' | 'approved' | 'rejected';
 
 /**
  * Asked before each proof of a new withdrawal attempt with the pool as the proof will see it: first with an amount of 0,

@@ -1,5 +1,5 @@
 /**
- * Provider and library errors become catalogued failures in one place (src/failures.ts), so activities throw what
+ * Provider and library errors become catalogued failures (src/domain/failures.ts) in one place, so activities throw what
  * they meet and never translate it themselves. Every failure that leaves an activity has a message without URL
  * paths (they may carry RPC or API keys) and, for viem, its short message only (the long one quotes the request).
  * The retry rules stay what they were: only types catalogued 'never' become non-retryable.
@@ -8,7 +8,8 @@ import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { BaseError as ViemError } from 'viem';
 import { NonceConsumedError, TransactionRevertedError, VoidRefusedError } from '../chain/txSender.ts';
-import { failure, type FailureType } from '../failures.ts';
+import { failure } from '../failures.ts';
+import type { FailureType } from '../domain/failures.ts';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
 import { CctpBurnMismatchError } from '../providers/cctp/adapter.ts';
 import { AspError } from '../providers/privacy-pools/asp.ts';

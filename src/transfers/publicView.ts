@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TransferStatus } from '../../workflows/types.ts';
+import type { TransferStatus } from '../domain/status.ts';
 import { epochStart } from '../privacy/exitEpochs.ts';
 
 /**

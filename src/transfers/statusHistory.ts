@@ -1,4 +1,4 @@
-import type { TransferStatus } from '../../workflows/types.ts';
+import type { TransferStatus } from '../domain/status.ts';
 
 /** One status a transfer reached, when, and the transaction that brought it there where the full view names one. */
 export interface StatusHistoryEntry {

@@ -10,7 +10,10 @@ import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import type { QuoteRecords } from '../quote/quoteRecords.ts';
-import { WORKFLOW_TYPE, type Address, type PrivacyPlan, type RoutePlan, type TransferSettings, type TransferStatus } from '../../workflows/types.ts';
+import { WORKFLOW_TYPE } from '../../workflows/types.ts';
+import type { Address } from '../domain/address.ts';
+import type { PrivacyPlan, RoutePlan, TransferSettings } from '../domain/plan.ts';
+import type { TransferStatus } from '../domain/status.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
 
 export interface CreateTransferRequest extends TransferRequest {

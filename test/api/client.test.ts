@@ -23,7 +23,8 @@ import { createTransferService, type PrivacySettings } from '../../src/transfers
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
 import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
 import type { ApiAccountRole, RouteAddressBook } from '../../src/accounts/routeAccounts.ts';
-import type { TransferSettings, TransferStatus } from '../../workflows/types.ts';
+import type { TransferSettings } from '../../src/domain/plan.ts';
+import type { TransferStatus } from '../../src/domain/status.ts';
 import {
   createPrivateRouteClient,
   PrivateRouteApiError,

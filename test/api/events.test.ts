@@ -8,7 +8,7 @@ import { writeStatus } from '../../activities/projection.ts';
 import type { ApiDeps } from '../../src/api/deps.ts';
 import { freePort } from '../../devnet/ports.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
-import { TRANSFER_STATUSES } from '../../workflows/types.ts';
+import { TRANSFER_STATUSES } from '../../src/domain/status.ts';
 import { call, CREATE_BODY, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;

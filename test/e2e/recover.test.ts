@@ -14,7 +14,7 @@ import { payloadCodecOf, temporalDataConverter } from '../../src/temporal/codec.
 import { temporalConnectionOptions } from '../../src/temporal/connection.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { depositObservedSignal, failUpdate, stateQuery } from '../../workflows/definitions.ts';
-import type { RoutePlan } from '../../workflows/types.ts';
+import type { RoutePlan } from '../../src/domain/plan.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
 
 /**

@@ -35,7 +35,7 @@ import type { DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../../src/providers/cctp/types.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createRelayBridge } from '../../src/providers/relay/adapter.ts';
-import type { RoutePlan } from '../../workflows/types.ts';
+import type { RoutePlan } from '../../src/domain/plan.ts';
 
 /**
  * The bridge legs' paths that used to park forever or end wrongly, on real parts: anvil chains with the devnet

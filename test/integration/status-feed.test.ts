@@ -13,7 +13,7 @@ import { writeStatus } from '../../activities/projection.ts';
 import { connectDatabase, type Database, type DatabaseHandle } from '../../src/db/client.ts';
 import * as schema from '../../src/db/schema.ts';
 import { createStatusFeed, type StatusChange } from '../../src/transfers/statusFeed.ts';
-import type { TransferStatus } from '../../workflows/types.ts';
+import type { TransferStatus } from '../../src/domain/status.ts';
 import { startTestPostgres, type TestPostgres, transferRow } from '../support/database.ts';
 
 let postgres: TestPostgres;

@@ -7,22 +7,17 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { TransferActivities } from '../../activities/index.ts';
-import type { StatusProjection } from '../../activities/projection.ts';
+import type { StatusProjection } from '../../src/domain/projection.ts';
 import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
 import { createLogger } from '../../src/logger.ts';
 import { BridgeRouteError } from '../../src/providers/bridge.ts';
 import { activityErrors } from '../../src/temporal/activityErrors.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { depositObservedSignal, failUpdate, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
-import {
-  SEARCH_ATTRIBUTES,
-  taskQueues,
-  type BridgeOrderRef,
-  type ParkedStep,
-  type RoutePlan,
-  type TransferStatus,
-  WORKFLOW_TYPE,
-} from '../../workflows/types.ts';
+import { SEARCH_ATTRIBUTES, taskQueues, WORKFLOW_TYPE } from '../../workflows/types.ts';
+import type { BridgeOrderRef, RoutePlan } from '../../src/domain/plan.ts';
+import type { ParkedStep } from '../../src/domain/heldFunds.ts';
+import type { TransferStatus } from '../../src/domain/status.ts';
 
 /**
  * The real transferWorkflowV2 on a real Temporal dev server, against stub activities (plain functions that record

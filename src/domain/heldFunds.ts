@@ -1,0 +1,19 @@
+/** What a route holds, and where a parked route stopped. */
+import type { Address } from './address.ts';
+
+/** What a route holds and where (amounts in smallest units); `pool`: an unspent note, which its depositor `address` can ragequit. */
+export interface HeldFunds {
+  place: 'deposit' | 'hub' | 'pool' | 'exit';
+  chainId: number;
+  token: Address;
+  address: Address;
+  amount: string;
+}
+
+/** Where a parked transfer stopped and why. */
+export interface ParkedStep {
+  step: string;
+  error: string;
+  /** ISO-8601. */
+  since: string;
+}
