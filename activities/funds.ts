@@ -14,6 +14,7 @@ import { recordLedger } from './projection.ts';
 import { depositTokenToRefund } from './strays.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
+import { isTerminalStatus } from '../src/domain/status.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
@@ -123,7 +124,7 @@ export interface RefundInput {
  * (stray deposits, an underpayment at the deadline): only to the route's refundAddress, as the projection has it.
  */
 async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput): Promise<void> {
-  const finished = route.status === 'COMPLETED' || route.status === 'FAILED';
+  const finished = isTerminalStatus(route.status);
   if (input.actionId === undefined) {
     if (!route.refundAddress || route.refundAddress.toLowerCase() !== input.to.toLowerCase()) {
       throw await refuseAction(

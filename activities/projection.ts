@@ -6,6 +6,7 @@ import type { StatusProjection } from '../src/domain/projection.ts';
 
 import type { ActivityDeps } from './deps.ts';
 import { enqueueWebhook } from './webhooks.ts';
+import { isTerminalStatus } from '../src/domain/status.ts';
 
 export interface LedgerEntry {
   routeId: string;
@@ -61,7 +62,7 @@ export function projectionActivities(deps: ActivityDeps) {
  */
 export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter' | 'webhooks'>, input: StatusProjection | undefined): Promise<void> {
   if (!input) return;
-  const terminal = input.status === 'COMPLETED' || input.status === 'FAILED';
+  const terminal = isTerminalStatus(input.status);
   // First the history the public view reads (src/transfers/transferService.ts): a retried write keeps the first time.
   await deps.db.insert(transferStatuses).values({ routeId: input.routeId, statusSeq: input.seq, status: input.status }).onConflictDoNothing();
   const applied = await deps.db

@@ -8,11 +8,11 @@ import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../src/domain/refundNote.ts';
 import type { ActivityDeps } from './deps.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
+import { isTerminalStatus, TERMINAL_STATUSES } from '../src/domain/status.ts';
 
 const SCAN_BATCH = 8;
 /** Routes checked per scan; the next scan continues with the rest. */
 const SCAN_LIMIT = 2_000;
-const FINISHED = ['COMPLETED', 'FAILED'];
 
 export interface StrayDeposit {
   routeId: string;
@@ -81,7 +81,7 @@ export function strayActivities(deps: ActivityDeps) {
         .from(transfers)
         .where(
           and(
-            inArray(transfers.status, [...PAST_DEPOSIT, ...FINISHED]),
+            inArray(transfers.status, [...PAST_DEPOSIT, ...TERMINAL_STATUSES]),
             or(isNull(transfers.depositCheckedAt), gt(transfers.depositSeenAt, transfers.depositCheckedAt)),
           ),
         )
@@ -142,7 +142,7 @@ export function strayActivities(deps: ActivityDeps) {
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
         const known = otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null;
-        if (FINISHED.includes(route.status)) await inspect(route, balances, known);
+        if (isTerminalStatus(route.status)) await inspect(route, balances, known);
         else refundInFlight(route, balances, known);
       }
 

@@ -5,10 +5,11 @@ import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } fr
 import { postWebhook } from '../src/webhooks/post.ts';
 import { deliverySigningSecrets } from '../src/webhooks/signingSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
-import { ENDS, HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
+import { HELD_UNTIL_END, type WebhookSettings, type WebhookStarter } from '../src/webhooks/settings.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import type { ActivityDeps } from './deps.ts';
+import { isTerminalStatus } from '../src/domain/status.ts';
 
 /** The body of a delivery: thin on purpose (no amounts, addresses or hashes); the client GETs the rest with its statusToken. */
 export interface WebhookEvent {
@@ -41,7 +42,7 @@ export async function enqueueWebhook(
   const starter = deps.webhookStarter;
   if (!starter) return;
   const clock = deps.webhooks?.publicView;
-  const held = !!clock && (HELD_UNTIL_END.has(input.status) || ENDS.has(input.status));
+  const held = !!clock && (HELD_UNTIL_END.has(input.status) || isTerminalStatus(input.status));
   const eventId = webhookEventId(input.routeId, input.seq);
   // One statement: insert the row if the route has a URL, and read the row's state either way.
   const rows = await deps.db.execute<{ state: string }>(sql`
@@ -57,7 +58,7 @@ export async function enqueueWebhook(
     select state from ${webhookDeliveries} where event_id = ${eventId}`);
   if (rows.length === 0) return;
   const starts =
-    clock && ENDS.has(input.status)
+    clock && isTerminalStatus(input.status)
       ? await releaseWithEnd(deps.db, input, clock)
       : !held && rows[0]?.state === 'pending'
         ? [{ eventId, deliverAfter: null }]

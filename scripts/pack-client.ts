@@ -5,11 +5,12 @@
  * The package (`@private-route/client`, the root package.json's version) holds:
  * - `index.js`: the client (src/client/index.ts) bundled to one ES module by esbuild for the browser platform, so a
  *   Node built-in anywhere in it fails this build; it imports only `hono/client` (the package's one dependency, at
- *   the root's range) and bundles the few of the service's modules it runs (src/client, src/errors.ts);
+ *   the root's range) and bundles the few of the service's modules it runs (src/client, src/domain (pure, it imports
+ *   nothing outside itself), src/errors.ts);
  * - `webhooks.js`: `verifyWebhook` (src/client/webhooks.ts), for servers only: it uses node:crypto;
  * - `index.d.ts`, `webhooks.d.ts`: the declarations, bundled by rollup-plugin-dts into one self-contained file per
  *   entry (the client's answers are the server's own types, spread over src/quote, src/transfers, src/providers and
- *   workflows/: they are copied in, so a consumer needs none of the server's dependencies to type-check).
+ *   src/domain: they are copied in, so a consumer needs none of the server's dependencies to type-check).
  *
  * Default output: dist-client/ (gitignored): the package's folder `package/` and the tarball beside it.
  */
@@ -39,7 +40,7 @@ const ENTRIES = [
     source: 'src/client/index.ts',
     platform: 'browser',
     imports: ['hono/client'],
-    bundles: (input: string) => input.startsWith('src/client/') || input === 'src/errors.ts',
+    bundles: (input: string) => input.startsWith('src/client/') || input.startsWith('src/domain/') || input === 'src/errors.ts',
   },
   {
     subpath: './webhooks',

@@ -11,11 +11,9 @@ import { operatorFailUpdate, operatorRetryUpdate, stateQuery } from '../../workf
 import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
 import { REFUND_WORKFLOW_TYPE } from '../../workflows/types.ts';
-import { TRANSFER_STATUSES, type TransferState } from '../domain/status.ts';
+import { isTerminalStatus, TRANSFER_STATUSES, type TransferState } from '../domain/status.ts';
 import type { IntentSummary } from '../domain/operatorResults.ts';
 import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
-
-const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 
 /** Who runs a mutating command, and why: written to operator_actions with the action. */
 export interface Operator {
@@ -185,7 +183,7 @@ function actionLine(row: OperatorAction): string {
 
 async function assertNotTerminal(ctx: OperatorContext, routeId: string, verb: string) {
   const row = await loadRoute(ctx, routeId);
-  if (TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; nothing to ${verb}`);
+  if (isTerminalStatus(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; nothing to ${verb}`);
   return row;
 }
 
@@ -268,7 +266,7 @@ export async function refund(ctx: OperatorContext, who: Operator, routeId: strin
   if (!to || !isAddress(to, { strict: true })) throw usageError('refund needs --to <0x address>');
   const row = await loadRoute(ctx, routeId);
   const result = await audited(ctx, who, { routeId, action: 'refund', params: { to } }, async (actionId) => {
-    if (!TERMINAL.has(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
+    if (!isTerminalStatus(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
     if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
     const refunded = await runWorkflow<{ amount: string; txHash: string; to?: string; earlier?: string }>(
       ctx,
@@ -425,7 +423,7 @@ export async function watch(ctx: OperatorContext, routeId: string, timeoutMs: nu
     const line = `${row.status}${row.needsAttention ? `  NEEDS ATTENTION: ${row.lastError ?? ''}` : ''}${row.error ? `  (${row.error})` : ''}`;
     if (line !== last) print(`${new Date().toISOString()}  ${line}`);
     last = line;
-    if (TERMINAL.has(row.status)) return row.status === 'COMPLETED';
+    if (isTerminalStatus(row.status)) return row.status === 'COMPLETED';
     if (Date.now() > deadline) throw notAllowed(`still ${row.status} after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -435,7 +433,7 @@ async function waitForTerminal(ctx: OperatorContext, routeId: string, timeoutMs:
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await loadRoute(ctx, routeId);
-    if (TERMINAL.has(row.status) || Date.now() > deadline) return row;
+    if (isTerminalStatus(row.status) || Date.now() > deadline) return row;
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -4,6 +4,7 @@ import type { ApiClient } from './api.ts';
 import { PrivateRouteApiError, PrivateRouteFailedError, PrivateRouteNetworkError } from './errors.ts';
 import { readEventStream } from './sse.ts';
 import type { Chain, CreateRequest, NewTransfer, PublicTransferView, Quote, QuoteRequest, Token, TransferView } from './types.ts';
+import { isTerminalStatus } from '../domain/status.ts';
 
 export interface PrivateRouteClientOptions {
   /** Where the API is served, e.g. `https://api.example.com` (paths start with /api/…). */
@@ -73,7 +74,6 @@ export interface PrivateRouteClient {
   waitForCompletion(routeId: string, options?: WaitOptions): Promise<View>;
 }
 
-const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 /** A stream silent this long is replaced: the API sends a heartbeat every 15 s. */
 const STREAM_IDLE_MS = 45_000;
 
@@ -159,7 +159,7 @@ export function createPrivateRouteClient(options: PrivateRouteClientOptions): Pr
       if (fresh && view.status !== lastStatus) waitOptions.onStatus?.(view);
       if (id !== undefined && fresh) lastId = id;
       lastStatus = view.status;
-      return TERMINAL.has(view.status);
+      return isTerminalStatus(view.status);
     };
     const finish = (view: View): View => {
       if (view.status === 'FAILED') throw new PrivateRouteFailedError(view);

@@ -37,4 +37,4 @@ export interface CreateRequest extends QuoteRequest {
   webhookUrl?: string;
 }
 
-export const TERMINAL_STATUSES: readonly TransferStatus[] = ['COMPLETED', 'FAILED'];
+export { TERMINAL_STATUSES } from '../domain/status.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TransferStatus } from '../domain/status.ts';
+import { isTerminalStatus, type TransferStatus } from '../domain/status.ts';
 import { epochStart } from '../privacy/exitEpochs.ts';
 
 /**
@@ -27,8 +27,6 @@ export interface PublicStatus {
   since: Date | null;
 }
 
-const ENDED = new Set(['COMPLETED', 'FAILED']);
-
 export interface PublicClock {
   epochSeconds: number;
   /** The route's own delay after its end. */
@@ -38,7 +36,7 @@ export interface PublicClock {
 }
 
 /** A status between awaiting the deposit and the end: the route was funded. */
-const inProgress = (h: StatusReached) => h.status !== 'AWAITING_DEPOSIT' && !ENDED.has(h.status);
+const inProgress = (h: StatusReached) => h.status !== 'AWAITING_DEPOSIT' && !isTerminalStatus(h.status);
 
 /** When the route was funded, as its history shows: its first status between awaiting the deposit and the end. */
 export function fundedAt(history: readonly StatusReached[]): number | null {
@@ -66,7 +64,7 @@ export function publicClockOf(route: { routeId: string; statusTokenHash: string 
 export function publicStatusAt(history: readonly StatusReached[], opts: PublicClock & { now: number }): PublicStatus {
   const begun = epochStart(opts.now, opts.epochSeconds);
   const reached = history.filter((h) => h.reachedAt.getTime() <= begun);
-  const ended = reached.find((h) => ENDED.has(h.status));
+  const ended = reached.find((h) => isTerminalStatus(h.status));
   if (ended) {
     const shownAt = publicEndShownAt(ended.reachedAt.getTime(), { ...opts, fundedAt: fundedAt(history) });
     if (shownAt <= begun) return { status: ended.status as TransferStatus, seq: 2, since: new Date(shownAt) };

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
+import { isTerminalStatus } from '../domain/status.ts';
 
 /**
  * Status changes of routes, for the API's server-sent events (GET /api/private-route/{routeId}/events).
@@ -46,8 +47,6 @@ export interface StatusNotification {
   statusSeq: number;
   status: string;
 }
-
-const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 
 interface Subscriber {
   routeId: string;
@@ -123,7 +122,7 @@ export function createStatusFeed(db: Database, options: StatusFeedOptions = {}):
         else if (row.statusSeq > subscriber.lastSeq) {
           subscriber.lastSeq = row.statusSeq;
           subscriber.queue.push({ status: row.status, statusSeq: row.statusSeq });
-        } else if (TERMINAL.has(row.status)) subscriber.ended = true;
+        } else if (isTerminalStatus(row.status)) subscriber.ended = true;
         notify(subscriber);
       }
     }
@@ -178,7 +177,7 @@ export function createStatusFeed(db: Database, options: StatusFeedOptions = {}):
         const change = subscriber.queue.shift();
         if (change) {
           yield change;
-          if (TERMINAL.has(change.status)) return;
+          if (isTerminalStatus(change.status)) return;
           continue;
         }
         if (subscriber.error !== undefined) throw subscriber.error;

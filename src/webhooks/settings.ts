@@ -44,7 +44,6 @@ export interface WebhookSettings {
  * than the public view does. Statuses before them (the deposit, public on its chain anyway) go out at once.
  */
 export const HELD_UNTIL_END: ReadonlySet<string> = new Set(['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT']);
-export const ENDS: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED']);
 
 /** The webhookDelivery workflow's input: the event id and the policy, never the URL (it stays in Postgres). */
 export interface WebhookDeliveryInput {

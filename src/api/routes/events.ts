@@ -10,8 +10,8 @@ import { headerParameters, routeIdParamsSchema } from '../schemas.ts';
 import { failures, newApp, passThrough } from './common.ts';
 import { presentedStatusToken, readTransfer, STATUS_TOKEN_SECURITY } from './transfers.ts';
 import { statusHistoryUpTo } from '../../transfers/statusHistory.ts';
+import { isTerminalStatus } from '../../domain/status.ts';
 
-const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 const DEFAULT_MAX_STREAMS = 10;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 const DEFAULT_PUBLIC_EPOCH_SECONDS = 1800;
@@ -108,7 +108,7 @@ export function eventRoutes(deps: ApiDeps) {
           first = false;
           lastSeq = read.seq;
         }
-        if (TERMINAL.has(read.transfer.status)) return;
+        if (isTerminalStatus(read.transfer.status)) return;
         // A moment into the next epoch, so the view read then is the one that epoch shows.
         await sleep(nextEpochStart(Date.now(), publicEpochSeconds) - Date.now() + 50, undefined, { signal }).catch(() => undefined);
       }
@@ -144,7 +144,7 @@ export function eventRoutes(deps: ApiDeps) {
             };
             await stream.writeSSE({ event: 'status', id: String(change.statusSeq), data: JSON.stringify(data), ...(first ? { retry: RETRY_MS } : {}) });
             first = false;
-            if (TERMINAL.has(change.status)) break;
+            if (isTerminalStatus(change.status)) break;
           }
         } finally {
           clearInterval(heartbeat);
