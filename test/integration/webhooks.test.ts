@@ -9,14 +9,13 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { eq, sql } from 'drizzle-orm';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { writeStatus } from '../../activities/projection.ts';
 import { startStalledWebhooks, webhookActivities } from '../../activities/webhooks.ts';
 import { startTestPostgres, type TestPostgres, transferRow } from '../support/database.ts';
-import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
 import { apiKeys, transfers, webhookDeliveries } from '../../src/db/schema.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -27,6 +26,7 @@ import { keylessWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
 import { publicEndDelayMs, publicEndShownAt } from '../../src/transfers/publicView.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import { temporalWebhookStarter } from '../../src/webhooks/starter.ts';
+import { startTestTemporal } from '../support/temporalTestEnvironment.ts';
 
 const TASK_QUEUE = 'webhooks-test';
 const SECRET = randomBytes(32).toString('hex');
@@ -126,9 +126,7 @@ before(
     receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
     Runtime.install({ logger: new DefaultLogger('ERROR') });
-    env = await TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: resolveTemporalCli() }, log: { format: 'pretty', level: 'error' } },
-    });
+    env = await startTestTemporal({ log: { format: 'pretty', level: 'error' } });
     const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
     // The workflow runs on the steps queue, its activities on the waits queue (taskQueues in workflows/types.ts).
     // Only the webhook activities: the others need chains.

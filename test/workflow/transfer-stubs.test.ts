@@ -3,12 +3,11 @@ import { writeFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { after, before, describe, test } from 'node:test';
 import { ApplicationFailure, defineSearchAttributeKey } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { TransferActivities } from '../../activities/index.ts';
 import type { StatusProjection } from '../../src/domain/projection.ts';
-import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
 import { createLogger } from '../../src/logger.ts';
 import { BridgeRouteError } from '../../src/providers/bridge.ts';
 import { activityErrors } from '../../src/temporal/activityErrors.ts';
@@ -18,6 +17,7 @@ import { SEARCH_ATTRIBUTES, taskQueues, WORKFLOW_TYPE } from '../../workflows/ty
 import type { BridgeOrderRef, RoutePlan } from '../../src/domain/plan.ts';
 import type { ParkedStep } from '../../src/domain/heldFunds.ts';
 import type { TransferStatus } from '../../src/domain/status.ts';
+import { startTestTemporal } from '../support/temporalTestEnvironment.ts';
 
 /**
  * The real transferWorkflowV2 on a real Temporal dev server, against stub activities (plain functions that record
@@ -181,12 +181,9 @@ let running: Promise<void>[] = [];
 before(
   async () => {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
-    env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path: resolveTemporalCli() },
-        searchAttributes: [defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD'), defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL')],
-        log: { format: 'pretty', level: 'error' },
-      },
+    env = await startTestTemporal({
+      searchAttributes: [defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD'), defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL')],
+      log: { format: 'pretty', level: 'error' },
     });
     const workflowBundle = await bundleWorkflows({ logger: createLogger({ level: 'warn' }) });
     const activities = stubActivities();

@@ -1,0 +1,23 @@
+/**
+ * A local Temporal dev server for a test, from the project's own Temporal CLI. The SDK gives the server a fixed 5 s
+ * to accept connections (sdk-core's ephemeral_server), which a busy 2-core machine sometimes misses while the CLI
+ * sets up its database: a start that times out so is tried again, up to three times; any other failure is not.
+ */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { resolveTemporalCli } from '../../devnet/temporalServer.ts';
+
+type LocalOptions = NonNullable<Parameters<typeof TestWorkflowEnvironment.createLocal>[0]>;
+type ServerOptions = Omit<NonNullable<LocalOptions['server']>, 'executable'>;
+
+const ATTEMPTS = 3;
+
+export async function startTestTemporal(server: ServerOptions = {}): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createLocal({ server: { ...server, executable: { type: 'existing-path', path: resolveTemporalCli() } } });
+    } catch (error) {
+      const timedOut = error instanceof Error && /did not start within/.test(error.message);
+      if (!timedOut || attempt >= ATTEMPTS) throw error;
+    }
+  }
+}
