@@ -29,7 +29,15 @@ import type { DevnetManifest } from './manifest.ts';
 import { startLocalPostgres } from './postgres.ts';
 import { claimDataDir, noProcessRegistry, type ProcessRegistry } from './processes.ts';
 import { readTemporalDevConfig, startTemporalDevServer, type TemporalDevServer } from './temporalServer.ts';
-import { API_ENV_FILE, PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WORKER_ENV_FILE, type DevnetPayloadCodec, type StackInfo } from './stackInfo.ts';
+import {
+  API_ENV_FILE,
+  PAYLOAD_CODEC_FILE,
+  STACK_INFO_FILE,
+  WEBHOOK_SECRET_FILE,
+  WORKER_ENV_FILE,
+  type DevnetPayloadCodec,
+  type StackInfo,
+} from './stackInfo.ts';
 
 /** Starting local prices of the emulated bridge (cross-asset legs use them). */
 export const DEVNET_USD_PRICES = { USDC: '1', WETH: '2500' };
@@ -408,7 +416,7 @@ async function devnetPayloadCodec(dataDir: string, ephemeral?: boolean): Promise
 
 /** The local stack's webhook signing secret: generated once per data folder (fresh per ephemeral stack); worker-env.json has it. */
 async function devnetWebhookSigningSecret(dataDir: string, ephemeral?: boolean): Promise<string> {
-  const file = path.join(dataDir, 'webhook-signing-secret');
+  const file = path.join(dataDir, WEBHOOK_SECRET_FILE);
   if (!ephemeral && existsSync(file)) return readFileSync(file, 'utf8').trim();
   const secret = randomBytes(32).toString('hex');
   if (!ephemeral) await writeFile(file, `${secret}\n`, { mode: 0o600 });

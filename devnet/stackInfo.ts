@@ -1,7 +1,7 @@
 import { type LocalPayloadCodec, type LocalStackInfo, readLocalStackInfo } from '../src/cli/localStack.ts';
 import type { DevnetManifest } from './manifest.ts';
 
-export { PAYLOAD_CODEC_FILE, STACK_INFO_FILE } from '../src/cli/localStack.ts';
+export { PAYLOAD_CODEC_FILE, STACK_INFO_FILE, WEBHOOK_SECRET_FILE } from '../src/cli/localStack.ts';
 
 /** What the local stack writes into its data folder for routectl and the devnet tools (src/cli/localStack.ts). */
 export interface StackInfo extends LocalStackInfo {

@@ -8,6 +8,7 @@ import { connectDatabase, type Database } from '../db/client.ts';
 import { ApiKeyError, createApiKey, listApiKeys, partnerFeesOwed, revokeApiKey, rotateWebhookSecret, type PartnerLimits } from '../partners/apiKeys.ts';
 import { keylessWebhookSecret, partnerWebhookSecret } from '../webhooks/signingSecrets.ts';
 import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
+import { WEBHOOK_SECRET_FILE } from './localStack.ts';
 
 /**
  * The worker's WEBHOOK_SIGNING_SECRET: the environment's, else (only without DATABASE_URL, i.e. for the local stack)
@@ -16,7 +17,7 @@ import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
 function deploymentWebhookSecret(): string | null {
   if (process.env.WEBHOOK_SIGNING_SECRET) return process.env.WEBHOOK_SIGNING_SECRET;
   if (process.env.DATABASE_URL) return null;
-  const file = path.join(dataDir(), 'webhook-signing-secret');
+  const file = path.join(dataDir(), WEBHOOK_SECRET_FILE);
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
 }
 

@@ -20,6 +20,9 @@ export const STACK_INFO_FILE = 'stack.json';
 /** The local stack's payload codec key and codec endpoint token (owner-only), read by routectl. */
 export const PAYLOAD_CODEC_FILE = 'payload-codec.json';
 
+/** The local stack's WEBHOOK_SIGNING_SECRET (owner-only), read by routectl to hand out the derived webhook secrets. */
+export const WEBHOOK_SECRET_FILE = 'webhook-signing-secret';
+
 export interface LocalPayloadCodec {
   keyId: string;
   /** Base64 of the 32-byte AES-256 key. */

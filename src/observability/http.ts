@@ -16,6 +16,7 @@ import type { Registry } from 'prom-client';
 import { ConfigError } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
+import { withTimeout } from '../withTimeout.ts';
 
 /** Resolves when the dependency answers; rejects (with a short reason) when it does not. */
 export type ReadinessCheck = () => Promise<void>;
@@ -124,14 +125,6 @@ export function serveHttp(app: Hono, port: number, hostname: string): Promise<Ht
     });
     server.once('error', reject);
   });
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function errorMessage(error: unknown): string {

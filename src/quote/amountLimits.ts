@@ -1,7 +1,7 @@
 import { formatAmount, parseDecimal } from '../money/amount.ts';
 import type { BridgeToken } from '../providers/bridge.ts';
 import { createTtlCache } from '../providers/ttlCache.ts';
-import { QuoteError, type QuoteService, sameAsset, type TransferRequest } from './quoteService.ts';
+import { pairKey, QuoteError, type QuoteService, sameAsset, type TransferRequest } from './quoteService.ts';
 
 export interface AmountLimitSettings {
   /** MAX_TRANSFER_USD: the largest transfer the service takes, in USD (a decimal string); null: no maximum. */
@@ -26,8 +26,6 @@ const SMALLEST_OUTPUT = 1n;
  */
 export function withAmountLimits(service: QuoteService, settings: AmountLimitSettings): QuoteService {
   const minimums = createTtlCache<bigint | null>({ ttlMs: settings.minimumTtlMs ?? 60_000 });
-  const pairKey = (r: TransferRequest) =>
-    JSON.stringify([r.sourceChainId, r.destChainId, (r.tokenSymbol ?? 'USDC').toUpperCase(), r.destTokenSymbol?.toUpperCase() ?? null, r.partnerFeeBps ?? 0]);
   const minimumOf = (request: TransferRequest) =>
     minimums.get(pairKey(request), async () => {
       try {

@@ -1,5 +1,5 @@
 import { createTtlCache } from '../providers/ttlCache.ts';
-import type { QuoteService, ResolvedQuote, TransferRequest } from './quoteService.ts';
+import { pairKey, type QuoteService, type ResolvedQuote, type TransferRequest } from './quoteService.ts';
 
 export interface QuoteCacheOptions {
   /** How long an identical request gets the same quote. 0 = no cache (concurrent identical requests still share one). */
@@ -34,14 +34,5 @@ export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): 
  * The amount is kept as sent: "1.50" and "1.5" are separate entries, never a valid and an invalid one merged.
  */
 export function quoteKey(request: TransferRequest): string {
-  const symbol = request.tokenSymbol ?? 'USDC';
-  const destSymbol = request.destTokenSymbol ?? symbol;
-  return JSON.stringify([
-    request.sourceChainId,
-    request.destChainId,
-    request.amount,
-    symbol.toUpperCase(),
-    destSymbol.toUpperCase(),
-    request.partnerFeeBps ?? 0,
-  ]);
+  return JSON.stringify([pairKey(request), request.amount]);
 }

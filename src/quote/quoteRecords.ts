@@ -3,7 +3,7 @@ import { eq, lt } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { quotes } from '../db/schema.ts';
 import { AmountError, parseAmount } from '../money/amount.ts';
-import { QuoteError, type QuoteService, type ResolvedQuote, type TransferRequest } from './quoteService.ts';
+import { QuoteError, type QuoteService, requestedSymbols, type ResolvedQuote, type TransferRequest } from './quoteService.ts';
 
 /** `qt_` + 32 hex characters (128 random bits). */
 export const QUOTE_ID_PATTERN = /^qt_[0-9a-f]{32}$/;
@@ -77,8 +77,7 @@ function withoutAdvice(resolved: ResolvedQuote): ResolvedQuote {
 
 /** What differs between the quoted request and this one, or null. */
 function mismatch({ quote, sourceToken }: ResolvedQuote, request: TransferRequest): string | null {
-  const symbol = request.tokenSymbol ?? 'USDC';
-  const destSymbol = request.destTokenSymbol ?? symbol;
+  const { symbol, destSymbol } = requestedSymbols(request);
   if (quote.sourceChainId !== request.sourceChainId || quote.destChainId !== request.destChainId) {
     return `chains ${quote.sourceChainId} → ${quote.destChainId}`;
   }

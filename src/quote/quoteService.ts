@@ -111,6 +111,21 @@ export interface AmountSuggestion {
   paidLast24h: number;
 }
 
+/** The symbols a request asks for, as every quote service defaults them: USDC, and the destination the source's. */
+export function requestedSymbols(request: Pick<TransferRequest, 'tokenSymbol' | 'destTokenSymbol'>): { symbol: string; destSymbol: string } {
+  const symbol = request.tokenSymbol ?? 'USDC';
+  return { symbol, destSymbol: request.destTokenSymbol ?? symbol };
+}
+
+/**
+ * What a quote depends on apart from its amount (the pair, case-insensitive symbols, the partner's fee): requests
+ * with the same pair key are quoted alike, to the amount.
+ */
+export function pairKey(request: TransferRequest): string {
+  const { symbol, destSymbol } = requestedSymbols(request);
+  return JSON.stringify([request.sourceChainId, request.destChainId, symbol.toUpperCase(), destSymbol.toUpperCase(), request.partnerFeeBps ?? 0]);
+}
+
 /** A quote plus what the service needs to execute it (resolved tokens), kept off the wire. */
 export interface ResolvedQuote {
   quote: Quote;
@@ -214,8 +229,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
   /** The request's chains and tokens, and its amount in source smallest units. */
   async function resolve(request: TransferRequest) {
-    const symbol = request.tokenSymbol ?? 'USDC';
-    const destSymbol = request.destTokenSymbol ?? symbol;
+    const { symbol, destSymbol } = requestedSymbols(request);
     const [sourceChain, destChain, hubChain] = await Promise.all([
       chainById(request.sourceChainId, 'sourceChainId'),
       chainById(request.destChainId, 'destChainId'),

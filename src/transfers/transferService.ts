@@ -8,6 +8,7 @@ import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts'
 import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
+import { withTimeout } from '../withTimeout.ts';
 import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
 import type { QuoteRecords } from '../quote/quoteRecords.ts';
 import { WORKFLOW_TYPE } from '../../workflows/types.ts';
@@ -363,17 +364,11 @@ async function publicView(
  * unreachable or slow provider (over a second) leaves the links null.
  */
 async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<number, string>> {
-  let timer: NodeJS.Timeout | undefined;
-  const tooSlow = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('chain catalogue too slow')), 1_000);
-  });
   try {
-    const chains = await Promise.race([quotes.chains(), tooSlow]);
+    const chains = await withTimeout(quotes.chains(), 1_000);
     return new Map(chains.flatMap((chain) => (chain.explorerUrl ? [[chain.chainId, chain.explorerUrl] as const] : [])));
   } catch {
     return new Map();
-  } finally {
-    clearTimeout(timer);
   }
 }
 
