@@ -12,6 +12,7 @@ import { relayLegs } from './relayLeg.ts';
 import { recordLedger, recordServiceFee, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
+import { updateTransfer } from '../src/transfers/transferStore.ts';
 
 export interface DeliveryWait {
   plan: RoutePlan;
@@ -182,10 +183,7 @@ export function bridgeActivities(deps: ActivityDeps) {
         await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: received });
       }
       // For operators (routectl show, recover): the API could not write it, having no exit xpub.
-      await deps.db
-        .update(transfers)
-        .set({ exitAccount: exitAddressOf(deps, plan.accountIndex) })
-        .where(and(eq(transfers.routeId, plan.routeId), isNull(transfers.exitAccount)));
+      await updateTransfer(deps.db, plan.routeId, { exitAccount: exitAddressOf(deps, plan.accountIndex) }, isNull(transfers.exitAccount));
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       let amount = BigInt(plan.amount);
       if (generation > 1) {

@@ -3,7 +3,7 @@ import { and, eq, like, notLike } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, poolNotes, transfers, txIntents } from '../src/db/schema.ts';
+import { ledgerEntries, poolNotes, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
@@ -15,6 +15,7 @@ import { depositTokenToRefund } from './strays.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
 import { isTerminalStatus } from '../src/domain/status.ts';
+import { type Transfer, transferOf } from '../src/transfers/transferStore.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
@@ -56,7 +57,7 @@ export function fundsActivities(deps: ActivityDeps) {
      * up or crashed) are settled; one that mined unbooked is booked and returned instead (`earlier`).
      */
     async refundDeposit(input: RefundInput): Promise<RefundResult> {
-      const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+      const route = await transferOf(deps.db, input.routeId);
       if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
       const step = `refund:${input.key}`;
       const signed = await deps.sender.intent(input.routeId, step);
@@ -80,7 +81,7 @@ export function fundsActivities(deps: ActivityDeps) {
     },
   };
 
-  async function refund(route: Route, input: RefundInput, step: string, signed: unknown): Promise<RefundResult> {
+  async function refund(route: Transfer, input: RefundInput, step: string, signed: unknown): Promise<RefundResult> {
     const { deposit } = deps.keyring.routeAccounts(route.accountIndex);
     if (!signed) {
       await refuseWhileSendsPending(deps, route.routeId, route.sourceChainId, deposit.address, 'refund again');
@@ -123,7 +124,7 @@ export interface RefundInput {
  * An operator's refund (with its audit row): a finished route, to an allowed destination. The service's own refunds
  * (stray deposits, an underpayment at the deadline): only to the route's refundAddress, as the projection has it.
  */
-async function checkRefund(deps: ActivityDeps, route: Route, input: RefundInput): Promise<void> {
+async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInput): Promise<void> {
   const finished = isTerminalStatus(route.status);
   if (input.actionId === undefined) {
     if (!route.refundAddress || route.refundAddress.toLowerCase() !== input.to.toLowerCase()) {
@@ -166,7 +167,7 @@ export interface RefundResult {
 }
 
 /** Books a mined refund under `refunded:<key>`: the token and recipient its transaction moved (a retry may not know which a refund without a token chose). */
-async function bookRefund(deps: ActivityDeps, route: Route, key: string, txHash: Hex, receipt: TransactionReceipt): Promise<RefundResult> {
+async function bookRefund(deps: ActivityDeps, route: Transfer, key: string, txHash: Hex, receipt: TransactionReceipt): Promise<RefundResult> {
   const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
   if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
   const amount = refund.args.value.toString();
@@ -180,7 +181,7 @@ async function bookRefund(deps: ActivityDeps, route: Route, key: string, txHash:
  * mined is booked and returned, so no second refund is signed after it; one that reverted or was voided moved
  * nothing. One still pending stops this run (TransactionPendingError, retried, then the route is flagged).
  */
-async function settleEarlierRefunds(deps: ActivityDeps, route: Route, deposit: LocalAccount, current: string): Promise<RefundResult | null> {
+async function settleEarlierRefunds(deps: ActivityDeps, route: Transfer, deposit: LocalAccount, current: string): Promise<RefundResult | null> {
   const steps = await deps.db
     .selectDistinct({ step: txIntents.step })
     .from(txIntents)
@@ -220,8 +221,6 @@ export type RoutePlaces = Pick<
   'routeId' | 'accountIndex' | 'sourceChainId' | 'sourceToken' | 'depositAddress' | 'hubChainId' | 'hubToken' | 'hubAccount'
 >;
 
-type Route = typeof transfers.$inferSelect;
-
 /**
  * Before an ended route's account moves what it holds (a refund from the deposit account, a recovery from the hub
  * or exit account): the route's sends that never reached a node are voided (a failed route's stale bridge-in would
@@ -240,7 +239,7 @@ export async function refuseWhileSendsPending(deps: ActivityDeps, routeId: strin
 }
 
 /** Refunds below REFUND_MIN_AMOUNT of the route's source token are refused: the gas would cost more than they return. */
-function refuseDust(deps: ActivityDeps, route: Route, token: Address, balance: bigint): void {
+function refuseDust(deps: ActivityDeps, route: Transfer, token: Address, balance: bigint): void {
   if (!belowRefundMinimum(deps, route, token, balance)) return;
   const minimum = deps.refundMinimums?.[route.symbol];
   throw failure(

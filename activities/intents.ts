@@ -1,12 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { eq } from 'drizzle-orm';
 import type { LocalAccount } from 'viem';
 import { type Intent, VoidRefusedError } from '../src/chain/txSender.ts';
-import { transfers } from '../src/db/schema.ts';
 import { finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { ActivityDeps } from './deps.ts';
 import type { IntentSummary } from '../src/domain/operatorResults.ts';
 import { failure } from '../src/failures.ts';
+import { transferOf } from '../src/transfers/transferStore.ts';
 
 const summary = (row: Intent): IntentSummary => ({
   id: row.id,
@@ -26,7 +25,7 @@ export function intentActivities(deps: ActivityDeps) {
   async function signerOf(row: Intent): Promise<LocalAccount> {
     const from = row.fromAddress.toLowerCase();
     for (const account of [deps.gasAccount, deps.poolRelayer]) if (account.address.toLowerCase() === from) return account;
-    const [route] = await deps.db.select({ accountIndex: transfers.accountIndex }).from(transfers).where(eq(transfers.routeId, row.routeId));
+    const route = await transferOf(deps.db, row.routeId);
     if (route) {
       const own = Object.values(deps.keyring.routeAccounts(route.accountIndex)).find((account) => account.address.toLowerCase() === from);
       if (own) return own;

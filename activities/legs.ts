@@ -1,11 +1,10 @@
 import { heartbeat, sleep } from '@temporalio/activity';
 import type { Address, Hex, LocalAccount } from 'viem';
 import { BridgeUnavailableError } from '../src/providers/bridge.ts';
-import { eq } from 'drizzle-orm';
-import { transfers } from '../src/db/schema.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from './projection.ts';
 import type { BridgeLeg, BridgeOrderRef } from '../src/domain/plan.ts';
+import { updateTransfer } from '../src/transfers/transferStore.ts';
 
 /** One bridge leg as the activities see it, whatever moves the funds. */
 export interface LegRequest {
@@ -56,7 +55,7 @@ export const orderKey = (leg: BridgeLeg, generation: number) => (generation === 
  * send (from the deposit account) is also the transfer's bridge_in_tx_hash; the latest order's after a refund.
  */
 export async function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: string, txHash: Hex): Promise<void> {
-  if (request.leg === 'in') await deps.db.update(transfers).set({ bridgeInTxHash: txHash }).where(eq(transfers.routeId, request.routeId));
+  if (request.leg === 'in') await updateTransfer(deps.db, request.routeId, { bridgeInTxHash: txHash });
   await recordLedger(deps, {
     routeId: request.routeId,
     kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out',

@@ -1,9 +1,8 @@
 import { Context } from '@temporalio/activity';
-import { eq } from 'drizzle-orm';
-import { transfers } from '../src/db/schema.ts';
 import type { RoutePlan } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { failure } from '../src/failures.ts';
+import { transferOf } from '../src/transfers/transferStore.ts';
 
 /**
  * A step that moves money checks its plan against the transfer the API recorded, and that it runs in that
@@ -22,20 +21,12 @@ export async function assertPlanIsRecorded(
       `this step's plan is route ${plan.routeId} but it runs in workflow ${workflowId}: a transfer's steps run only in its own workflow; nothing was moved (find who started ${workflowId})`,
     );
   }
-  const [row] = await deps.db
-    .select({
-      accountIndex: transfers.accountIndex,
-      recipient: transfers.userDestinationAddress,
-      depositAddress: transfers.depositAddress,
-      hubAccount: transfers.hubAccount,
-    })
-    .from(transfers)
-    .where(eq(transfers.routeId, plan.routeId));
+  const row = await transferOf(deps.db, plan.routeId);
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
   if (
     !row ||
     row.accountIndex !== plan.accountIndex ||
-    !same(row.recipient, plan.recipient) ||
+    !same(row.userDestinationAddress, plan.recipient) ||
     !same(row.depositAddress, plan.depositAddress) ||
     !same(row.hubAccount, plan.hubAccount)
   ) {

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { poolNotes, transfers } from '../src/db/schema.ts';
+import { poolNotes } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
 import type { PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
@@ -17,6 +17,7 @@ import { bookLegSend } from './legs.ts';
 import { recordLedger, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
+import { transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
@@ -61,8 +62,7 @@ export function poolActivities(deps: ActivityDeps) {
 
   /** The partner's fee the route was quoted with (destination units), 0 when no partner's key created it. */
   async function quotedPartnerFee(routeId: string): Promise<bigint> {
-    const [row] = await deps.db.select({ fee: transfers.partnerFeeAmount }).from(transfers).where(eq(transfers.routeId, routeId));
-    return BigInt(row?.fee ?? '0');
+    return BigInt((await transferOf(deps.db, routeId))?.partnerFeeAmount ?? '0');
   }
 
   /**
@@ -99,7 +99,7 @@ export function poolActivities(deps: ActivityDeps) {
           depositedAt: new Date(note.timestamp * 1000),
         })
         .onConflictDoNothing();
-      await tx.update(transfers).set({ privacyClient: null }).where(eq(transfers.routeId, routeId));
+      await updateTransfer(tx, routeId, { privacyClient: null });
     });
   }
 
@@ -220,15 +220,12 @@ export function poolActivities(deps: ActivityDeps) {
         .where(eq(poolNotes.routeId, plan.routeId));
       const own = await noteOfRoute(deps.db, plan.routeId);
       const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
-      await deps.db
-        .update(transfers)
-        .set({
-          anonymitySet: set,
-          privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
-          privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(transfers.routeId, plan.routeId));
+      await updateTransfer(deps.db, plan.routeId, {
+        anonymitySet: set,
+        privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
+        privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
+        updatedAt: sql`now()`,
+      });
       // What this withdrawal tells an observer changes the class's other reports.
       await recountClass(deps.db, own?.amountClass ?? null);
       await recordLedger(deps, {

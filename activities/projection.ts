@@ -1,12 +1,12 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
-import { ledgerEntries, transferStatuses, transfers } from '../src/db/schema.ts';
+import { sql } from 'drizzle-orm';
+import { ledgerEntries } from '../src/db/schema.ts';
 import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
 import type { ParkedStep } from '../src/domain/heldFunds.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 
 import type { ActivityDeps } from './deps.ts';
 import { enqueueWebhook } from './webhooks.ts';
-import { isTerminalStatus } from '../src/domain/status.ts';
+import { applyStatus, transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
 
 export interface LedgerEntry {
   routeId: string;
@@ -41,16 +41,13 @@ export function projectionActivities(deps: ActivityDeps) {
     /** Marks a transfer as parked (waiting for an operator) or clears the mark. */
     async projectAttention(input: { routeId: string; parked: ParkedStep | null }): Promise<void> {
       const { parked } = input;
-      await deps.db
-        .update(transfers)
-        .set({
-          needsAttention: parked !== null,
-          parkedStep: parked?.step ?? null,
-          lastError: parked?.error ?? null,
-          parkedSince: parked ? new Date(parked.since) : null,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(transfers.routeId, input.routeId));
+      await updateTransfer(deps.db, input.routeId, {
+        needsAttention: parked !== null,
+        parkedStep: parked?.step ?? null,
+        lastError: parked?.error ?? null,
+        parkedSince: parked ? new Date(parked.since) : null,
+        updatedAt: sql`now()`,
+      });
     },
   };
 }
@@ -62,28 +59,7 @@ export function projectionActivities(deps: ActivityDeps) {
  */
 export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarter' | 'webhooks'>, input: StatusProjection | undefined): Promise<void> {
   if (!input) return;
-  const terminal = isTerminalStatus(input.status);
-  // First the history the public view reads (src/transfers/transferService.ts): a retried write keeps the first time.
-  await deps.db.insert(transferStatuses).values({ routeId: input.routeId, statusSeq: input.seq, status: input.status }).onConflictDoNothing();
-  const applied = await deps.db
-    .update(transfers)
-    .set({
-      status: input.status,
-      statusSeq: input.seq,
-      updatedAt: sql`now()`,
-      ...(input.error !== undefined && { error: input.error }),
-      ...(input.payoutTxHash !== undefined && { payoutTxHash: input.payoutTxHash }),
-      ...(input.heldFunds !== undefined && { heldFunds: input.heldFunds.length > 0 ? input.heldFunds : null }),
-      // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
-      // A finished route's deposit address is checked for strays once more (activities/strays.ts): what a route in flight
-      // could not refund automatically is listed for an operator then.
-      ...(terminal && { completedAt: sql`now()`, privacyClient: null, depositCheckedAt: null }),
-      // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
-      ...(input.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
-    })
-    .where(and(eq(transfers.routeId, input.routeId), lt(transfers.statusSeq, input.seq)))
-    .returning({ routeId: transfers.routeId });
-  if (applied.length > 0) {
+  if (await applyStatus(deps.db, input)) {
     // Announces the change to the API's event streams (src/transfers/statusFeed.ts), so a status that lasts a
     // moment is still streamed. Not a money path: a lost notification costs only that event (the feed polls too).
     const change: StatusNotification = { routeId: input.routeId, statusSeq: input.seq, status: input.status };
@@ -113,11 +89,14 @@ export async function recordServiceFee(
   const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
   await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
   // The part of it owed to the partner whose key created the route, as quoted (destination units).
-  const [route] = await deps.db
-    .select({ partnerFeeAmount: transfers.partnerFeeAmount, chainId: transfers.destChainId, token: transfers.destToken })
-    .from(transfers)
-    .where(eq(transfers.routeId, input.routeId));
+  const route = await transferOf(deps.db, input.routeId);
   if (route?.partnerFeeAmount && BigInt(route.partnerFeeAmount) > 0n) {
-    await recordLedger(deps, { routeId: input.routeId, kind: 'partner_fee', chainId: route.chainId, token: route.token, amount: route.partnerFeeAmount });
+    await recordLedger(deps, {
+      routeId: input.routeId,
+      kind: 'partner_fee',
+      chainId: route.destChainId,
+      token: route.destToken,
+      amount: route.partnerFeeAmount,
+    });
   }
 }

@@ -2,7 +2,7 @@ import { and, eq, gte, inArray } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, operatorActions, transfers } from '../src/db/schema.ts';
+import { ledgerEntries, operatorActions } from '../src/db/schema.ts';
 import { destinationRefusal, finishAction, type RouteSide, recoverDestinationRefusal, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
 import type { Recovered } from '../src/domain/operatorResults.ts';
@@ -12,6 +12,7 @@ import { ensureGas } from './gas.ts';
 import { poolActivities } from './pool.ts';
 import { recordLedger } from './projection.ts';
 import { failure } from '../src/failures.ts';
+import { flagForOperator, recordHeldFunds, transferOf } from '../src/transfers/transferStore.ts';
 
 /** What each recovery step carries: the route, where its funds go, and the operator's audit row that asked for it. */
 export interface RecoverStepInput {
@@ -38,7 +39,7 @@ export function recoverActivities(deps: ActivityDeps) {
    * them: the operator's audit row for this route and destination, a FAILED route, an allowed destination.
    */
   async function failedRoute(input: RecoverStepInput) {
-    const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+    const route = await transferOf(deps.db, input.routeId);
     const params = { to: input.to, ...(input.side && { side: input.side }), ...(input.override && { override: input.override }) };
     await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'recover', routeId: input.routeId, params });
     if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
@@ -151,7 +152,7 @@ export function recoverActivities(deps: ActivityDeps) {
      * step of a recovery: its audit row (`actionId`) is done, with what the recovery booked.
      */
     async refreshHeldFunds(input: { routeId: string; actionId?: number }): Promise<HeldFunds[]> {
-      const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+      const route = await transferOf(deps.db, input.routeId);
       if (!route) throw failure('UnknownRoute', `unknown route ${input.routeId}`);
       const held = await fundsActivities(deps).locateFunds({
         routeId: route.routeId,
@@ -163,14 +164,7 @@ export function recoverActivities(deps: ActivityDeps) {
         hubToken: route.hubToken as Address,
         hubAccount: route.hubAccount as Address,
       });
-      await deps.db
-        .update(transfers)
-        .set({
-          heldFunds: held.length > 0 ? held : null,
-          needsAttention: held.length > 0,
-          lastError: held.length > 0 ? 'the route holds funds; see heldFunds' : null,
-        })
-        .where(eq(transfers.routeId, route.routeId));
+      await recordHeldFunds(deps.db, route.routeId, held);
       if (input.actionId) await finishAction(deps.db, input.actionId, 'done', await recoveryDetail(input.actionId, route.routeId, held));
       return held;
     },
@@ -180,7 +174,7 @@ export function recoverActivities(deps: ActivityDeps) {
      * The operator's audit row of the refund or recovery, when there is one, ends `failed` with the same note.
      */
     async flagRoute(input: { routeId: string; error: string; actionId?: number }): Promise<void> {
-      await deps.db.update(transfers).set({ needsAttention: true, lastError: input.error }).where(eq(transfers.routeId, input.routeId));
+      await flagForOperator(deps.db, input.routeId, input.error);
       if (input.actionId) await finishAction(deps.db, input.actionId, 'failed', input.error);
     },
   };

@@ -1,10 +1,8 @@
 /** What refunds and the stray-deposit scanner share (activities/funds.ts, activities/strays.ts). */
 import type { Address } from 'viem';
-import type { transfers } from '../src/db/schema.ts';
 import { parseAmount } from '../src/money/amount.ts';
+import type { Transfer } from '../src/transfers/transferStore.ts';
 import type { ActivityDeps } from './deps.ts';
-
-type Route = typeof transfers.$inferSelect;
 
 /** Past the bridge-in: the route's own deposit has left its deposit address, so what arrives there is a stray. */
 export const PAST_DEPOSIT: readonly string[] = ['RECEIVED_ON_HUB', 'SHIELDED', 'UNSHIELD_SENT', 'BRIDGING_OUT'];
@@ -12,7 +10,7 @@ export const PAST_DEPOSIT: readonly string[] = ['RECEIVED_ON_HUB', 'SHIELDED', '
 /** Whether `balance` of `token` is below REFUND_MIN_AMOUNT (set per source-token symbol; other tokens have none). */
 export function belowRefundMinimum(
   deps: ActivityDeps,
-  route: Pick<Route, 'sourceToken' | 'symbol' | 'sourceDecimals'>,
+  route: Pick<Transfer, 'sourceToken' | 'symbol' | 'sourceDecimals'>,
   token: Address,
   balance: bigint,
 ): boolean {

@@ -1,14 +1,16 @@
 import { randomInt } from 'node:crypto';
 import { heartbeat, log } from '@temporalio/activity';
-import { and, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+import { and, gt, inArray, isNull, or } from 'drizzle-orm';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { depositTokens, type HeldFunds, transfers } from '../src/db/schema.ts';
+import { depositTokens, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../src/domain/refundNote.ts';
 import type { ActivityDeps } from './deps.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { isTerminalStatus, TERMINAL_STATUSES } from '../src/domain/status.ts';
+import type { HeldFunds } from '../src/domain/heldFunds.ts';
+import { recordHeldFunds, type Transfer, transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
 
 const SCAN_BATCH = 8;
 /** Routes checked per scan; the next scan continues with the rest. */
@@ -23,8 +25,6 @@ export interface StrayDeposit {
   /** How long its refund waits before it is sent (drawn from REFUND_DELAY_MIN/MAX_SECONDS). */
   delaySeconds?: number;
 }
-
-type Route = typeof transfers.$inferSelect;
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -116,7 +116,7 @@ export function strayActivities(deps: ActivityDeps) {
               );
               // A route in flight is checked again when it finishes (writeStatus clears the mark): what it could not
               // refund is listed for an operator then.
-              await deps.db.update(transfers).set({ depositCheckedAt: checkedAt }).where(eq(transfers.routeId, route.routeId));
+              await updateTransfer(deps.db, route.routeId, { depositCheckedAt: checkedAt });
             } catch (error) {
               log.warn('stray scan: a deposit address could not be checked', {
                 routeId: route.routeId,
@@ -129,7 +129,7 @@ export function strayActivities(deps: ActivityDeps) {
       }
       return found;
 
-      async function inspectRoute(route: Route, otherTokens: Address[]): Promise<void> {
+      async function inspectRoute(route: Transfer, otherTokens: Address[]): Promise<void> {
         // A refund of this route gave up (flagged for an operator): nothing is refunded automatically, and the flag
         // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
         if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
@@ -150,21 +150,21 @@ export function strayActivities(deps: ActivityDeps) {
        * The refund of one balance when the service makes it without an operator: to the refundAddress, of the source
        * token or one the bridge lists, not below REFUND_MIN_AMOUNT (its gas would cost more); null otherwise.
        */
-      function automaticRefund(route: Route, token: Address, balance: bigint, known: Set<string> | null): StrayDeposit | null {
+      function automaticRefund(route: Transfer, token: Address, balance: bigint, known: Set<string> | null): StrayDeposit | null {
         const refundable = same(token, route.sourceToken) || (known?.has(token.toLowerCase()) ?? false);
         if (!route.refundAddress || !refundable || belowRefundMinimum(deps, route, token, balance)) return null;
         return { routeId: route.routeId, amount: balance.toString(), refundAddress: route.refundAddress as Address, token, ...refundDelay() };
       }
 
       /** A route in flight: its refundable strays are refunded; its holdings (the workflow's to write) are not touched. */
-      function refundInFlight(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): void {
+      function refundInFlight(route: Transfer, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null): void {
         for (const { token, balance } of balances) {
           const refund = balance ? automaticRefund(route, token, balance, known) : null;
           if (refund) found.push(refund);
         }
       }
 
-      async function inspect(route: Route, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null) {
+      async function inspect(route: Transfer, balances: Array<{ token: Address; balance: bigint | null }>, known: Set<string> | null) {
         const listed = (route.heldFunds ?? []).filter((h) => h.place === 'deposit');
         const next: HeldFunds[] = [];
         const notes: string[] = [];
@@ -184,7 +184,7 @@ export function strayActivities(deps: ActivityDeps) {
             next.push(...listed.filter((h) => same(h.token, token)));
             continue; // whether the bridge lists it is unknown right now: decide on a later scan
           }
-          next.push({ place: 'deposit', chainId: route.sourceChainId, token, address: route.depositAddress, amount: balance.toString() });
+          next.push({ place: 'deposit', chainId: route.sourceChainId, token, address: route.depositAddress as Address, amount: balance.toString() });
           notes.push(
             own
               ? `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and ${dust ? 'is below REFUND_MIN_AMOUNT, so it is not refunded' : 'there is no refundAddress'}`
@@ -199,7 +199,7 @@ export function strayActivities(deps: ActivityDeps) {
 
     /** After a refund: the deposit address no longer holds that token (without one: anything) for an operator to decide on. */
     async clearDepositHolding(input: { routeId: string; token?: Address }): Promise<void> {
-      const [route] = await deps.db.select().from(transfers).where(eq(transfers.routeId, input.routeId));
+      const route = await transferOf(deps.db, input.routeId);
       if (!route) return;
       const listed = (route.heldFunds ?? []).filter((h) => h.place === 'deposit');
       const { token } = input;
@@ -213,7 +213,7 @@ export function strayActivities(deps: ActivityDeps) {
  * some, otherwise another token the scanner listed as held there (an operator's `routectl refund` of a
  * wrong-token deposit). One token per refund; refund again for the next.
  */
-export async function depositTokenToRefund(deps: ActivityDeps, route: Route): Promise<Address> {
+export async function depositTokenToRefund(deps: ActivityDeps, route: Transfer): Promise<Address> {
   const source = route.sourceToken as Address;
   if ((await tokenBalance(deps.chains, route.sourceChainId, source, route.depositAddress as Address)) > 0n) return source;
   for (const held of route.heldFunds ?? []) {
@@ -233,12 +233,5 @@ function sameHoldings(a: HeldFunds[], b: HeldFunds[]): boolean {
 /** Replaces the route's deposit-address holdings; needsAttention follows whether it still holds anything. */
 async function setDepositHolding(deps: ActivityDeps, routeId: string, held: HeldFunds[], deposit: HeldFunds[], note: string | null): Promise<void> {
   const next = [...held.filter((h) => h.place !== 'deposit'), ...deposit];
-  await deps.db
-    .update(transfers)
-    .set({
-      heldFunds: next.length > 0 ? next : null,
-      needsAttention: next.length > 0,
-      lastError: note ?? (next.length > 0 ? 'the route holds funds; see heldFunds' : null),
-    })
-    .where(eq(transfers.routeId, routeId));
+  await recordHeldFunds(deps.db, routeId, next, note);
 }

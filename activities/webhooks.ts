@@ -10,6 +10,7 @@ import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import type { ActivityDeps } from './deps.ts';
 import { isTerminalStatus } from '../src/domain/status.ts';
+import { transferOf } from '../src/transfers/transferStore.ts';
 
 /** The body of a delivery: thin on purpose (no amounts, addresses or hashes); the client GETs the rest with its statusToken. */
 export interface WebhookEvent {
@@ -89,7 +90,7 @@ async function releaseWithEnd(
     .from(transferStatuses)
     .where(eq(transferStatuses.routeId, end.routeId));
   const ended = history.find((h) => h.statusSeq === end.seq);
-  const [route] = await db.select({ statusTokenHash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, end.routeId));
+  const route = await transferOf(db, end.routeId);
   if (!ended || !route) return [];
   const shownAt = publicEndShownAt(ended.reachedAt.getTime(), {
     ...publicClockOf({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock),

@@ -1,6 +1,6 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Address } from 'viem';
-import type { Database } from '../db/client.ts';
+import type { Database, Db } from '../db/client.ts';
 import { txIntents } from '../db/schema.ts';
 import type { ChainClients } from './clients.ts';
 
@@ -11,9 +11,6 @@ import type { ChainClients } from './clients.ts';
 
 /** A recorded send (one row of `tx_intents`). */
 export type Intent = typeof txIntents.$inferSelect;
-
-/** The database, or a transaction of it. */
-export type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
 
 /** How operators and logs name an intent: no hash, no nonce (with the route beside them they would link a route's sends). */
 export const describe = (row: Pick<Intent, 'id' | 'step'>) => `intent #${row.id} (${row.step})`;

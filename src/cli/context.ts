@@ -2,13 +2,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
-import { eq } from 'drizzle-orm';
 import { createChainClients, type ChainClients } from '../chain/clients.ts';
 import { connectDatabase, type Database } from '../db/client.ts';
-import { transfers } from '../db/schema.ts';
 import { configSchema, payloadCodecProblem } from '../config.ts';
 import { PAYLOAD_CODEC_FILE, readLocalStackInfo, type LocalPayloadCodec, type LocalStackInfo } from './localStack.ts';
 import { connectTemporalClient, temporalConnectionProblem, type TemporalClientConfig } from '../temporal/connection.ts';
+import { transferOf } from '../transfers/transferStore.ts';
 
 // From the build (dist/src/cli/) the checkout is one folder further up: .data is the checkout's either way.
 const codeRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -135,7 +134,7 @@ export async function withOperatorContext<T>(fn: (ctx: OperatorContext) => Promi
 }
 
 export async function loadRoute(ctx: OperatorContext, routeId: string) {
-  const [row] = await ctx.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+  const row = await transferOf(ctx.db, routeId);
   if (!row) throw unknownRoute(routeId);
   return row;
 }

@@ -7,6 +7,9 @@ import * as schema from './schema.ts';
 /** drizzle over postgres.js; `$client` is the postgres.js client (LISTEN for the status feed). */
 export type Database = PostgresJsDatabase<typeof schema> & { $client: Sql };
 
+/** The database, or a transaction of it: what the per-table query modules take. */
+export type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
+
 export interface DatabaseHandle {
   db: Database;
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
+import type { HeldFunds } from '../domain/heldFunds.ts';
 
 /**
  * Chain ids and derivation indexes: int8 (EIP-155 chain ids exceed int4), read as JS numbers. The API accepts
@@ -148,16 +149,6 @@ export const transfers = pgTable(
     uniqueIndex('transfers_deposit_address_uq').on(t.sourceChainId, t.depositAddress),
   ],
 );
-
-/** Funds a route holds somewhere, for refunds and operator decisions. Amounts in smallest units. */
-export interface HeldFunds {
-  /** deposit | hub | pool | exit: which of the route's places holds them. */
-  place: string;
-  chainId: number;
-  token: string;
-  address: string;
-  amount: string;
-}
 
 /**
  * Every status a transfer reached and when (the projection writes it with the status). Only the public view reads it:

@@ -16,6 +16,7 @@ import type { Address } from '../domain/address.ts';
 import type { PrivacyPlan, RoutePlan, TransferSettings } from '../domain/plan.ts';
 import type { TransferStatus } from '../domain/status.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
+import { failNeverStarted, type Transfer, transferOf } from './transferStore.ts';
 
 export interface CreateTransferRequest extends TransferRequest {
   userDestinationAddress: Address;
@@ -197,7 +198,7 @@ export function createTransferService(deps: TransferServiceDeps) {
     }
     return cited;
   };
-  const fullView = async (row: typeof transfers.$inferSelect) => {
+  const fullView = async (row: Transfer) => {
     const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
     return transferView(row, reached, explorers);
   };
@@ -281,22 +282,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         });
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-          await deps.db
-            .update(transfers)
-            .set({
-              status: 'FAILED',
-              error: 'the transfer could not be started; do not deposit',
-              statusSeq: 1_000_000,
-              clientHash: null,
-              privacyClient: null,
-              updatedAt: sql`now()`,
-            })
-            .where(eq(transfers.routeId, routeId));
-          // Never funded: nothing to hide, so the public view shows it at once.
-          await deps.db
-            .insert(transferStatuses)
-            .values({ routeId, statusSeq: 1_000_000, status: 'FAILED', reachedAt: new Date(0) })
-            .onConflictDoNothing();
+          await failNeverStarted(deps.db, routeId);
           throw error;
         }
       }
@@ -319,7 +305,7 @@ export function createTransferService(deps: TransferServiceDeps) {
      * the full view; any other token (or any token for a transfer created before statusTokens) is denied.
      */
     async read(routeId: string, statusToken: string | undefined): Promise<TransferRead | null> {
-      const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+      const row = await transferOf(deps.db, routeId);
       if (!row) return null;
       if (statusToken === undefined) return { access: 'public', ...(await publicView(deps.db, row, deps.privacy)) };
       if (!statusTokenMatches(statusToken, row.statusTokenHash)) return { access: 'denied' };
@@ -327,7 +313,7 @@ export function createTransferService(deps: TransferServiceDeps) {
     },
 
     async get(routeId: string): Promise<TransferView | null> {
-      const [row] = await deps.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+      const row = await transferOf(deps.db, routeId);
       return row ? fullView(row) : null;
     },
   };
@@ -338,11 +324,7 @@ export function createTransferService(deps: TransferServiceDeps) {
  * (transfer_statuses): moving only at exit epochs, the pool phase folded into BRIDGING_IN, the end shown after a delay
  * of the route's own. The error and the attention flag show only with the end.
  */
-async function publicView(
-  db: Database,
-  row: typeof transfers.$inferSelect,
-  privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds' | 'publicEndHoldSeconds'>,
-) {
+async function publicView(db: Database, row: Transfer, privacy: Pick<PrivacySettings, 'exitEpochSeconds' | 'publicEndDelaySeconds' | 'publicEndHoldSeconds'>) {
   const history = await reachedStatuses(db, row.routeId);
   const clock = publicClockOf(row, {
     epochSeconds: privacy.exitEpochSeconds,
@@ -382,7 +364,7 @@ function reachedStatuses(db: Database, routeId: string) {
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
-function transferView(row: typeof transfers.$inferSelect, reached: { status: string; reachedAt: Date }[], explorers: Map<number, string>): TransferView {
+function transferView(row: Transfer, reached: { status: string; reachedAt: Date }[], explorers: Map<number, string>): TransferView {
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,

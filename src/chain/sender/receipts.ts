@@ -1,5 +1,6 @@
+import type { Db } from '../../db/client.ts';
 import { type Hex, type PublicClient, type TransactionReceipt, TransactionReceiptNotFoundError } from 'viem';
-import { type Db, type Intent, markMined, nonceSiblings } from '../intentStore.ts';
+import { type Intent, markMined, nonceSiblings } from '../intentStore.ts';
 import { publicClient, type SenderContext } from './context.ts';
 
 /**

@@ -1,8 +1,9 @@
+import type { Db } from '../../db/client.ts';
 import { and, eq, gte, max } from 'drizzle-orm';
 import { createWalletClient, http, keccak256, type LocalAccount } from 'viem';
 import { txIntents } from '../../db/schema.ts';
 import { offeredFees } from '../fees.ts';
-import { type Db, type Intent, lockSender, sameSender } from '../intentStore.ts';
+import { type Intent, lockSender, sameSender } from '../intentStore.ts';
 import { pushQueue } from './broadcast.ts';
 import { publicClient, type SenderContext, usedNonces } from './context.ts';
 import { nextNonce } from './decide.ts';

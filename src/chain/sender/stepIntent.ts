@@ -1,4 +1,5 @@
-import { type Db, describe, type Intent, markVoided, nonceSiblings, stepRows } from '../intentStore.ts';
+import type { Db } from '../../db/client.ts';
+import { describe, type Intent, markVoided, nonceSiblings, stepRows } from '../intentStore.ts';
 import type { SenderContext } from './context.ts';
 import { liveIntent, minedAfterVoidMove, voidedMinedMove } from './decide.ts';
 import { IntentConflictError } from './errors.ts';
