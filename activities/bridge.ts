@@ -9,7 +9,8 @@ import { assertPlanIsRecorded } from './planGuard.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
-import { recordLedger, recordServiceFee, writeStatus } from './projection.ts';
+import { ledgerEntryOf, recordLedger } from '../src/transfers/ledgerStore.ts';
+import { recordServiceFee, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import { updateTransfer } from '../src/transfers/transferStore.ts';
@@ -107,10 +108,7 @@ export function bridgeActivities(deps: ActivityDeps) {
         .limit(1);
       if (other) return `${entry.txHash} is already booked by another route`;
       await tx.insert(ledgerEntries).values(entry).onConflictDoNothing();
-      const [stored] = await tx
-        .select({ txHash: ledgerEntries.txHash })
-        .from(ledgerEntries)
-        .where(and(eq(ledgerEntries.routeId, entry.routeId), eq(ledgerEntries.entryKey, entry.entryKey)));
+      const stored = await ledgerEntryOf(tx, entry.routeId, entry.entryKey);
       if (stored?.txHash?.toLowerCase() === hash) return null;
       return `${entry.txHash}: the route already booked another fill as ${entry.entryKey} (${stored?.txHash ?? 'without a transaction'})`;
     });
@@ -180,7 +178,7 @@ export function bridgeActivities(deps: ActivityDeps) {
       await writeStatus(deps, projection);
       // What the deposit address held when the route took its deposit (transfers before the deposit watcher booked it while waiting).
       if (received !== undefined) {
-        await recordLedger(deps, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: received });
+        await recordLedger(deps.db, { routeId: plan.routeId, kind: 'received', chainId: plan.sourceChainId, token: plan.sourceToken, amount: received });
       }
       // For operators (routectl show, recover): the API could not write it, having no exit xpub.
       await updateTransfer(deps.db, plan.routeId, { exitAccount: exitAddressOf(deps, plan.accountIndex) }, isNull(transfers.exitAccount));

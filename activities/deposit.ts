@@ -2,7 +2,7 @@ import { heartbeat, sleep } from '@temporalio/activity';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import type { RoutePlan } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
-import { recordLedger } from './projection.ts';
+import { recordLedger } from '../src/transfers/ledgerStore.ts';
 
 export interface DepositOutcome {
   funded: boolean;
@@ -33,7 +33,7 @@ export function depositActivities(deps: ActivityDeps) {
       for (;;) {
         const balance = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress);
         if (balance >= expected) {
-          await recordLedger(deps, {
+          await recordLedger(deps.db, {
             routeId: plan.routeId,
             kind: 'received',
             chainId: plan.sourceChainId,

@@ -3,14 +3,14 @@ import { and, eq, like, notLike } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, poolNotes, txIntents } from '../src/db/schema.ts';
+import { poolNotes, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
 import type { RoutePlan } from '../src/domain/plan.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { recordLedger } from './projection.ts';
+import { ledgerOfRoute, recordLedger } from '../src/transfers/ledgerStore.ts';
 import { depositTokenToRefund } from './strays.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
@@ -171,7 +171,15 @@ async function bookRefund(deps: ActivityDeps, route: Transfer, key: string, txHa
   const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
   if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
   const amount = refund.args.value.toString();
-  await recordLedger(deps, { routeId: route.routeId, kind: 'refunded', key, chainId: route.sourceChainId, token: getAddress(refund.address), amount, txHash });
+  await recordLedger(deps.db, {
+    routeId: route.routeId,
+    kind: 'refunded',
+    key,
+    chainId: route.sourceChainId,
+    token: getAddress(refund.address),
+    amount,
+    txHash,
+  });
   return { amount, txHash, to: getAddress(refund.args.to) };
 }
 
@@ -186,14 +194,7 @@ async function settleEarlierRefunds(deps: ActivityDeps, route: Transfer, deposit
     .selectDistinct({ step: txIntents.step })
     .from(txIntents)
     .where(and(eq(txIntents.routeId, route.routeId), like(txIntents.step, 'refund:%'), notLike(txIntents.step, '%:gas:%')));
-  const booked = new Set(
-    (
-      await deps.db
-        .select({ key: ledgerEntries.entryKey })
-        .from(ledgerEntries)
-        .where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.kind, 'refunded')))
-    ).map((e) => e.key),
-  );
+  const booked = new Set((await ledgerOfRoute(deps.db, route.routeId)).filter((e) => e.kind === 'refunded').map((e) => e.entryKey));
   for (const { step } of steps) {
     const key = step.slice('refund:'.length);
     if (step === current || booked.has(`refunded:${key}`)) continue;

@@ -2,7 +2,7 @@ import { heartbeat, sleep } from '@temporalio/activity';
 import type { Address, Hex, LocalAccount } from 'viem';
 import { BridgeUnavailableError } from '../src/providers/bridge.ts';
 import type { ActivityDeps } from './deps.ts';
-import { recordLedger } from './projection.ts';
+import { recordLedger } from '../src/transfers/ledgerStore.ts';
 import type { BridgeLeg, BridgeOrderRef } from '../src/domain/plan.ts';
 import { updateTransfer } from '../src/transfers/transferStore.ts';
 
@@ -56,7 +56,7 @@ export const orderKey = (leg: BridgeLeg, generation: number) => (generation === 
  */
 export async function bookLegSend(deps: ActivityDeps, request: LegRequest, amount: string, txHash: Hex): Promise<void> {
   if (request.leg === 'in') await updateTransfer(deps.db, request.routeId, { bridgeInTxHash: txHash });
-  await recordLedger(deps, {
+  await recordLedger(deps.db, {
     routeId: request.routeId,
     kind: request.leg === 'in' ? 'bridged_in' : 'bridged_out',
     key: request.generation === 1 ? undefined : String(request.generation),

@@ -14,7 +14,8 @@ import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
 import { bookLegSend } from './legs.ts';
-import { recordLedger, writeStatus } from './projection.ts';
+import { recordLedger } from '../src/transfers/ledgerStore.ts';
+import { writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import { transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
@@ -121,7 +122,7 @@ export function poolActivities(deps: ActivityDeps) {
       await ensureGas(deps, plan.routeId, 'shield', plan.hubChainId, hub.address);
       const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
       await insertNote(plan.routeId, note);
-      await recordLedger(deps, {
+      await recordLedger(deps.db, {
         routeId: plan.routeId,
         kind: 'shielded',
         chainId: plan.hubChainId,
@@ -228,7 +229,7 @@ export function poolActivities(deps: ActivityDeps) {
       });
       // What this withdrawal tells an observer changes the class's other reports.
       await recountClass(deps.db, own?.amountClass ?? null);
-      await recordLedger(deps, {
+      await recordLedger(deps.db, {
         routeId: plan.routeId,
         kind: 'unshielded',
         chainId: plan.hubChainId,
@@ -266,7 +267,7 @@ export function poolActivities(deps: ActivityDeps) {
       await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
       // A ragequit note was never spent by anyone's withdrawal: the class's reports are counted without it.
       await recountClass(deps.db, (await noteOfRoute(deps.db, plan.routeId))?.amountClass ?? null);
-      await recordLedger(deps, {
+      await recordLedger(deps.db, {
         routeId: plan.routeId,
         kind: 'ragequit',
         chainId: plan.hubChainId,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { ledgerEntries } from '../src/db/schema.ts';
+import { recordLedger } from '../src/transfers/ledgerStore.ts';
 import { TRANSFER_STATUS_CHANNEL, type StatusNotification } from '../src/transfers/statusFeed.ts';
 import type { ParkedStep } from '../src/domain/heldFunds.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
@@ -7,29 +7,6 @@ import type { StatusProjection } from '../src/domain/projection.ts';
 import type { ActivityDeps } from './deps.ts';
 import { enqueueWebhook } from './webhooks.ts';
 import { applyStatus, transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
-
-export interface LedgerEntry {
-  routeId: string;
-  kind:
-    | 'received'
-    | 'bridged_in'
-    | 'arrived_on_hub'
-    | 'shielded'
-    | 'unshielded'
-    | 'bridged_out'
-    | 'paid'
-    | 'service_fee'
-    | 'partner_fee'
-    | 'refunded'
-    | 'ragequit'
-    | 'recovered';
-  /** Distinguishes repeatable movements (refunds); defaults to the kind. */
-  key?: string;
-  chainId: number;
-  token: string;
-  amount: string;
-  txHash?: string;
-}
 
 export function projectionActivities(deps: ActivityDeps) {
   return {
@@ -70,14 +47,6 @@ export async function writeStatus(deps: Pick<ActivityDeps, 'db' | 'webhookStarte
   await enqueueWebhook(deps, input);
 }
 
-/** Records one money movement of a route; recording the same movement twice keeps the first. */
-export async function recordLedger(deps: ActivityDeps, { key, ...entry }: LedgerEntry): Promise<void> {
-  await deps.db
-    .insert(ledgerEntries)
-    .values({ ...entry, entryKey: key ? `${entry.kind}:${key}` : entry.kind })
-    .onConflictDoNothing();
-}
-
 /**
  * Books what the service kept on a route: the note's value less the bridge-out input (the pool's change note, the
  * relay fee and any rounding dust at the exit account), and the partner's fee in it where a partner's key created the route.
@@ -87,11 +56,11 @@ export async function recordServiceFee(
   input: { routeId: string; chainId: number; token: string; shielded: string; bridgedOut: string },
 ): Promise<void> {
   const fee = BigInt(input.shielded) - BigInt(input.bridgedOut);
-  await recordLedger(deps, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
+  await recordLedger(deps.db, { routeId: input.routeId, kind: 'service_fee', chainId: input.chainId, token: input.token, amount: fee.toString() });
   // The part of it owed to the partner whose key created the route, as quoted (destination units).
   const route = await transferOf(deps.db, input.routeId);
   if (route?.partnerFeeAmount && BigInt(route.partnerFeeAmount) > 0n) {
-    await recordLedger(deps, {
+    await recordLedger(deps.db, {
       routeId: input.routeId,
       kind: 'partner_fee',
       chainId: route.destChainId,

@@ -1,8 +1,8 @@
-import { and, eq, gte, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { ledgerEntries, operatorActions } from '../src/db/schema.ts';
+import { operatorActions } from '../src/db/schema.ts';
 import { destinationRefusal, finishAction, type RouteSide, recoverDestinationRefusal, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
 import type { Recovered } from '../src/domain/operatorResults.ts';
@@ -10,7 +10,7 @@ import type { ActivityDeps } from './deps.ts';
 import { fundsActivities, refuseWhileSendsPending } from './funds.ts';
 import { ensureGas } from './gas.ts';
 import { poolActivities } from './pool.ts';
-import { recordLedger } from './projection.ts';
+import { ledgerEntryOf, ledgerOfRoute, recordLedger } from '../src/transfers/ledgerStore.ts';
 import { failure } from '../src/failures.ts';
 import { flagForOperator, recordHeldFunds, transferOf } from '../src/transfers/transferStore.ts';
 
@@ -73,16 +73,8 @@ export function recoverActivities(deps: ActivityDeps) {
   /** What the recovery of audit row `actionId` booked (ledger entries since the row was written), and what is left. */
   async function recoveryDetail(actionId: number, routeId: string, held: HeldFunds[]): Promise<string> {
     const [action] = await deps.db.select({ createdAt: operatorActions.createdAt }).from(operatorActions).where(eq(operatorActions.id, actionId));
-    const booked = await deps.db
-      .select()
-      .from(ledgerEntries)
-      .where(
-        and(
-          eq(ledgerEntries.routeId, routeId),
-          inArray(ledgerEntries.kind, ['recovered', 'ragequit']),
-          gte(ledgerEntries.createdAt, action?.createdAt ?? new Date(0)),
-        ),
-      );
+    const since = action?.createdAt ?? new Date(0);
+    const booked = (await ledgerOfRoute(deps.db, routeId)).filter((e) => (e.kind === 'recovered' || e.kind === 'ragequit') && e.createdAt >= since);
     const moved = booked.map((e) => `${e.entryKey} ${e.amount} (tx ${e.txHash ?? '?'})`).join(', ') || 'nothing moved';
     const left = held.map((h) => `${h.amount} at ${h.place}`).join(', ');
     return `${moved}${left ? `; still holds ${left}` : ''}`;
@@ -96,10 +88,7 @@ export function recoverActivities(deps: ActivityDeps) {
       const plan = { routeId: route.routeId, accountIndex: route.accountIndex, hubChainId: route.hubChainId, hubToken: route.hubToken as Address };
       const returned = await poolActivities(deps).ragequit(plan);
       if (!returned) return null;
-      const [booked] = await deps.db
-        .select()
-        .from(ledgerEntries)
-        .where(and(eq(ledgerEntries.routeId, route.routeId), eq(ledgerEntries.entryKey, 'ragequit')));
+      const booked = await ledgerEntryOf(deps.db, route.routeId, 'ragequit');
       return { place: 'pool', key: 'pool', amount: returned.amount, txHash: booked?.txHash ?? '' };
     },
 
@@ -142,7 +131,7 @@ export function recoverActivities(deps: ActivityDeps) {
         const { txHash, receipt } = sent;
         const amount = movedOut(receipt, token, from.address).toString();
         const key = `${input.place}:${n}`;
-        await recordLedger(deps, { routeId: route.routeId, kind: 'recovered', key, chainId: route.hubChainId, token, amount, txHash });
+        await recordLedger(deps.db, { routeId: route.routeId, kind: 'recovered', key, chainId: route.hubChainId, token, amount, txHash });
         recovered.push({ place: input.place, key, amount, txHash });
       }
     },

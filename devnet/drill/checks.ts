@@ -4,11 +4,12 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { type Address, erc20Abi, getAbiItem } from 'viem';
-import { ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
+import { transfers, txIntents } from '../../src/db/schema.ts';
 import { entrypointAbi, poolAbi } from '../../src/providers/privacy-pools/abi.ts';
 import { chainsOf, type DrillContext, stackOf } from './context.ts';
 import { type CreatedTransfer, createdTransfers, finalStatuses, type TransferStatus } from './events.ts';
 import type { TransferOutcome } from './types.ts';
+import { ledgerOfRoute } from '../../src/transfers/ledgerStore.ts';
 
 const transferEvent = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
 const depositedEvent = getAbiItem({ abi: poolAbi, name: 'Deposited' });
@@ -80,7 +81,7 @@ async function tracesOf(ctx: DrillContext, c: CreatedTransfer): Promise<Transfer
         toBlock: 'latest',
       })
     : [];
-  const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, c.routeId));
+  const ledger = await ledgerOfRoute(stack.service.db, c.routeId);
   const unmined = await stack.service.db
     .select({ id: txIntents.id, step: txIntents.step })
     .from(txIntents)

@@ -3,7 +3,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFaile
 import { and, asc, desc, eq, inArray, isNotNull, type SQL } from 'drizzle-orm';
 import { isAddress } from 'viem';
 import { senderQueues } from '../chain/txSender.ts';
-import { ledgerEntries, transfers, txIntents, webhookDeliveries } from '../db/schema.ts';
+import { transfers, txIntents, webhookDeliveries } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
 import { urlOrigin } from '../redact.ts';
 import { finishAction, listActions, OPERATOR_REFUSED, type OperatorAction, type OperatorActionKind, requestAction } from '../operators/audit.ts';
@@ -14,6 +14,7 @@ import { REFUND_WORKFLOW_TYPE } from '../../workflows/types.ts';
 import { isTerminalStatus, TRANSFER_STATUSES, type TransferState } from '../domain/status.ts';
 import type { IntentSummary } from '../domain/operatorResults.ts';
 import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
+import { ledgerOfRoute } from '../transfers/ledgerStore.ts';
 
 /** Who runs a mutating command, and why: written to operator_actions with the action. */
 export interface Operator {
@@ -111,7 +112,7 @@ export async function list(ctx: OperatorContext, opts: { status?: string; stuck:
 
 export async function show(ctx: OperatorContext, routeId: string, json: boolean): Promise<void> {
   const row = await loadRoute(ctx, routeId);
-  const ledger = await ctx.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, routeId)).orderBy(asc(ledgerEntries.id));
+  const ledger = await ledgerOfRoute(ctx.db, routeId);
   const handle = ctx.temporal.workflow.getHandle(routeId);
   const workflow = await handle.describe().then(
     (d) => ({ status: d.status.name, startTime: d.startTime.toISOString(), closeTime: d.closeTime?.toISOString() ?? null }),
