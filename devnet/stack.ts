@@ -9,6 +9,7 @@ import { startApi } from '../src/api/startApi.ts';
 import { ensureBackgroundWorkflows } from '../src/temporal/backgroundWorkflows.ts';
 import { ACCOUNT_XPUB_VARIABLES, loadConfig, type Config } from '../src/config.ts';
 import { migrateDatabase } from '../src/db/client.ts';
+import { assertChainsHoldRecords } from './chainRecords.ts';
 import { createFaultRegistry } from './emulators/faults.ts';
 import { startAspEmulator, type AspEmulator } from './emulators/asp/index.ts';
 import { startChainRpcProxy } from './emulators/chain-rpc/index.ts';
@@ -303,6 +304,7 @@ export async function startLocalInfrastructure(
     ] as const);
     await migrateDatabase(postgres.url);
     const { manifest } = chains;
+    if (!opts.ephemeral) await assertChainsHoldRecords(postgres.url, manifest.chains, opts.dataDir);
     // One fault registry for the stack: the Relay emulator's /_emulator/faults controls all four operations.
     const faults = createFaultRegistry((entry) => logger.info('fault injection', entry as Record<string, unknown>));
     const relay = await startRelayEmulator({

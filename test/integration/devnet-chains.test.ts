@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,10 @@ import { privacyPoolAbi } from '../../devnet/artifacts/PrivacyPool.ts';
 import { testTokenAbi } from '../../devnet/artifacts/TestToken.ts';
 import { DEFAULT_DEVNET_CHAIN_IDS, DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../../devnet/chains.ts';
 import { freeChainPorts } from '../../devnet/ports.ts';
+import { lostBlocksMessage, missingRecordedTransactions } from '../../devnet/chainRecords.ts';
+import { connectDatabase } from '../../src/db/client.ts';
+import { txIntents } from '../../src/db/schema.ts';
+import { startTestPostgres } from '../support/database.ts';
 import type { ChainRole, DevnetChain } from '../../devnet/manifest.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'devnet-chains-test-'));
@@ -225,4 +230,58 @@ test('restarting with the same stateDir keeps contracts and balances without red
     before.chains.map((c) => c.rpcUrl),
   );
   assert.deepEqual(await snapshot(), stateBefore);
+});
+
+test('chains killed outright come back at their last save; the records of what they lost are found, the rest are not', { timeout: 120_000 }, async () => {
+  const database = await startTestPostgres('devnet-chains-records');
+  const db = connectDatabase(database.url, { max: 1 });
+  try {
+    const hub = () => chain('hub');
+    const send = async () => {
+      const hash = await hubWallet(DEVNET_ACCOUNTS.faucet).sendTransaction({ to: solver.address, value: 1n, chain: null });
+      await mined(Promise.resolve(hash));
+      return hash;
+    };
+    const record = (txHash: Hex, nonce: number) =>
+      db.db
+        .insert(txIntents)
+        .values({
+          routeId: 'rt_records',
+          step: `step-${nonce}`,
+          chainId: hub().chainId,
+          fromAddress: faucet.address,
+          nonce,
+          txHash,
+          rawTx: '0x',
+          status: 'mined',
+          minedTxHash: txHash,
+        })
+        .returning({ id: txIntents.id });
+    // Mined before a clean stop (saved), then one more after it.
+    const saved = await send();
+    await record(saved, 1);
+    await chains!.stop();
+    const children: ChildProcess[] = [];
+    const registry = { track: (_name: string, child: ChildProcess | { pid: number }) => void children.push(child as ChildProcess), forget() {}, close() {} };
+    chains = await startDevnetChains({ ports: await freeChainPorts(), stateDir, processes: registry });
+    const lost = await send();
+    const [lostRecord] = await record(lost, 2);
+    assert.deepEqual(await missingRecordedTransactions(db.db, manifest().chains), [], 'both sends are on the running chains');
+
+    // SIGKILL: anvil has no chance to save; the stack's next start finds the chains at their last save.
+    await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve).kill('SIGKILL'))));
+    chains = await startDevnetChains({ ports: await freeChainPorts(), stateDir });
+
+    const missing = await missingRecordedTransactions(db.db, manifest().chains);
+    assert.deepEqual(
+      missing.map((m) => [m.chain.chainId, m.intentId, m.txHash]),
+      [[hub().chainId, lostRecord!.id, lost]],
+    );
+    const message = lostBlocksMessage(missing, '.data');
+    assert.match(message, /devnet-hub \(chain \d+\) no longer hold 1 recorded send/);
+    assert.match(message, /remove \.data \(or set DATA_DIR to a new folder\) and run npm start again/);
+  } finally {
+    await db.close();
+    await database.stop();
+  }
 });
