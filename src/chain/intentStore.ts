@@ -1,5 +1,5 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
-import type { Address } from 'viem';
+import { and, asc, desc, eq, gte, max, ne, sql } from 'drizzle-orm';
+import { type Address, type Hex, keccak256 } from 'viem';
 import type { Database, Db } from '../db/client.ts';
 import { txIntents } from '../db/schema.ts';
 import type { ChainClients } from './clients.ts';
@@ -19,7 +19,7 @@ export const describe = (row: Pick<Intent, 'id' | 'step'>) => `intent #${row.id}
 export const lockSender = (tx: Db, chainId: number, from: string) =>
   tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${chainId}:${from.toLowerCase()}`}))`);
 
-export const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
+const sameSender = (chainId: number, from: string) => and(eq(txIntents.chainId, chainId), eq(txIntents.fromAddress, from));
 
 export async function intentById(db: Db, id: number): Promise<Intent | null> {
   const [row] = await db.select().from(txIntents).where(eq(txIntents.id, id));
@@ -67,6 +67,93 @@ export async function markMined(db: Db, id: number, hash: string): Promise<Inten
   if (changed) return changed;
   const [recorded] = await db.update(txIntents).set({ minedTxHash: hash }).where(eq(txIntents.id, id)).returning();
   return recorded ?? null;
+}
+
+/** A sender: the chain and the address that signs. */
+export interface Sender {
+  chainId: number;
+  fromAddress: string;
+}
+
+/**
+ * The sender's pending intents at nonce `fromNonce` and above (what the chain has not taken yet), by nonce then
+ * id; `order` 'desc' gives the newest nonce first.
+ */
+export function pendingFrom(db: Db, sender: Sender, fromNonce: number, order: 'asc' | 'desc' = 'asc'): Promise<Intent[]> {
+  const by = order === 'asc' ? asc : desc;
+  return db
+    .select()
+    .from(txIntents)
+    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.status, 'pending'), gte(txIntents.nonce, fromNonce)))
+    .orderBy(by(txIntents.nonce), by(txIntents.id));
+}
+
+/** The highest nonce among the sender's pending intents at `fromNonce` and above; null when there is none. */
+export async function highestPendingNonce(db: Db, sender: Sender, fromNonce: number): Promise<number | null> {
+  const [queued] = await db
+    .select({ last: max(txIntents.nonce) })
+    .from(txIntents)
+    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.status, 'pending'), gte(txIntents.nonce, fromNonce)));
+  return queued?.last ?? null;
+}
+
+/** The newest pending intent of the sender at `nonce`, if any. */
+export async function pendingAtNonce(db: Db, sender: Sender, nonce: number): Promise<Intent | null> {
+  const [row] = await db
+    .select()
+    .from(txIntents)
+    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.nonce, nonce), eq(txIntents.status, 'pending')))
+    .orderBy(desc(txIntents.id))
+    .limit(1);
+  return row ?? null;
+}
+
+/** A route's pending intents, of every sender. */
+export function pendingOfRoute(db: Db, routeId: string): Promise<Intent[]> {
+  return db
+    .select()
+    .from(txIntents)
+    .where(and(eq(txIntents.routeId, routeId), eq(txIntents.status, 'pending')));
+}
+
+/** Whether a cancel of intent `row` (step `cancel:<id>`, same sender and nonce) is pending. */
+export async function cancelPending(db: Db, row: Intent): Promise<boolean> {
+  const cancels = await db
+    .select({ id: txIntents.id })
+    .from(txIntents)
+    .where(
+      and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, row.nonce), eq(txIntents.status, 'pending'), eq(txIntents.step, `cancel:${row.id}`)),
+    );
+  return cancels.length > 0;
+}
+
+/** Records a signed transaction before it is broadcast (the write-ahead record). */
+export async function recordIntent(
+  db: Db,
+  values: Pick<typeof txIntents.$inferInsert, 'routeId' | 'step' | 'chainId' | 'fromAddress' | 'nonce' | 'rawTx'>,
+): Promise<Intent> {
+  const [row] = await db
+    .insert(txIntents)
+    .values({ ...values, txHash: keccak256(values.rawTx as Hex) })
+    .returning();
+  if (!row) throw new Error(`the intent of ${values.routeId}/${values.step} was not recorded`);
+  return row;
+}
+
+/** Records a new attempt of `current` (same nonce, the newly signed `rawTx`), keeping the earlier hash. */
+export async function recordAttempt(db: Db, current: Intent, rawTx: Hex): Promise<Intent> {
+  const [next] = await db
+    .update(txIntents)
+    .set({
+      txHash: keccak256(rawTx),
+      rawTx,
+      attempt: current.attempt + 1,
+      earlierTxHashes: [...current.earlierTxHashes, current.txHash],
+      lastAttemptAt: new Date(),
+    })
+    .where(eq(txIntents.id, current.id))
+    .returning();
+  return next ?? current;
 }
 
 /** Other intents of the same sender at the same nonce (replacements by `routectl void --cancel`, or a step signed anew). */

@@ -1,8 +1,6 @@
-import { and, asc, eq, gte } from 'drizzle-orm';
 import type { Hex, LocalAccount } from 'viem';
-import { txIntents } from '../../db/schema.ts';
 import { crashPoint } from '../../temporal/crashPoints.ts';
-import { describe, type Intent, intentById, lockSender, sameSender } from '../intentStore.ts';
+import { describe, type Intent, intentById, lockSender, pendingFrom } from '../intentStore.ts';
 import { publicClient, type SenderContext, usedNonces } from './context.ts';
 import { afterBroadcast, type BroadcastOutcome, broadcastMove, classifyBroadcastError, replacementSigned } from './decide.ts';
 import { SenderUnderfundedError, TransactionPendingError } from './errors.ts';
@@ -60,10 +58,6 @@ export async function push(ctx: SenderContext, row: Intent, account: LocalAccoun
 /** Intents of this sender that no node has (a crash before broadcast, or rejected): pushed in nonce order. */
 export async function pushQueue(ctx: SenderContext, chainId: number, account: LocalAccount): Promise<void> {
   const pending = await usedNonces(ctx, { chainId, fromAddress: account.address }, 'pending');
-  const unsent = await ctx.db
-    .select()
-    .from(txIntents)
-    .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)))
-    .orderBy(asc(txIntents.nonce), asc(txIntents.id));
+  const unsent = await pendingFrom(ctx.db, { chainId, fromAddress: account.address }, pending);
   for (const row of unsent) await push(ctx, row, account);
 }

@@ -1,6 +1,5 @@
-import { type Hex, keccak256, type LocalAccount } from 'viem';
-import { txIntents } from '../../db/schema.ts';
-import { describe, type Intent, intentById, lockSender, markVoided } from '../intentStore.ts';
+import type { Hex, LocalAccount } from 'viem';
+import { describe, type Intent, intentById, lockSender, markVoided, recordIntent } from '../intentStore.ts';
 import { publicClient, reload, type SenderContext, usedNonces } from './context.ts';
 import { cancelMove } from './decide.ts';
 import { IntentVoidedError, VoidRefusedError } from './errors.ts';
@@ -46,19 +45,6 @@ async function recordCancel(ctx: SenderContext, original: Intent, step: string, 
     const rawTx = await account.signTransaction(
       await bumpedTransaction(ctx, await reload(ctx, original), { to: account.address, value: 0n, data: undefined, gas }),
     );
-    const [row] = await tx
-      .insert(txIntents)
-      .values({
-        routeId: original.routeId,
-        step,
-        chainId: original.chainId,
-        fromAddress: original.fromAddress,
-        nonce: original.nonce,
-        txHash: keccak256(rawTx),
-        rawTx,
-      })
-      .returning();
-    if (!row) throw new Error(`the cancel of intent #${original.id} was not recorded`);
-    return row;
+    return recordIntent(tx, { routeId: original.routeId, step, chainId: original.chainId, fromAddress: original.fromAddress, nonce: original.nonce, rawTx });
   });
 }

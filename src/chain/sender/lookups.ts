@@ -1,7 +1,5 @@
-import { and, asc, eq, gte } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
-import { txIntents } from '../../db/schema.ts';
-import { type Intent, intentById, sameSender } from '../intentStore.ts';
+import { type Intent, intentById, pendingFrom } from '../intentStore.ts';
 import { type SenderContext, usedNonces } from './context.ts';
 import { stepTransactionMove } from './decide.ts';
 import { minedAttempt } from './receipts.ts';
@@ -21,9 +19,5 @@ export const intentRecord = (ctx: SenderContext, id: number): Promise<Intent | n
 /** `IntentControl.queue`: the sender's live intents the chain has not mined yet, in nonce order. */
 export async function senderQueue(ctx: SenderContext, chainId: number, from: Address): Promise<Intent[]> {
   const used = await usedNonces(ctx, { chainId, fromAddress: from });
-  return ctx.db
-    .select()
-    .from(txIntents)
-    .where(and(sameSender(chainId, from), eq(txIntents.status, 'pending'), gte(txIntents.nonce, used)))
-    .orderBy(asc(txIntents.nonce), asc(txIntents.id));
+  return pendingFrom(ctx.db, { chainId, fromAddress: from }, used);
 }

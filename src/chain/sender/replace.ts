@@ -1,7 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import { type Hex, keccak256, type LocalAccount, parseTransaction, type TransactionSerializable } from 'viem';
-import { txIntents } from '../../db/schema.ts';
-import { describe, type Intent, lockSender, sameSender } from '../intentStore.ts';
+import { type Hex, type LocalAccount, parseTransaction, type TransactionSerializable } from 'viem';
+import { describe, type Intent, lockSender, intentById, cancelPending, recordAttempt } from '../intentStore.ts';
 import { publicClient, type SenderContext } from './context.ts';
 import { bumpedFees, bumpedGasPrice, replaceMove } from './decide.ts';
 import { TransactionPendingError } from './errors.ts';
@@ -33,38 +31,14 @@ export async function bumpedTransaction(ctx: SenderContext, row: Intent, change:
 export async function replace(ctx: SenderContext, row: Intent, account: LocalAccount): Promise<Intent> {
   return ctx.db.transaction(async (tx) => {
     await lockSender(tx, row.chainId, row.fromAddress);
-    const [current] = await tx.select().from(txIntents).where(eq(txIntents.id, row.id));
-    let move = replaceMove({ current: current ?? null, seenAttempt: row.attempt });
-    if (move.kind === 'look-for-cancel') {
-      const cancels = await tx
-        .select({ id: txIntents.id })
-        .from(txIntents)
-        .where(
-          and(
-            sameSender(row.chainId, row.fromAddress),
-            eq(txIntents.nonce, row.nonce),
-            eq(txIntents.status, 'pending'),
-            eq(txIntents.step, `cancel:${row.id}`),
-          ),
-        );
-      move = replaceMove({ current: current ?? null, seenAttempt: row.attempt, cancelPending: cancels.length > 0 });
-    }
+    const current = await intentById(tx, row.id);
+    let move = replaceMove({ current, seenAttempt: row.attempt });
+    if (move.kind === 'look-for-cancel') move = replaceMove({ current, seenAttempt: row.attempt, cancelPending: await cancelPending(tx, row) });
     if (move.kind === 'keep' || !current) return current ?? row;
     if (move.kind === 'refuse-max-attempts') {
       throw new TransactionPendingError(`${describe(current)} is not mined after ${current.attempt} attempts with rising fees; see routectl senders`);
     }
     const rawTx = await account.signTransaction(await bumpedTransaction(ctx, current));
-    const [next] = await tx
-      .update(txIntents)
-      .set({
-        txHash: keccak256(rawTx),
-        rawTx,
-        attempt: current.attempt + 1,
-        earlierTxHashes: [...current.earlierTxHashes, current.txHash],
-        lastAttemptAt: new Date(),
-      })
-      .where(eq(txIntents.id, current.id))
-      .returning();
-    return next ?? current;
+    return recordAttempt(tx, current, rawTx);
   });
 }

@@ -1,9 +1,7 @@
 import type { Db } from '../../db/client.ts';
-import { and, eq, gte, max } from 'drizzle-orm';
-import { createWalletClient, http, keccak256, type LocalAccount } from 'viem';
-import { txIntents } from '../../db/schema.ts';
+import { createWalletClient, http, type LocalAccount } from 'viem';
 import { offeredFees } from '../fees.ts';
-import { type Intent, lockSender, sameSender } from '../intentStore.ts';
+import { type Intent, lockSender, highestPendingNonce, recordIntent } from '../intentStore.ts';
 import { pushQueue } from './broadcast.ts';
 import { publicClient, type SenderContext, usedNonces } from './context.ts';
 import { nextNonce } from './decide.ts';
@@ -32,11 +30,7 @@ export async function send(ctx: SenderContext, request: SendRequest): Promise<Se
 async function signNew(ctx: SenderContext, request: SendRequest, tx: Db): Promise<Intent> {
   const { account, chainId } = request;
   const pending = await usedNonces(ctx, { chainId, fromAddress: account.address }, 'pending');
-  const [queued] = await tx
-    .select({ last: max(txIntents.nonce) })
-    .from(txIntents)
-    .where(and(sameSender(chainId, account.address), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)));
-  const nonce = nextNonce(pending, queued?.last ?? null);
+  const nonce = nextNonce(pending, await highestPendingNonce(tx, { chainId, fromAddress: account.address }, pending));
   const client = publicClient(ctx, chainId);
   const chain = ctx.clients.chain(chainId);
   const wallet = createWalletClient({ account, chain, transport: http(client.transport.url) });
@@ -57,10 +51,5 @@ async function signNew(ctx: SenderContext, request: SendRequest, tx: Db): Promis
   else Object.assign(prepared, { gasPrice: fees.gasPrice, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined });
   if (request.gasHeadroomPercent) prepared.gas = (prepared.gas * BigInt(100 + request.gasHeadroomPercent)) / 100n;
   const rawTx = await account.signTransaction(prepared as Parameters<LocalAccount['signTransaction']>[0]);
-  const [row] = await tx
-    .insert(txIntents)
-    .values({ routeId: request.routeId, step: request.step, chainId, fromAddress: account.address, nonce, txHash: keccak256(rawTx), rawTx })
-    .returning();
-  if (!row) throw new Error(`the intent of ${request.routeId}/${request.step} was not recorded`);
-  return row;
+  return recordIntent(tx, { routeId: request.routeId, step: request.step, chainId, fromAddress: account.address, nonce, rawTx });
 }

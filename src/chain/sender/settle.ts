@@ -1,7 +1,5 @@
-import { and, desc, eq } from 'drizzle-orm';
 import type { LocalAccount, TransactionReceipt } from 'viem';
-import { txIntents } from '../../db/schema.ts';
-import { describe, type Intent, markVoided, sameSender } from '../intentStore.ts';
+import { describe, type Intent, markVoided, pendingAtNonce } from '../intentStore.ts';
 import { push } from './broadcast.ts';
 import { reload, type SenderContext, sleep, usedNonces } from './context.ts';
 import { headMove, nextMove, roundEnd, usedNonceMove } from './decide.ts';
@@ -58,13 +56,8 @@ export async function settle(ctx: SenderContext, initial: Intent, account: Local
  * it, or replace it with higher fees once it has waited `replaceAfterMs`. Returns this intent as recorded now.
  */
 async function moveHead(ctx: SenderContext, row: Intent, head: number, account: LocalAccount): Promise<Intent> {
-  const [blocking] = await ctx.db
-    .select()
-    .from(txIntents)
-    .where(and(sameSender(row.chainId, row.fromAddress), eq(txIntents.nonce, head), eq(txIntents.status, 'pending')))
-    .orderBy(desc(txIntents.id))
-    .limit(1);
-  const move = headMove(blocking ?? null, Date.now(), ctx.timings);
+  const blocking = await pendingAtNonce(ctx.db, row, head);
+  const move = headMove(blocking, Date.now(), ctx.timings);
   if (blocking && move.kind === 'replace') await push(ctx, await replace(ctx, blocking, account), account);
   else if (blocking && move.kind === 'push') await push(ctx, blocking, account);
   return reload(ctx, row);

@@ -1,15 +1,10 @@
-import { and, desc, eq, gte } from 'drizzle-orm';
-import { txIntents } from '../../db/schema.ts';
-import { type Intent, lockSender, markVoided, sameSender } from '../intentStore.ts';
+import { type Intent, lockSender, markVoided, pendingFrom, pendingOfRoute } from '../intentStore.ts';
 import { type SenderContext, sleep, usedNonces } from './context.ts';
 import { LOOKS, unsentTail } from './decide.ts';
 
 /** `IntentControl.voidUnsent`: voids the route's intents no node has that end their sender's queue. */
 export async function voidUnsent(ctx: SenderContext, routeId: string, reason: string): Promise<Intent[]> {
-  const mine = await ctx.db
-    .select()
-    .from(txIntents)
-    .where(and(eq(txIntents.routeId, routeId), eq(txIntents.status, 'pending')));
+  const mine = await pendingOfRoute(ctx.db, routeId);
   const senders = new Map(mine.map((row) => [`${row.chainId}:${row.fromAddress}`, row]));
   const voided: Intent[] = [];
   for (const sender of senders.values()) {
@@ -21,11 +16,7 @@ export async function voidUnsent(ctx: SenderContext, routeId: string, reason: st
         if (look > 0) await sleep(ctx.timings.pollIntervalMs);
         pending = Math.max(pending, await usedNonces(ctx, sender, 'pending'));
       }
-      const tail = await tx
-        .select()
-        .from(txIntents)
-        .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.status, 'pending'), gte(txIntents.nonce, pending)))
-        .orderBy(desc(txIntents.nonce), desc(txIntents.id));
+      const tail = await pendingFrom(tx, sender, pending, 'desc');
       for (const row of unsentTail(tail, routeId)) voided.push(await markVoided(tx, row, reason));
     });
   }
