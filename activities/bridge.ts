@@ -1,7 +1,7 @@
-import { and, eq, isNull, like, min, ne, or, sql } from 'drizzle-orm';
+import { and, isNull, ne, sql } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { bridgeOrders, ledgerEntries, transfers } from '../src/db/schema.ts';
+import { ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../src/domain/plan.ts';
 import { cctpLegs } from './cctpLeg.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
@@ -14,6 +14,7 @@ import { recordServiceFee, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import { updateTransfer } from '../src/transfers/transferStore.ts';
+import { legFirstOrderedAt } from '../src/transfers/bridgeOrderStore.ts';
 
 export interface DeliveryWait {
   plan: RoutePlan;
@@ -82,15 +83,6 @@ const FILL_CLOCK_SKEW_SECONDS = 60;
 export function bridgeActivities(deps: ActivityDeps) {
   const movers = legMovers(deps);
 
-  /** When the leg's first order was recorded (every generation, set-aside orders too); null for a plain transfer. */
-  async function legOrderedAt(routeId: string, leg: BridgeLeg): Promise<Date | null> {
-    const [row] = await deps.db
-      .select({ first: min(bridgeOrders.createdAt) })
-      .from(bridgeOrders)
-      .where(and(eq(bridgeOrders.routeId, routeId), or(eq(bridgeOrders.leg, leg), like(bridgeOrders.leg, `${leg}#%`), like(bridgeOrders.leg, `${leg}~%`))));
-    return row?.first ?? null;
-  }
-
   /**
    * Books a fill for the route unless another route already booked the same transaction: checked and written
    * under a lock on the transaction hash, so two routes can never both take it. A retry finds its own booking.
@@ -122,7 +114,8 @@ export function bridgeActivities(deps: ActivityDeps) {
   async function confirmDelivery(check: DeliveryCheck): Promise<{ txHash: Hex; amount: string }> {
     const client = deps.chains.publicClient(check.chainId);
     const expected = BigInt(check.amount);
-    const ordered = await legOrderedAt(check.routeId, check.leg);
+    // A plain transfer (the leg stays on one chain) has no order: null.
+    const ordered = await legFirstOrderedAt(deps.db, check.routeId, check.leg);
     const refused: string[] = [];
     for (const hash of check.txHashes) {
       const receipt = await client.getTransactionReceipt({ hash });

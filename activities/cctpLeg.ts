@@ -1,12 +1,11 @@
 import { Context } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
-import { bridgeOrders } from '../src/db/schema.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, type PreparedLeg } from './legs.ts';
 import { failure } from '../src/failures.ts';
+import { orderOf, recordOrder } from '../src/transfers/bridgeOrderStore.ts';
 
 /**
  * Burn-and-mint mode: the leg burns USDC on the origin chain (TokenMessengerV2.depositForBurn), waits for
@@ -40,30 +39,20 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
     const { routeId, leg } = request;
     const key = orderKey(leg, request.generation);
     const step = `bridge-${key}`;
-    const findOrder = () =>
-      deps.db
-        .select()
-        .from(bridgeOrders)
-        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
-    let [order] = await findOrder();
+    let order = await orderOf(deps.db, routeId, key);
     if (!order) {
       // A BridgeRouteError (no route) fails as BridgeRouteRejected: src/temporal/activityErrors.ts.
       const burn = await burnAmountFor(request);
       if (burn.amount > request.available) {
         throw failure('BridgeTooExpensive', `bridge-${leg} needs a burn of ${burn.amount} but the route holds ${request.available}`);
       }
-      await deps.db
-        .insert(bridgeOrders)
-        .values({
-          routeId,
-          leg: key,
-          requestId: step,
-          depositAddress: request.recipient,
-          amountIn: burn.amount.toString(),
-          amountOut: (burn.amount - burn.maxFee).toString(),
-        })
-        .onConflictDoNothing();
-      [order] = await findOrder();
+      await recordOrder(deps.db, routeId, key, {
+        requestId: step,
+        depositAddress: request.recipient,
+        amountIn: burn.amount.toString(),
+        amountOut: (burn.amount - burn.maxFee).toString(),
+      });
+      order = await orderOf(deps.db, routeId, key);
       if (!order) throw new Error('burn was not recorded');
     }
     return { order: { kind: 'cctp', requestId: step, amountIn: order.amountIn, amountOut: order.amountOut }, payTo: request.from.address };

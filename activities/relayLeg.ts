@@ -1,13 +1,13 @@
 import { heartbeat, sleep } from '@temporalio/activity';
-import { and, eq, like, sql } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
-import { bridgeOrders } from '../src/db/schema.ts';
+import type { bridgeOrders } from '../src/db/schema.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BridgeOrderRef } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
 import { failure } from '../src/failures.ts';
+import { orderOf, recordOrder, replaceOrder, setAsideOrders } from '../src/transfers/bridgeOrderStore.ts';
 
 type OrderRow = typeof bridgeOrders.$inferSelect;
 
@@ -34,12 +34,7 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
   async function prepare(request: LegRequest): Promise<PreparedLeg> {
     const { routeId, leg, from } = request;
     const key = orderKey(leg, request.generation);
-    const findOrder = () =>
-      deps.db
-        .select()
-        .from(bridgeOrders)
-        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key)));
-    const [recorded] = await findOrder();
+    const recorded = await orderOf(deps.db, routeId, key);
     if (recorded && (await fundingSigned(request))) return { order: refOf(recorded), payTo: recorded.depositAddress as Address };
 
     if (request.amount <= 0n) {
@@ -69,26 +64,11 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       amountIn: quote.amountIn.toString(),
       amountOut: (quote.minAmountOut ?? quote.amountOut).toString(),
     };
-    await deps.db.transaction(async (tx) => {
-      if (!recorded) {
-        await tx
-          .insert(bridgeOrders)
-          .values({ routeId, leg: key, ...order })
-          .onConflictDoNothing();
-        return;
-      }
-      // Kept findable: a concurrent attempt that read it before it was set aside may still fund it.
-      await tx
-        .insert(bridgeOrders)
-        .values({ ...recorded, leg: `${key}~${recorded.requestId}` })
-        .onConflictDoNothing();
-      await tx
-        .update(bridgeOrders)
-        .set({ ...order, createdAt: sql`now()` })
-        .where(and(eq(bridgeOrders.routeId, routeId), eq(bridgeOrders.leg, key), eq(bridgeOrders.requestId, recorded.requestId)));
-    });
+    // A recorded order is replaced but kept findable: a concurrent attempt that read it may still fund it.
+    if (recorded) await replaceOrder(deps.db, recorded, order);
+    else await recordOrder(deps.db, routeId, key, order);
     // A concurrent attempt may have recorded or replaced it first: the recorded one is the order.
-    const [current] = await findOrder();
+    const current = await orderOf(deps.db, routeId, key);
     if (!current) throw new Error('bridge order was not recorded');
     return { order: refOf(current), payTo: current.depositAddress as Address };
   }
@@ -103,10 +83,7 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
     );
     if (!paid || isAddressEqual(paid.args.to, prepared.payTo)) return prepared.order;
     const key = orderKey(request.leg, request.generation);
-    const orders = await deps.db
-      .select()
-      .from(bridgeOrders)
-      .where(and(eq(bridgeOrders.routeId, request.routeId), like(bridgeOrders.leg, `${key}~%`)));
+    const orders = await setAsideOrders(deps.db, request.routeId, key);
     const funded = orders.find((o) => isAddressEqual(o.depositAddress as Address, paid.args.to));
     if (!funded)
       throw failure(
