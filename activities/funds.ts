@@ -3,7 +3,7 @@ import { and, eq, like, notLike } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { poolNotes, txIntents } from '../src/db/schema.ts';
+import { txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
@@ -16,12 +16,13 @@ import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
 import { isTerminalStatus } from '../src/domain/status.ts';
 import { type Transfer, transferOf } from '../src/transfers/transferStore.ts';
+import { poolNoteOfRoute } from '../src/transfers/poolNoteStore.ts';
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
     /** Where the route's money is now: its deposit, hub and exit accounts and its unspent pool note. Read-only. */
     async locateFunds(plan: RoutePlaces): Promise<HeldFunds[]> {
-      const [note] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, plan.routeId));
+      const note = await poolNoteOfRoute(deps.db, plan.routeId);
       const unspentNote = async () => {
         if (!note || note.withdrawnAt) return 0n;
         const ref = {

@@ -1,7 +1,6 @@
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
-import { poolNotes } from '../src/db/schema.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
 import type { PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
@@ -19,6 +18,7 @@ import { writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure } from '../src/failures.ts';
 import { transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
+import { markWithdrawn, type PoolNoteRow, poolNoteOfRoute, recordPoolNote, updatePoolNote } from '../src/transfers/poolNoteStore.ts';
 
 export interface PrivacyStatus {
   review: NoteReview;
@@ -34,7 +34,7 @@ class AnonymitySetBelowMinimum extends Error {
 }
 
 /** A route's note as recorded in pool_notes. */
-export function poolNoteOf(row: typeof poolNotes.$inferSelect): PoolNote {
+function poolNoteOf(row: PoolNoteRow): PoolNote {
   return {
     asset: row.asset as Address,
     label: row.label,
@@ -50,7 +50,7 @@ export function poolActivities(deps: ActivityDeps) {
   const movers = legMovers(deps);
 
   async function loadNote(routeId: string): Promise<(PoolNote & { withdrawn: boolean }) | null> {
-    const [row] = await deps.db.select().from(poolNotes).where(eq(poolNotes.routeId, routeId));
+    const row = await poolNoteOfRoute(deps.db, routeId);
     if (!row) return null;
     return { ...poolNoteOf(row), withdrawn: row.withdrawnAt !== null };
   }
@@ -84,22 +84,19 @@ export function poolActivities(deps: ActivityDeps) {
   async function insertNote(routeId: string, note: PoolNote): Promise<void> {
     const { amountClass, clientTag, senderTag } = await classOfRoute(deps.db, routeId);
     await deps.db.transaction(async (tx) => {
-      await tx
-        .insert(poolNotes)
-        .values({
-          routeId,
-          asset: note.asset,
-          label: note.label,
-          commitment: note.commitment,
-          value: note.value.toString(),
-          amountClass,
-          clientTag,
-          senderTag,
-          txHash: note.txHash,
-          blockNumber: note.blockNumber.toString(),
-          depositedAt: new Date(note.timestamp * 1000),
-        })
-        .onConflictDoNothing();
+      await recordPoolNote(tx, {
+        routeId,
+        asset: note.asset,
+        label: note.label,
+        commitment: note.commitment,
+        value: note.value.toString(),
+        amountClass,
+        clientTag,
+        senderTag,
+        txHash: note.txHash,
+        blockNumber: note.blockNumber.toString(),
+        depositedAt: new Date(note.timestamp * 1000),
+      });
       await updateTransfer(tx, routeId, { privacyClient: null });
     });
   }
@@ -202,7 +199,7 @@ export function poolActivities(deps: ActivityDeps) {
         const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
         const { members, size } = own ? setIfWithdrawnNow(own, notes, view, { ...state, ...(timing && { timing }) }) : { members: [], size: 1 };
         if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
-        await deps.db.update(poolNotes).set({ anonymityMembers: members, provedLeaves: state.leafCount }).where(eq(poolNotes.routeId, plan.routeId));
+        await updatePoolNote(deps.db, plan.routeId, { anonymityMembers: members, provedLeaves: state.leafCount });
       };
       let withdrawal: Awaited<ReturnType<typeof deps.pool.withdraw>>;
       try {
@@ -215,10 +212,7 @@ export function poolActivities(deps: ActivityDeps) {
       // funded: the last one quoted, for the attempt that mined.
       const request = { ...leg, fundedBy: 'unshield' };
       const { order } = await mover.prepare(request);
-      await deps.db
-        .update(poolNotes)
-        .set({ withdrawnAt: new Date(withdrawal.timestamp * 1000), approvedAt: sql`coalesce(${poolNotes.approvedAt}, now())` })
-        .where(eq(poolNotes.routeId, plan.routeId));
+      await markWithdrawn(deps.db, plan.routeId, new Date(withdrawal.timestamp * 1000));
       const own = await noteOfRoute(deps.db, plan.routeId);
       const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
       await updateTransfer(deps.db, plan.routeId, {
@@ -264,7 +258,7 @@ export function poolActivities(deps: ActivityDeps) {
       const result = await whileHeartbeating(deps.pool.ragequit({ routeId: plan.routeId, owner: hub, note, noteIndex: plan.accountIndex }));
       // A ragequit that reverted because a withdrawal spent the note first: nothing came back.
       if (!result) return null;
-      await deps.db.update(poolNotes).set({ ragequitAt: sql`now()` }).where(eq(poolNotes.routeId, plan.routeId));
+      await updatePoolNote(deps.db, plan.routeId, { ragequitAt: sql`now()` });
       // A ragequit note was never spent by anyone's withdrawal: the class's reports are counted without it.
       await recountClass(deps.db, (await noteOfRoute(deps.db, plan.routeId))?.amountClass ?? null);
       await recordLedger(deps.db, {
