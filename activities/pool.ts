@@ -3,7 +3,7 @@ import type { Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
-import type { PoolNote, ProvingState } from '../src/providers/privacyPool.ts';
+import type { PoolNote, PoolWithdrawal, ProvingState } from '../src/providers/privacyPool.ts';
 import type { NoteReview } from '../src/domain/observations.ts';
 import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
 import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
@@ -12,7 +12,7 @@ import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
-import { bookLegSend } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest } from './legs.ts';
 import { recordLedger } from '../src/transfers/ledgerStore.ts';
 import { writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
@@ -169,38 +169,8 @@ export function poolActivities(deps: ActivityDeps) {
       const deliverable = note.value - poolFee(note.value, withdrawalFeeBps);
       const leg = outboundLeg(deps, plan, 1, deliverable);
       const mover = movers.forLeg(leg);
-      const partnerFee = await quotedPartnerFee(plan.routeId);
-      // Asked for by the pool only when a new withdrawal attempt is about to be proved (after any wait for a
-      // prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted minutes ago.
-      const destination = async () => {
-        const { order, payTo } = await mover.prepare(leg);
-        const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
-        // What the route owes its partner stays in the note too (in hub units at the order's own rate): a bridge-out
-        // that would eat it is as refused as one the note cannot pay, so the service never books a fee it did not keep.
-        const partnerReserve = partnerFeeReserve(partnerFee, BigInt(order.amountIn), BigInt(plan.quotedOutputAmount));
-        if (gross + partnerReserve > note.value) {
-          throw failure(
-            'BridgeTooExpensive',
-            `the bridge-out needs ${order.amountIn} (${gross} before the relay fee)${partnerReserve > 0n ? ` and the partner's fee ${partnerReserve}` : ''} but the pool note holds ${note.value}`,
-          );
-        }
-        return { to: payTo, amount: gross };
-      };
-      const timing = exitEpoch && {
-        startsAt: exitEpoch.startsAt,
-        epochMs: exitEpoch.seconds * 1000,
-        maxWaitMs: plan.privacy.maxWaitSeconds * 1000,
-        minPeerAgeMs: (deps.exitRules?.minPeerAgeSeconds ?? 0) * 1000,
-        ...(exitEpoch.atLongestWait && { dueOnly: true }),
-      };
-      const admit = async (state: ProvingState) => {
-        const own = await noteOfRoute(deps.db, plan.routeId);
-        const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
-        const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
-        const { members, size } = own ? setIfWithdrawnNow(own, notes, view, { ...state, ...(timing && { timing }) }) : { members: [], size: 1 };
-        if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
-        await updatePoolNote(deps.db, plan.routeId, { anonymityMembers: members, provedLeaves: state.leafCount });
-      };
+      const destination = withdrawalDestination(mover, leg, note, withdrawalFeeBps, await quotedPartnerFee(plan.routeId), plan);
+      const admit = admission(deps, plan, requireAnonymitySet, exitEpoch);
       let withdrawal: Awaited<ReturnType<typeof deps.pool.withdraw>>;
       try {
         withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, destination, admit }));
@@ -212,25 +182,7 @@ export function poolActivities(deps: ActivityDeps) {
       // funded: the last one quoted, for the attempt that mined.
       const request = { ...leg, fundedBy: 'unshield' };
       const { order } = await mover.prepare(request);
-      await markWithdrawn(deps.db, plan.routeId, new Date(withdrawal.timestamp * 1000));
-      const own = await noteOfRoute(deps.db, plan.routeId);
-      const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
-      await updateTransfer(deps.db, plan.routeId, {
-        anonymitySet: set,
-        privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
-        privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
-        updatedAt: sql`now()`,
-      });
-      // What this withdrawal tells an observer changes the class's other reports.
-      await recountClass(deps.db, own?.amountClass ?? null);
-      await recordLedger(deps.db, {
-        routeId: plan.routeId,
-        kind: 'unshielded',
-        chainId: plan.hubChainId,
-        token: plan.hubToken,
-        amount: withdrawal.delivered.toString(),
-        txHash: withdrawal.txHash,
-      });
+      await bookWithdrawal(deps, plan, note, withdrawal, requireAnonymitySet);
       await writeStatus(deps, sent);
 
       if (order.kind === 'cctp') return { funded: null };
@@ -272,4 +224,81 @@ export function poolActivities(deps: ActivityDeps) {
       return { amount: result.amount.toString() };
     },
   };
+}
+
+/**
+ * Where the withdrawal pays and how much, asked for by the pool only when a new attempt is about to be proved (after
+ * any wait for a prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted
+ * minutes ago.
+ */
+function withdrawalDestination(
+  mover: LegMover,
+  leg: LegRequest,
+  note: PoolNote,
+  withdrawalFeeBps: number,
+  partnerFee: bigint,
+  plan: Pick<RoutePlan, 'quotedOutputAmount'>,
+): () => Promise<{ to: Address; amount: bigint }> {
+  return async () => {
+    const { order, payTo } = await mover.prepare(leg);
+    const gross = grossForNet(BigInt(order.amountIn), withdrawalFeeBps);
+    // What the route owes its partner stays in the note too (in hub units at the order's own rate): a bridge-out
+    // that would eat it is as refused as one the note cannot pay, so the service never books a fee it did not keep.
+    const partnerReserve = partnerFeeReserve(partnerFee, BigInt(order.amountIn), BigInt(plan.quotedOutputAmount));
+    if (gross + partnerReserve > note.value) {
+      throw failure(
+        'BridgeTooExpensive',
+        `the bridge-out needs ${order.amountIn} (${gross} before the relay fee)${partnerReserve > 0n ? ` and the partner's fee ${partnerReserve}` : ''} but the pool note holds ${note.value}`,
+      );
+    }
+    return { to: payTo, amount: gross };
+  };
+}
+
+/**
+ * The check the pool runs against the very trees a proof will use, before anything is proved: the route's set if
+ * it withdrew now, counted from peers that could leave in its exit epoch; below `requireAnonymitySet` nothing is
+ * proved (AnonymitySetBelowMinimum). The peers counted are recorded first: the set GET reports is counted from them.
+ */
+function admission(deps: ActivityDeps, plan: RoutePlan, requireAnonymitySet: number, exitEpoch: ExitEpoch | undefined) {
+  const timing = exitEpoch && {
+    startsAt: exitEpoch.startsAt,
+    epochMs: exitEpoch.seconds * 1000,
+    maxWaitMs: plan.privacy.maxWaitSeconds * 1000,
+    minPeerAgeMs: (deps.exitRules?.minPeerAgeSeconds ?? 0) * 1000,
+    ...(exitEpoch.atLongestWait && { dueOnly: true }),
+  };
+  return async (state: ProvingState) => {
+    const own = await noteOfRoute(deps.db, plan.routeId);
+    const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
+    const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
+    const { members, size } = own ? setIfWithdrawnNow(own, notes, view, { ...state, ...(timing && { timing }) }) : { members: [], size: 1 };
+    if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
+    await updatePoolNote(deps.db, plan.routeId, { anonymityMembers: members, provedLeaves: state.leafCount });
+  };
+}
+
+/**
+ * Books a mined withdrawal: the note is spent, the route's reported set and wait are recorded (and the class's
+ * other reports recounted: what this withdrawal tells an observer changes them), and the ledger gets what it delivered.
+ */
+async function bookWithdrawal(deps: ActivityDeps, plan: RoutePlan, note: PoolNote, withdrawal: PoolWithdrawal, requireAnonymitySet: number): Promise<void> {
+  await markWithdrawn(deps.db, plan.routeId, new Date(withdrawal.timestamp * 1000));
+  const own = await noteOfRoute(deps.db, plan.routeId);
+  const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
+  await updateTransfer(deps.db, plan.routeId, {
+    anonymitySet: set,
+    privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
+    privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
+    updatedAt: sql`now()`,
+  });
+  await recountClass(deps.db, own?.amountClass ?? null);
+  await recordLedger(deps.db, {
+    routeId: plan.routeId,
+    kind: 'unshielded',
+    chainId: plan.hubChainId,
+    token: plan.hubToken,
+    amount: withdrawal.delivered.toString(),
+    txHash: withdrawal.txHash,
+  });
 }
