@@ -1,0 +1,47 @@
+import { encodeFunctionData, parseEventLogs } from 'viem';
+import { TransactionRevertedError } from '../../../chain/txSender.ts';
+import type { PrivacyPool } from '../../privacyPool.ts';
+import { poolAbi } from '../abi.ts';
+import { ragequitStep, SEND_ATTEMPTS } from './attempts.ts';
+import { depositSecrets, isSpent, nullifierHash, type PoolContext, poolOf } from './context.ts';
+import { contractProof } from './contractProof.ts';
+import { PoolNoteSpentError } from './errors.ts';
+
+/** `PrivacyPool.ragequit`: the depositor takes the note back, a new attempt (proved anew) after each revert. */
+export async function ragequit(
+  ctx: PoolContext,
+  { routeId, owner, note, noteIndex }: Parameters<PrivacyPool['ragequit']>[0],
+): ReturnType<PrivacyPool['ragequit']> {
+  const { sender, chainId, prover } = ctx;
+  const pool = await poolOf(ctx, note.asset);
+  const { nullifier, secret } = await depositSecrets(ctx, pool, noteIndex);
+  // A reverted ragequit moved nothing: the next attempt looks at the note again and proves anew.
+  for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
+    const step = ragequitStep(attempt);
+    if (!(await sender.intent(routeId, step))) {
+      if (await isSpent(ctx, pool, nullifierHash(nullifier))) {
+        // After a reverted attempt: a withdrawal spent the note first (the route's money is on its way out).
+        if (attempt > 1) return null;
+        throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
+      }
+      const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
+      await sender.send({
+        routeId,
+        step,
+        chainId,
+        account: owner,
+        to: pool.address,
+        data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }),
+      });
+    }
+    try {
+      const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
+      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
+      if (!event) throw new Error('a ragequit transaction emitted no Ragequit event');
+      return { txHash, amount: event.args._value };
+    } catch (error) {
+      if (!(error instanceof TransactionRevertedError)) throw error;
+    }
+  }
+  throw new Error(`the ragequit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`);
+}
