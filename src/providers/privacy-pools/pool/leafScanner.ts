@@ -21,10 +21,7 @@ async function scanLogs<E extends typeof leafInsertedEvent>(opts: PrivacyPoolsOp
 }
 
 export interface LeafScanner {
-  /**
-   * Every commitment ever inserted into the pool's state tree, in order, and the block where each of its
-   * roots was reached; concurrent callers share one scan.
-   */
+  /** Every commitment ever inserted into the pool's state tree, in order; concurrent callers share one scan. */
   scan(): Promise<{ leaves: bigint[] }>;
 }
 

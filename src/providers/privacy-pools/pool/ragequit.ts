@@ -18,26 +18,23 @@ export async function ragequit(
   // A reverted ragequit moved nothing: the next attempt looks at the note again and proves anew.
   for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
     const step = ragequitStep(attempt);
-    if (!(await sender.intent(routeId, step))) {
-      if (await isSpent(ctx, pool, nullifierHash(nullifier))) {
-        // After a reverted attempt: a withdrawal spent the note first (the route's money is on its way out).
-        if (attempt > 1) return null;
-        throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
-      }
-      const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
-      await sender.send({
-        routeId,
-        step,
-        chainId,
-        account: owner,
-        to: pool.address,
-        data: encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] }),
-      });
-    }
     try {
+      if (!(await sender.intent(routeId, step))) {
+        if (await isSpent(ctx, pool, nullifierHash(nullifier))) {
+          // After a reverted attempt: a withdrawal spent the note first (the route's money is on its way out).
+          if (attempt > 1) return null;
+          throw new PoolNoteSpentError(`the pool note of route ${routeId} is already spent; nothing to ragequit`);
+        }
+        const proof = await prover.proveCommitment(note.value, BigInt(note.label), nullifier, secret);
+        const data = encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [contractProof(proof, 4)] });
+        // Signed, recorded and waited for: a fresh attempt that reverts is passed over like a recorded one.
+        await sender.send({ routeId, step, chainId, account: owner, to: pool.address, data });
+      }
       const { txHash, receipt } = await sender.send({ routeId, step, chainId, account: owner, to: pool.address });
-      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs });
-      if (!event) throw new Error('a ragequit transaction emitted no Ragequit event');
+      const [event] = parseEventLogs({ abi: poolAbi, eventName: 'Ragequit', logs: receipt.logs }).filter(
+        (log) => log.address.toLowerCase() === pool.address.toLowerCase(),
+      );
+      if (!event) throw new Error('a ragequit transaction emitted no Ragequit event of the pool');
       return { txHash, amount: event.args._value };
     } catch (error) {
       if (!(error instanceof TransactionRevertedError)) throw error;

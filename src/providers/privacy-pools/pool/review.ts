@@ -1,5 +1,5 @@
 import { generateMerkleProof } from '@0xbow/privacy-pools-core-sdk';
-import type { Address } from 'viem';
+import { type Address, BaseError, ContractFunctionRevertedError } from 'viem';
 import type { NoteReview } from '../../../domain/observations.ts';
 import type { PoolNote } from '../../privacyPool.ts';
 import { entrypointAbi } from '../abi.ts';
@@ -41,7 +41,12 @@ export async function approvedLabels(ctx: PoolContext, pool: AssetPool): Promise
     pool.asp.leaves(),
     client(ctx)
       .readContract({ address: ctx.entrypoint, abi: entrypointAbi, functionName: 'latestRoot' })
-      .catch(() => 0n),
+      .catch((error: unknown) => {
+        // Before the ASP's first root the Entrypoint reverts (NoRootsAvailable): nothing is approved yet. A node that
+        // fails is thrown, never read as "nothing approved" (which would tell a withdrawal its deposit is not approved).
+        if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) return 0n;
+        throw error;
+      }),
   ]);
   if (aspLeaves.length === 0 || root === 0n) return { labels: [], root };
   const published = generateMerkleProof(aspLeaves, aspLeaves[0]!).root;

@@ -1,5 +1,5 @@
 import { getCommitment } from '@0xbow/privacy-pools-core-sdk';
-import { type Address, encodeFunctionData, parseEventLogs } from 'viem';
+import { encodeFunctionData, parseEventLogs } from 'viem';
 import { type SentTransaction, TransactionRevertedError } from '../../../chain/txSender.ts';
 import type { PoolWithdrawal, PrivacyPool } from '../../privacyPool.ts';
 import { entrypointAbi } from '../abi.ts';
@@ -19,7 +19,7 @@ export async function withdraw(ctx: PoolContext, input: WithdrawInput): ReturnTy
     try {
       if (!(await sender.intent(input.routeId, step))) await proveAndRecord(ctx, input, step);
       const sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
-      return await describeWithdrawal(ctx, input.note.asset, sent);
+      return await describeWithdrawal(ctx, sent);
     } catch (error) {
       if (!(error instanceof TransactionRevertedError)) throw error;
     }
@@ -30,10 +30,10 @@ export async function withdraw(ctx: PoolContext, input: WithdrawInput): ReturnTy
 /** `PrivacyPool.minedWithdrawal`: the route's withdrawal attempt that mined, if any (read only). */
 export async function minedWithdrawal(
   ctx: PoolContext,
-  { routeId, asset }: Parameters<PrivacyPool['minedWithdrawal']>[0],
+  { routeId }: Parameters<PrivacyPool['minedWithdrawal']>[0],
 ): ReturnType<PrivacyPool['minedWithdrawal']> {
   const sent = await minedAttempt(ctx, routeId, withdrawalStep);
-  return sent && describeWithdrawal(ctx, asset, sent);
+  return sent && describeWithdrawal(ctx, sent);
 }
 
 /**
@@ -66,10 +66,12 @@ async function proveAndRecord(ctx: PoolContext, input: WithdrawInput, step: stri
   });
 }
 
-async function describeWithdrawal(ctx: PoolContext, _asset: Address, sent: SentTransaction): Promise<PoolWithdrawal> {
-  const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs });
+async function describeWithdrawal(ctx: PoolContext, sent: SentTransaction): Promise<PoolWithdrawal> {
+  const [event] = parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: sent.receipt.logs }).filter(
+    (log) => log.address.toLowerCase() === ctx.entrypoint.toLowerCase(),
+  );
   // Transaction hashes stay out of error texts: with the routeId beside them they would link the route's two sides in logs.
-  if (!event) throw new Error('a withdrawal transaction emitted no WithdrawalRelayed event');
+  if (!event) throw new Error('a withdrawal transaction emitted no WithdrawalRelayed event of the Entrypoint');
   return {
     txHash: sent.txHash,
     delivered: event.args._amount - event.args._feeAmount,
