@@ -49,6 +49,19 @@ async function childrenRunning(binary: string): Promise<number[]> {
   return pids;
 }
 
+/**
+ * The pids of this process's children that run `binary`, once none is left or `ms` have passed (then the ones still
+ * there). For moments when processes may only end: none can start any more.
+ */
+async function childrenGone(binary: string, ms = 15_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const pids = await childrenRunning(binary);
+    if (pids.length === 0 || Date.now() > deadline) return pids;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const commitmentProof = (prover: ReturnType<typeof createProver>, index: bigint) => {
   const secrets = generateDepositSecrets(KEYS, SCOPE, index);
   return prover.proveCommitment(1_000n + index, LABEL, secrets.nullifier, secrets.secret);
@@ -184,16 +197,15 @@ real.on('exit', (code) => process.exit(code ?? 1));
     await new Promise((resolve) => setTimeout(resolve, 400));
     await prover.close();
     assert.ok(['ready', 'PROVER_CLOSED'].includes(await starting), await starting);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    assert.deepEqual(await childrenRunning(BUILT), []);
+    // ready() has settled: a thread that came up after close() has been told to stop; its processes may only end.
+    assert.deepEqual(await childrenGone(BUILT), []);
   });
 
   test('close() and idle retirement leave no native process behind, not even a zombie', { timeout: 60_000 }, async () => {
     const prover = createProver({ backend: 'native', concurrency: 2, idleMs: 300 });
     await prover.ready();
     assert.equal((await childrenRunning(BUILT)).length, 4, 'one process per circuit per thread');
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    assert.deepEqual(await childrenRunning(BUILT), [], 'idle threads stopped their processes');
+    assert.deepEqual(await childrenGone(BUILT), [], 'idle threads stopped their processes');
     assert.equal((await commitmentProof(prover, 6n)).publicSignals[2], '1006');
     await prover.close();
     assert.deepEqual(await childrenRunning(BUILT), []);
