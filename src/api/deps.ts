@@ -24,8 +24,9 @@ export interface ApiDeps {
   webhookAllowHttp?: boolean;
   /**
    * Event streams: open streams per client address and instance (default 10), the heartbeat interval (default
-   * 15 s), the proxies in front of the API (TRUST_PROXY_HOPS, to find the client's address), and the exit epoch
-   * (PRIVACY_EXIT_EPOCH_SECONDS; default 1800) on whose clock a stream without a statusToken looks again.
+   * 15 s), the reconnection delay the first event tells clients (`retry:`; default 3 s), the proxies in front of
+   * the API (TRUST_PROXY_HOPS, to find the client's address), and the exit epoch (PRIVACY_EXIT_EPOCH_SECONDS; default
+   * 1800) on whose clock a stream without a statusToken looks again.
    */
-  events?: { maxStreamsPerClient?: number; heartbeatMs?: number; trustProxyHops?: number; publicEpochSeconds?: number };
+  events?: { maxStreamsPerClient?: number; heartbeatMs?: number; retryMs?: number; trustProxyHops?: number; publicEpochSeconds?: number };
 }

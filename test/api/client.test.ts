@@ -157,7 +157,8 @@ before(async () => {
     privacy: PRIVACY,
   });
   statusFeed = createStatusFeed(database.db, { pollIntervalMs: 100 });
-  const app = createApi({ quotes, transfers, logger, idempotency: createIdempotencyStore(database.db), statusFeed });
+  // The streams tell clients to reconnect after 100 ms (`retry:`; 3 s by default), so the reconnection tests wait that long.
+  const app = createApi({ quotes, transfers, logger, idempotency: createIdempotencyStore(database.db), statusFeed, events: { retryMs: 100 } });
   server = await serveHttp(app as unknown as Hono, apiPort, '127.0.0.1');
   baseUrl = server.url;
 });

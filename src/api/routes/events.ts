@@ -16,7 +16,7 @@ const DEFAULT_MAX_STREAMS = 10;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 const DEFAULT_PUBLIC_EPOCH_SECONDS = 1800;
 /** The reconnection delay the browser's EventSource is told to use. */
-const RETRY_MS = 3_000;
+const DEFAULT_RETRY_MS = 3_000;
 
 /** The stream's owner for the per-client cap: the partner behind X-Api-Key is not known here, so the address. */
 const streamOwner = (c: Context, trustProxyHops: number) => {
@@ -27,6 +27,7 @@ const streamOwner = (c: Context, trustProxyHops: number) => {
 export function eventRoutes(deps: ApiDeps) {
   const maxStreams = deps.events?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS;
   const heartbeatMs = deps.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const retryMs = deps.events?.retryMs ?? DEFAULT_RETRY_MS;
   const trustProxyHops = deps.events?.trustProxyHops ?? 0;
   const publicEpochSeconds = deps.events?.publicEpochSeconds ?? DEFAULT_PUBLIC_EPOCH_SECONDS;
   /** Open streams per client on this instance. */
@@ -104,7 +105,7 @@ export function eventRoutes(deps: ApiDeps) {
         const read = await deps.transfers.read(routeId, undefined);
         if (read?.access !== 'public') return;
         if (read.seq > lastSeq) {
-          await stream.writeSSE({ event: 'status', id: String(read.seq), data: JSON.stringify(read.transfer), ...(first ? { retry: RETRY_MS } : {}) });
+          await stream.writeSSE({ event: 'status', id: String(read.seq), data: JSON.stringify(read.transfer), ...(first ? { retry: retryMs } : {}) });
           first = false;
           lastSeq = read.seq;
         }
@@ -142,7 +143,7 @@ export function eventRoutes(deps: ApiDeps) {
               status: change.status as typeof read.transfer.status,
               statusHistory: statusHistoryUpTo(read.transfer.statusHistory, change.status),
             };
-            await stream.writeSSE({ event: 'status', id: String(change.statusSeq), data: JSON.stringify(data), ...(first ? { retry: RETRY_MS } : {}) });
+            await stream.writeSSE({ event: 'status', id: String(change.statusSeq), data: JSON.stringify(data), ...(first ? { retry: retryMs } : {}) });
             first = false;
             if (isTerminalStatus(change.status)) break;
           }
