@@ -29,6 +29,7 @@ import { createFaultRegistry } from '../../devnet/emulators/faults.ts';
 import { startIrisEmulator, type IrisEmulator } from '../../devnet/emulators/iris/index.ts';
 import { startRelayEmulator, type RelayEmulator } from '../../devnet/emulators/relay/index.ts';
 import { createCctpBridge } from '../../src/providers/cctp/adapter.ts';
+import { type AttestationPoller, createAttestationPoller } from '../../src/providers/cctp/attestationPoller.ts';
 import { feeForAmount, maxFeeFor } from '../../src/providers/cctp/fees.ts';
 import { createIrisClient } from '../../src/providers/cctp/iris.ts';
 import type { DepositAddressBridge } from '../../src/providers/bridge.ts';
@@ -56,6 +57,7 @@ let base: Omit<ActivityDeps, 'bridge'>;
 let relayDeps: ActivityDeps;
 let relayBridge: DepositAddressBridge;
 let cctp: BurnAndMintBridge;
+let attestations: AttestationPoller | undefined;
 let cctpDeps: ActivityDeps;
 /** Relay's status endpoint answers 503 while this is in the future (a Relay outage). */
 let relayStatusDownUntil = 0;
@@ -244,8 +246,13 @@ before(async () => {
   relayBridge = createRelayBridge({ baseUrl: relayEmulator.url, fetch: relayFetch });
   relayDeps = { ...base, bridge: { mode: 'relay', relay: relayBridge } };
 
+  const irisClient = createIrisClient({ baseUrl: iris.url });
+  // A burn Iris has not attested yet is looked up again after 100 ms, growing from there (the default: 1 s), so the
+  // waits for the emulator's attestations (200 ms) and through its injected outages are short.
+  attestations = createAttestationPoller({ iris: irisClient, initialIntervalMs: 100 });
   cctp = createCctpBridge({
-    iris: createIrisClient({ baseUrl: iris.url }),
+    iris: irisClient,
+    attestations,
     chains: chains.manifest.cctp!.chains.map((c) => ({ ...c, name: `devnet-${c.chainId}`, displayName: `Devnet ${c.chainId}` })),
     clients,
     sender,
@@ -255,6 +262,7 @@ before(async () => {
 });
 
 after(async () => {
+  attestations?.close();
   await iris?.stop();
   await relayEmulator?.stop();
   await database?.close();
@@ -502,7 +510,8 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
     await faucetPay('source', request.deposit.address, request.amount);
     const legs = relayLegs(relayDeps, relayBridge);
     const order = await inActivity(() => legs.start(request));
-    relayStatusDownUntil = Date.now() + 2_000;
+    // A 1 s outage: four status lookups fail (retried after 0.1, 0.2, 0.4, 0.8 s), the fifth finds the fill.
+    relayStatusDownUntil = Date.now() + 1_000;
     const heartbeats: unknown[] = [];
     const fills = await inActivity(
       () =>
