@@ -29,7 +29,8 @@ before(
   async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'signer-fingerprint-'));
     const [port, deadPort] = (await freePorts(2)) as [number, number];
-    pg = await startLocalPostgres({ dataDir, port, database: 'signer_fingerprint' });
+    // Ephemeral: a copy of the cluster initdb'd once (not an initdb of its own), stopped without a checkpoint; dataDir goes in after().
+    pg = await startLocalPostgres({ dataDir, port, database: 'signer_fingerprint', ephemeral: true });
     await migrateDatabase(pg.url);
     database = connectDatabase(pg.url, { max: 2 });
     // Enough configuration for the API and the worker to get as far as their start checks; nothing listens on deadPort.
