@@ -21,7 +21,8 @@ before(
 );
 after(
   async () => {
-    for (const server of servers) await server.stop();
+    // Side by side: a server whose streams' connections are still open waits its stop grace (2 s) for them.
+    await Promise.all(servers.map((server) => server.stop()));
     await h?.close();
   },
   { timeout: 60_000 },
