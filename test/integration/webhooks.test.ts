@@ -216,11 +216,11 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
 
   test("routectl show lists the route's deliveries (status, state, attempts, last answer, times) and the URL's origin only", async () => {
     assert.ok(retriedRoute, 'runs after the first test');
-    const output = await routectl('show', retriedRoute);
+    // Two processes of their own, each a second or two of start-up: run side by side.
+    const [output, json] = await Promise.all([routectl('show', retriedRoute), routectl('show', retriedRoute, '--json')]);
     assert.match(output, new RegExp(`webhook deliveries \\(to ${receiverBase.replace(/[.]/g, '\\.')}/…\\):`));
     assert.match(output, /#2 BRIDGING_IN +delivered +attempts 3 +last answer 200 +created \S+, last attempt \S+, delivered \S+/);
     assert.ok(!output.includes(URL_SECRET), "the URL's path and query are not shown");
-    const json = await routectl('show', retriedRoute, '--json');
     assert.ok(!json.includes(URL_SECRET));
     const parsed = JSON.parse(json) as { webhookDeliveries: { eventId: string; state: string }[] };
     assert.deepEqual(
@@ -375,10 +375,12 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
       );
     const secretIn = (output: string) => /^(whsec_[A-Za-z0-9_-]{43})$/m.exec(output)?.[1];
     const names = [`wh-a-${randomBytes(3).toString('hex')}`, `wh-b-${randomBytes(3).toString('hex')}`];
-    const secrets = [
-      secretIn(await routectlWithSecret('apikey', 'create', '--name', names[0]!)),
-      secretIn(await routectlWithSecret('apikey', 'create', '--name', names[1]!)),
-    ];
+    // The routectl runs that do not depend on each other (a second or two of start-up each) run side by side.
+    const [created, keylessOutput] = await Promise.all([
+      Promise.all(names.map((name) => routectlWithSecret('apikey', 'create', '--name', name))),
+      routectlWithSecret('webhook-secret'),
+    ]);
+    const secrets = created.map(secretIn);
     assert.ok(secrets[0] && secrets[1] && secrets[0] !== secrets[1], 'each partner gets a secret of its own');
     assert.notEqual(secrets[0], SECRET);
     const ids = await Promise.all(names.map(async (name) => (await database.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, name)))[0]!.id));
@@ -390,9 +392,9 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
       await finished(`${routeId}:2`);
       return received.get(webhookPath)!.at(-1)!;
     };
-    const [toA, toB, toNone] = [await deliver('/partner-a', ids[0]!), await deliver('/partner-b', ids[1]!), await deliver('/partner-none', null)];
+    const [toA, toB, toNone] = await Promise.all([deliver('/partner-a', ids[0]!), deliver('/partner-b', ids[1]!), deliver('/partner-none', null)]);
     const verifies = (secret: string, delivery: Received) => verifyWebhook(secret, delivery.headers, delivery.body).ok;
-    const keyless = secretIn(await routectlWithSecret('webhook-secret'));
+    const keyless = secretIn(keylessOutput);
     assert.equal(keyless, KEYLESS_SECRET, 'routectl webhook-secret hands out the keyless secret');
     assert.deepEqual(
       [toA, toB, toNone].map((delivery) => [secrets[0]!, secrets[1]!, KEYLESS_SECRET, SECRET].map((secret) => verifies(secret, delivery))),
