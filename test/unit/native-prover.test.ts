@@ -187,19 +187,31 @@ real.on('exit', (code) => process.exit(code ?? 1));
     }
   });
 
-  test('close() while the prover starts leaves no native process behind', { timeout: 60_000 }, async () => {
-    const prover = createProver({ backend: 'native', concurrency: 2 });
-    // Closed before it is ready, ready() rejects (PROVER_CLOSED): handled from the start.
-    const starting = prover.ready().then(
-      () => 'ready',
-      (error: unknown) => (error instanceof ProverError ? error.code : String(error)),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    await prover.close();
-    assert.ok(['ready', 'PROVER_CLOSED'].includes(await starting), await starting);
-    // ready() has settled: a thread that came up after close() has been told to stop; its processes may only end.
-    assert.deepEqual(await childrenGone(BUILT), []);
-  });
+  // At 0 ms the circuit files are still being checked; at 400 ms the threads are starting their native processes.
+  for (const closeAfterMs of [0, 400])
+    test(`close() ${closeAfterMs} ms into the prover's start leaves no native process behind`, { timeout: 60_000 }, async () => {
+      const prover = createProver({ backend: 'native', concurrency: 2 });
+      // Closed before it is ready, ready() rejects (PROVER_CLOSED): handled from the start.
+      const starting = prover.ready().then(
+        () => 'ready',
+        (error: unknown) => (error instanceof ProverError ? error.code : String(error)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, closeAfterMs));
+      await prover.close();
+      // close() waited for the start under way: from its return until ready() settles, no native process runs.
+      let settled = false;
+      const outcome = starting.finally(() => {
+        settled = true;
+      });
+      const seen: number[] = [];
+      while (!settled) {
+        seen.push(...(await childrenRunning(BUILT)));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.ok(['ready', 'PROVER_CLOSED'].includes(await outcome), await outcome);
+      assert.deepEqual(seen, [], 'native processes ran after close() returned');
+      assert.deepEqual(await childrenRunning(BUILT), []);
+    });
 
   test('close() and idle retirement leave no native process behind, not even a zombie', { timeout: 60_000 }, async () => {
     const prover = createProver({ backend: 'native', concurrency: 2, idleMs: 300 });

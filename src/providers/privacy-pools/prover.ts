@@ -380,7 +380,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
     if (closed) return Promise.reject(closedError());
     if (!started) setup = initialSetup;
     started ??= checkedCircuitFiles(circuitsDir, baseUrl)
-      .then((files) => Promise.all(Array.from({ length: threadCount }, () => spawn(files))))
+      // Closed while the files were checked: no thread is started at all.
+      .then((files) => (closed ? Promise.reject(closedError()) : Promise.all(Array.from({ length: threadCount }, () => spawn(files)))))
       .then(
         () => retireWhenIdle(),
         (error: Error) => {
@@ -413,6 +414,8 @@ export function createProver(opts: ProverOptions = {}): Prover {
       closed = true;
       if (idleTimer) clearTimeout(idleTimer);
       for (const job of queue.splice(0)) job.reject(closedError());
+      // A start under way ends first (a thread that comes up now stops at once), so close() leaves no process behind.
+      await started?.catch(() => {});
       await Promise.all(Array.from(threads, retire));
     },
   };
