@@ -399,7 +399,9 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
       );
       return unshield.at - epoch.startsAt;
     });
-    assert.equal(new Set(withdrawals.map((offset) => Math.round(offset / 10))).size, 3, `each route draws its own moment: ${withdrawals}`);
+    // Each route draws its own moment in the epoch (uniform over 3 s): three that share one 10 ms bucket happen about
+    // once in 90,000 runs, while two of three sharing one (about 1 in 100) is chance, not a shared moment.
+    assert.ok(new Set(withdrawals.map((offset) => Math.round(offset / 10))).size > 1, `each route draws its own moment: ${withdrawals}`);
     const recordTo = process.env.RECORD_STUB_EPOCH_HISTORY;
     if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handles[0]!.fetchHistory()).finish());
   });
