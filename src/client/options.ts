@@ -27,7 +27,10 @@ export interface CreateOptions extends RequestOptions {
 export interface WaitOptions extends RequestOptions {
   /** The statusToken create returned: the full view; without it the public one (routeId, status, error, needsAttention). */
   statusToken?: string;
-  /** Called once per status seen, in order, with the view the API returned (a status overwritten within about a second may be skipped). */
+  /**
+   * Called once per status seen, in order, with the view the API returned (a status overwritten within about a second
+   * may be skipped). An error it throws ends the wait: waitForCompletion rejects with that error, and nothing is retried.
+   */
   onStatus?: (transfer: TransferView | PublicTransferView) => void;
   /** Polling period when Server-Sent Events are unavailable (default 3000 ms). */
   pollIntervalMs?: number;

@@ -275,6 +275,26 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     assert.ok(!recorder.urls.includes(`GET /api/private-route/${route.routeId}`), 'no polling');
   });
 
+  test('an onStatus that throws ends the wait with its own error, called once, the stream not reconnected', { timeout: 30_000 }, async () => {
+    const recorder = recordingFetch();
+    const client = createPrivateRouteClient({ baseUrl, fetch: recorder.fetch });
+    const route = await client.create(CREATE);
+    const own = new Error('the wallet could not show it');
+    let calls = 0;
+    const waited = client.waitForCompletion(route.routeId, {
+      statusToken: route.statusToken,
+      pollIntervalMs: 60_000,
+      signal: AbortSignal.timeout(20_000),
+      onStatus: () => {
+        calls++;
+        throw own;
+      },
+    });
+    await assert.rejects(waited, (error: unknown) => error === own);
+    assert.equal(calls, 1);
+    assert.equal(recorder.urls.filter((u) => u === `GET /api/private-route/${route.routeId}/events`).length, 1, 'one stream, no reconnection');
+  });
+
   /** A fetch whose first events connection is replaced by `cut(its first chunk, the answer)`; later ones pass through. */
   function cuttingFirstStream(cut: (first: Uint8Array<ArrayBuffer> | undefined, response: Response) => Response) {
     const state = { connections: 0, lastEventIds: [] as (string | null)[] };

@@ -2,7 +2,7 @@ import type { ClientContext } from '../context.ts';
 import { PrivateRouteApiError } from '../errors.ts';
 import { backoff, isTransient, sleep } from '../retry.ts';
 import { getTransfer, type View } from './getTransfer.ts';
-import type { StatusTracker } from './statusTracker.ts';
+import { OnStatusFailure, type StatusTracker } from './statusTracker.ts';
 
 /** Polls the transfer until it is finished and resolves with its final view. */
 export async function pollUntilDone(
@@ -21,7 +21,7 @@ export async function pollUntilDone(
       if (tracker.seen(view)) return view;
       await sleep(pollIntervalMs, signal);
     } catch (error) {
-      if (!isTransient(error)) throw error;
+      if (error instanceof OnStatusFailure || !isTransient(error)) throw error;
       failures++;
       const retryAfter = error instanceof PrivateRouteApiError ? error.retryAfterSeconds : undefined;
       await sleep(Math.max(pollIntervalMs, retryAfter !== undefined ? retryAfter * 1000 : backoff(failures)), signal);

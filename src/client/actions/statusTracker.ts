@@ -6,8 +6,23 @@ import type { View } from './getTransfer.ts';
 export interface StatusTracker {
   /** The id of the last event reported: a reconnecting stream resumes after it (Last-Event-ID). */
   readonly lastId: string | undefined;
-  /** Reports a view once per status (and once per event id on the stream); true when the transfer is finished. */
+  /**
+   * Reports a view once per status (events only when newer than the last one reported); true when the transfer is
+   * finished. An error of the caller's onStatus is thrown as OnStatusFailure: the wait ends with it, never retried.
+   */
   seen(view: View, id?: string): boolean;
+}
+
+/** The caller's onStatus threw `error`: not a network failure to reconnect after, the wait's own end. */
+export class OnStatusFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/** Whether event id `id` comes after `last`: by number (the API's ids are status sequence numbers), else any other id is. */
+export function isNewerEventId(id: string, last: string | undefined): boolean {
+  if (last === undefined) return true;
+  if (/^\d+$/.test(id) && /^\d+$/.test(last)) return BigInt(id) > BigInt(last);
+  return id !== last;
 }
 
 export function statusTracker(waitOptions: WaitOptions): StatusTracker {
@@ -18,10 +33,17 @@ export function statusTracker(waitOptions: WaitOptions): StatusTracker {
       return lastId;
     },
     seen(view, id) {
-      const fresh = id !== undefined ? lastId === undefined || Number(id) > Number(lastId) : view.status !== lastStatus;
-      if (fresh && view.status !== lastStatus) waitOptions.onStatus?.(view);
-      if (id !== undefined && fresh) lastId = id;
-      lastStatus = view.status;
+      // A replayed or older event changes nothing: not the last status, not the last id.
+      if (id !== undefined && !isNewerEventId(id, lastId)) return isTerminalStatus(view.status);
+      if (id !== undefined) lastId = id;
+      if (view.status !== lastStatus) {
+        lastStatus = view.status;
+        try {
+          waitOptions.onStatus?.(view);
+        } catch (error) {
+          throw new OnStatusFailure(error);
+        }
+      }
       return isTerminalStatus(view.status);
     },
   };

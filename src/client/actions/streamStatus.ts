@@ -3,7 +3,7 @@ import { PrivateRouteApiError, PrivateRouteNetworkError } from '../errors.ts';
 import { isTransient, sleep } from '../retry.ts';
 import { readEventStream } from '../sse.ts';
 import type { View } from './getTransfer.ts';
-import type { StatusTracker } from './statusTracker.ts';
+import { OnStatusFailure, type StatusTracker } from './statusTracker.ts';
 
 /** A stream silent this long is replaced: the API sends a heartbeat every 15 s. */
 const STREAM_IDLE_MS = 45_000;
@@ -64,7 +64,7 @@ export async function streamUntilDone(ctx: ClientContext, target: StreamTarget, 
       ).catch((error: unknown) => {
         // The connection broke mid-stream (the API restarted, a proxy cut it): fetch rejects the read with a
         // bare TypeError; it is a network failure like any other, and the loop reconnects.
-        if (connection.signal.aborted) throw error;
+        if (connection.signal.aborted || error instanceof OnStatusFailure) throw error;
         throw new PrivateRouteNetworkError(url, error);
       });
       if (final) {
@@ -74,6 +74,10 @@ export async function streamUntilDone(ctx: ClientContext, target: StreamTarget, 
       // The server ended the stream without a final status (a restart, an idle limit): reconnect.
       failures = gotEvent ? 0 : failures + 1;
     } catch (error) {
+      if (error instanceof OnStatusFailure) {
+        connection.abort();
+        throw error;
+      }
       if (signal?.aborted) throw signal.reason;
       if (!gotActivity && connection.signal.aborted) return undefined; // nothing arrived in time: buffered
       // Too many open streams for this client: polling costs no stream.

@@ -3,7 +3,7 @@ import { PrivateRouteFailedError } from '../errors.ts';
 import type { WaitOptions } from '../options.ts';
 import type { View } from './getTransfer.ts';
 import { pollUntilDone } from './pollStatus.ts';
-import { statusTracker } from './statusTracker.ts';
+import { OnStatusFailure, statusTracker } from './statusTracker.ts';
 import { streamUntilDone } from './streamStatus.ts';
 
 /**
@@ -22,9 +22,14 @@ export async function waitForCompletion(ctx: ClientContext, routeId: string, wai
     return view;
   };
 
-  if (waitOptions.transport !== 'poll') {
-    const streamed = await streamUntilDone(ctx, { routeId, statusToken, firstEventTimeoutMs, signal }, tracker);
-    if (streamed) return finish(streamed);
+  try {
+    if (waitOptions.transport !== 'poll') {
+      const streamed = await streamUntilDone(ctx, { routeId, statusToken, firstEventTimeoutMs, signal }, tracker);
+      if (streamed) return finish(streamed);
+    }
+    return finish(await pollUntilDone(ctx, routeId, statusToken, pollIntervalMs, tracker, signal));
+  } catch (error) {
+    // The caller's onStatus threw: the wait ends with that very error.
+    throw error instanceof OnStatusFailure ? error.error : error;
   }
-  return finish(await pollUntilDone(ctx, routeId, statusToken, pollIntervalMs, tracker, signal));
 }
