@@ -10,7 +10,8 @@ import type { Browser } from 'playwright-core';
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { TRACKING_PAGE_CSP } from '../../src/api/routes/trackingPage.ts';
-import { ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
+import { apiKeys, ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
+import { keylessWebhookSecret, partnerWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
 import { createLogger } from '../../src/logger.ts';
 import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from '../support/secrets.ts';
@@ -494,6 +495,15 @@ describe('full transfers on the local stack', () => {
       secrets.some((s) => s.name.includes('(URL credentials)')),
       'the database password is searched for',
     );
+    // The webhook secrets derived from WEBHOOK_SIGNING_SECRET (src/webhooks/signingSecrets.ts): nothing stores them.
+    const deploymentSecrets = [...new Set(secrets.filter((s) => s.name.endsWith(' WEBHOOK_SIGNING_SECRET')).map((s) => s.value))];
+    assert.ok(deploymentSecrets.length > 0, 'the webhook signing secret is among the configured ones');
+    const partnerIds = (await stack.service.db.select({ id: apiKeys.id }).from(apiKeys)).map((r) => r.id);
+    for (const deployment of deploymentSecrets) {
+      secrets.push({ name: 'the keyless webhook secret', value: keylessWebhookSecret(deployment) });
+      for (const id of partnerIds)
+        for (const generation of [1, 2, 3]) secrets.push({ name: `partner ${id}'s webhook secret`, value: partnerWebhookSecret(deployment, id, generation) });
+    }
 
     const histories: Array<{ where: string; text: string }> = [];
     for await (const execution of stack.temporal.client.workflow.list()) {
