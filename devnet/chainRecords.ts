@@ -56,9 +56,10 @@ export async function missingRecordedTransactions(db: Db, chains: readonly Recor
 /** What an operator of the local stack reads when the chains lost recorded blocks. */
 export function lostBlocksMessage(missing: readonly MissingTransaction[], dataDir: string): string {
   const chains = [...new Set(missing.map((m) => `${m.chain.name} (chain ${m.chain.chainId})`))].join(', ');
-  const example = missing[0]!;
+  // Intent ids only: a transaction hash beside what names a route would link the route's sends in a log.
+  const intents = missing.map((m) => `#${m.intentId}`).join(', ');
   return [
-    `the local chains lost blocks that ${dataDir} records as mined: ${chains} no longer hold ${missing.length} recorded send(s), e.g. intent #${example.intentId} (${example.txHash}).`,
+    `the local chains lost blocks that ${dataDir} records as mined: ${chains} no longer hold ${missing.length} recorded send(s) (intents ${intents}).`,
     'anvil saves a chain only when it stops cleanly; it was killed outright (SIGKILL of the whole process group, the OOM killer, a power loss) and came back at its last save.',
     `The transfers recorded there cannot finish on these chains. Start a fresh local stack: remove ${dataDir} (or set DATA_DIR to a new folder) and run npm start again.`,
   ].join(' ');

@@ -1,6 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Address, ContractFunctionRevertedError, encodeAbiParameters, encodeEventTopics, type Hex, HttpRequestError, keccak256, toHex } from 'viem';
+import {
+  type Address,
+  ContractFunctionRevertedError,
+  encodeAbiParameters,
+  encodeErrorResult,
+  encodeEventTopics,
+  type Hex,
+  HttpRequestError,
+  keccak256,
+  toHex,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { TransactionRevertedError } from '../../src/chain/txSender.ts';
 import type { SendRequest, TxSender } from '../../src/chain/txSender.ts';
@@ -131,13 +141,23 @@ test("before the ASP's first root (latestRoot reverts) nothing is approved; a fa
   const { sender } = fakeSender(new Set());
   const pool = { address: POOL, scope: 1n, asp: { leaves: async () => ({ aspLeaves: [7n], stateTreeLeaves: [] }) } as never, stateTree: {} as never };
   const noRoot = context(sender, () => {
-    throw new ContractFunctionRevertedError({ abi: entrypointAbi, functionName: 'latestRoot', message: 'NoRootsAvailable()' });
+    throw new ContractFunctionRevertedError({
+      abi: entrypointAbi,
+      functionName: 'latestRoot',
+      data: encodeErrorResult({ abi: entrypointAbi, errorName: 'NoRootsAvailable' }),
+    });
   });
   assert.deepEqual(await approvedLabels(noRoot, pool), { labels: [], root: 0n });
   const nodeDown = context(sender, () => {
     throw new HttpRequestError({ url: 'http://127.0.0.1:1', details: 'connection refused' });
   });
   await assert.rejects(approvedLabels(nodeDown, pool), HttpRequestError);
+  // A node's internal error that viem also reports as a revert (JSON-RPC -32603 with a message) is no "no root" either.
+  const internal = new ContractFunctionRevertedError({ abi: entrypointAbi, functionName: 'latestRoot', message: 'internal error' });
+  const failing = context(sender, () => {
+    throw internal;
+  });
+  await assert.rejects(approvedLabels(failing, pool), (error: unknown) => error === internal);
 });
 
 test("a Ragequit event of another contract is not taken for the pool's", { timeout: 10_000 }, async () => {

@@ -13,6 +13,7 @@ export const entrypointAbi = parseAbi([
   'function latestRoot() view returns (uint256 _root)',
   'function assetConfig(address _asset) view returns (address pool, uint256 minimumDepositAmount, uint256 vettingFeeBPS, uint256 maxRelayFeeBPS)',
   'event WithdrawalRelayed(address indexed _relayer, address indexed _recipient, address indexed _asset, uint256 _amount, uint256 _feeAmount)',
+  'error NoRootsAvailable()',
 ]);
 
 export const poolAbi = parseAbi([

@@ -414,8 +414,7 @@ export function createProver(opts: ProverOptions = {}): Prover {
       closed = true;
       if (idleTimer) clearTimeout(idleTimer);
       for (const job of queue.splice(0)) job.reject(closedError());
-      // A start under way ends first (a thread that comes up now stops at once), so close() leaves no process behind.
-      await started?.catch(() => {});
+      // Every thread there will ever be is in `threads` now: a start whose files are still being checked starts none.
       await Promise.all(Array.from(threads, retire));
     },
   };

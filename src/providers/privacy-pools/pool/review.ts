@@ -44,7 +44,8 @@ export async function approvedLabels(ctx: PoolContext, pool: AssetPool): Promise
       .catch((error: unknown) => {
         // Before the ASP's first root the Entrypoint reverts (NoRootsAvailable): nothing is approved yet. A node that
         // fails is thrown, never read as "nothing approved" (which would tell a withdrawal its deposit is not approved).
-        if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) return 0n;
+        const noRoots = (cause: unknown) => cause instanceof ContractFunctionRevertedError && cause.data?.errorName === 'NoRootsAvailable';
+        if (error instanceof BaseError && error.walk(noRoots)) return 0n;
         throw error;
       }),
   ]);
