@@ -399,9 +399,11 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
       );
       return unshield.at - epoch.startsAt;
     });
-    // Each route draws its own moment in the epoch (uniform over 3 s): three that share one 10 ms bucket happen about
-    // once in 90,000 runs, while two of three sharing one (about 1 in 100) is chance, not a shared moment.
-    assert.ok(new Set(withdrawals.map((offset) => Math.round(offset / 10))).size > 1, `each route draws its own moment: ${withdrawals}`);
+    // Each route draws its own moment in the epoch: the moments drawn, read from the histories, are not one shared
+    // moment (three uniform draws over 3 s fall within 2 ms of each other about once in 700,000 runs).
+    const drawn = await Promise.all(handles.map((handle, i) => drawnMoment(handle, routes[i]!.times.find((t) => t.call === 'unshield')!.exitEpoch!.startsAt)));
+    for (const offset of drawn) assert.ok(offset >= -2 && offset <= epochMs + 2, `a moment inside the epoch: ${drawn}`);
+    assert.ok(Math.max(...drawn) - Math.min(...drawn) > 2, `each route draws its own moment: ${drawn} (withdrawals at ${withdrawals})`);
     const recordTo = process.env.RECORD_STUB_EPOCH_HISTORY;
     if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handles[0]!.fetchHistory()).finish());
   });
@@ -417,3 +419,21 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     assert.deepEqual(route.required, [1]);
   });
 });
+
+/**
+ * When, in ms after `epochStartsAt`, the route's workflow set its withdrawal to happen: the timer it slept on last
+ * before the unshield activity, from the time of the workflow task that started it (the workflow's Date.now()).
+ */
+async function drawnMoment(handle: { fetchHistory(): Promise<proto.temporal.api.history.v1.IHistory> }, epochStartsAt: number): Promise<number> {
+  const { EventType } = proto.temporal.api.enums.v1;
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(String(t?.seconds ?? 0)) * 1000 + Math.round((t?.nanos ?? 0) / 1e6);
+  let taskStartedAt = 0;
+  let firesAt: number | undefined;
+  for (const event of (await handle.fetchHistory()).events ?? []) {
+    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = ms(event.eventTime);
+    else if (event.eventType === EventType.EVENT_TYPE_TIMER_STARTED) firesAt = taskStartedAt + ms(event.timerStartedEventAttributes?.startToFireTimeout);
+    else if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'unshield') break;
+  }
+  assert.ok(firesAt !== undefined, 'the route slept until its moment');
+  return firesAt - epochStartsAt;
+}
