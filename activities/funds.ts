@@ -10,7 +10,7 @@ import type { HeldFunds } from '../src/domain/heldFunds.ts';
 import type { RoutePlan } from '../src/domain/plan.ts';
 import { exitAddressOf, type ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
-import { ledgerOfRoute, recordLedger } from '../src/transfers/ledgerStore.ts';
+import { entryKeyOf, ledgerOfRoute, recordLedger } from '../src/transfers/ledgerStore.ts';
 import { depositTokenToRefund } from './strays.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { failure } from '../src/failures.ts';
@@ -198,7 +198,7 @@ async function settleEarlierRefunds(deps: ActivityDeps, route: Transfer, deposit
   const booked = new Set((await ledgerOfRoute(deps.db, route.routeId)).filter((e) => e.kind === 'refunded').map((e) => e.entryKey));
   for (const { step } of steps) {
     const key = step.slice('refund:'.length);
-    if (step === current || booked.has(`refunded:${key}`)) continue;
+    if (step === current || booked.has(entryKeyOf('refunded', key))) continue;
     if (!(await deps.sender.intent(route.routeId, step))) continue; // voided, never mined
     try {
       const { txHash, receipt } = await deps.sender.send({

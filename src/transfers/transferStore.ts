@@ -18,6 +18,9 @@ export type Transfer = typeof transfers.$inferSelect;
 /** Columns a write may set (`routeId` never changes). */
 export type TransferChanges = Omit<PgUpdateSetSource<typeof transfers>, 'routeId'>;
 
+/** How held funds are stored: none is null (the column's "holds nothing"). */
+const storedHeldFunds = (held: HeldFunds[]) => (held.length > 0 ? held : null);
+
 /** What `lastError` says while a route holds funds an operator must decide on. */
 export const HOLDS_FUNDS_NOTE = 'the route holds funds; see heldFunds';
 
@@ -42,7 +45,7 @@ export async function updateTransfer(db: Db, routeId: string, changes: TransferC
  */
 export function recordHeldFunds(db: Db, routeId: string, held: HeldFunds[], note: string | null = null): Promise<boolean> {
   return updateTransfer(db, routeId, {
-    heldFunds: held.length > 0 ? held : null,
+    heldFunds: storedHeldFunds(held),
     needsAttention: held.length > 0,
     lastError: note ?? (held.length > 0 ? HOLDS_FUNDS_NOTE : null),
   });
@@ -68,7 +71,7 @@ export async function applyStatus(db: Db, write: StatusProjection): Promise<bool
       updatedAt: sql`now()`,
       ...(write.error !== undefined && { error: write.error }),
       ...(write.payoutTxHash !== undefined && { payoutTxHash: write.payoutTxHash }),
-      ...(write.heldFunds !== undefined && { heldFunds: write.heldFunds.length > 0 ? write.heldFunds : null }),
+      ...(write.heldFunds !== undefined && { heldFunds: storedHeldFunds(write.heldFunds) }),
       // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
       // A finished route's deposit address is checked for strays once more (activities/strays.ts): what a route in flight
       // could not refund automatically is listed for an operator then.

@@ -1,4 +1,4 @@
-import { receiptOrNull, type SentTransaction } from '../../../chain/txSender.ts';
+import { receiptOrNull, type SentTransaction, TransactionRevertedError } from '../../../chain/txSender.ts';
 import { client, type PoolContext } from './context.ts';
 
 /** Recorded attempts of a deposit, a withdrawal or a ragequit per route (each reverted one moved nothing); then an operator looks. */
@@ -20,4 +20,24 @@ export async function minedAttempt(ctx: PoolContext, routeId: string, stepOf: (a
     if (receipt?.status === 'success') return { txHash: intent.txHash, receipt };
   }
   return null;
+}
+
+/**
+ * Runs `attempt` for the attempts 1, 2, … of a step (`stepOf` names each one's recorded send) until one does not
+ * revert: a reverted attempt moved nothing, so the next is a new transaction. Any other error is thrown as it is.
+ * After SEND_ATTEMPTS reverts, throws `exhausted` (what an operator must look at).
+ */
+export async function untilNotReverted<T>(
+  stepOf: (attempt: number) => string,
+  attempt: (step: string, attempt: number) => Promise<T>,
+  exhausted: string,
+): Promise<T> {
+  for (let n = 1; n <= SEND_ATTEMPTS; n++) {
+    try {
+      return await attempt(stepOf(n), n);
+    } catch (error) {
+      if (!(error instanceof TransactionRevertedError)) throw error;
+    }
+  }
+  throw new Error(exhausted);
 }

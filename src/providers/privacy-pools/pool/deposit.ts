@@ -1,9 +1,9 @@
 import { hashPrecommitment } from '@0xbow/privacy-pools-core-sdk';
 import { type Address, encodeFunctionData, erc20Abi, parseEventLogs } from 'viem';
-import { type SentTransaction, TransactionRevertedError } from '../../../chain/txSender.ts';
+import type { SentTransaction } from '../../../chain/txSender.ts';
 import type { PoolNote, PrivacyPool } from '../../privacyPool.ts';
 import { entrypointAbi, poolAbi } from '../abi.ts';
-import { depositStep, GAS_HEADROOM_PERCENT, minedAttempt, SEND_ATTEMPTS } from './attempts.ts';
+import { depositStep, GAS_HEADROOM_PERCENT, minedAttempt, SEND_ATTEMPTS, untilNotReverted } from './attempts.ts';
 import { type AssetPool, blockTime, depositSecrets, type PoolContext, poolOf } from './context.ts';
 
 /** `PrivacyPool.deposit`: approves the Entrypoint, then deposits from the route's account, a new attempt after each revert. */
@@ -23,23 +23,22 @@ export async function deposit(
     data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [entrypoint, amount] }),
   });
   // A reverted deposit moved nothing (and used none of the allowance): the next attempt is a new transaction.
-  for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
-    try {
+  return untilNotReverted(
+    depositStep,
+    async (step) => {
       const sent = await sender.send({
         routeId,
-        step: depositStep(attempt),
+        step,
         chainId,
         account: owner,
         to: entrypoint,
         data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [asset, amount, hashPrecommitment(nullifier, secret)] }),
         gasHeadroomPercent: GAS_HEADROOM_PERCENT,
       });
-      return await describeDeposit(ctx, pool, asset, sent);
-    } catch (error) {
-      if (!(error instanceof TransactionRevertedError)) throw error;
-    }
-  }
-  throw new Error(`the pool deposit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`);
+      return describeDeposit(ctx, pool, asset, sent);
+    },
+    `the pool deposit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`,
+  );
 }
 
 /** `PrivacyPool.minedDeposit`: the note of the route's deposit attempt that mined, if any (read only). */

@@ -1,8 +1,7 @@
 import { encodeFunctionData, parseEventLogs } from 'viem';
-import { TransactionRevertedError } from '../../../chain/txSender.ts';
 import type { PrivacyPool } from '../../privacyPool.ts';
 import { poolAbi } from '../abi.ts';
-import { ragequitStep, SEND_ATTEMPTS } from './attempts.ts';
+import { ragequitStep, SEND_ATTEMPTS, untilNotReverted } from './attempts.ts';
 import { depositSecrets, isSpent, nullifierHash, type PoolContext, poolOf } from './context.ts';
 import { contractProof } from './contractProof.ts';
 import { PoolNoteSpentError } from './errors.ts';
@@ -16,9 +15,9 @@ export async function ragequit(
   const pool = await poolOf(ctx, note.asset);
   const { nullifier, secret } = await depositSecrets(ctx, pool, noteIndex);
   // A reverted ragequit moved nothing: the next attempt looks at the note again and proves anew.
-  for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
-    const step = ragequitStep(attempt);
-    try {
+  return untilNotReverted(
+    ragequitStep,
+    async (step, attempt) => {
       if (!(await sender.intent(routeId, step))) {
         if (await isSpent(ctx, pool, nullifierHash(nullifier))) {
           // After a reverted attempt: a withdrawal spent the note first (the route's money is on its way out).
@@ -36,9 +35,7 @@ export async function ragequit(
       );
       if (!event) throw new Error('a ragequit transaction emitted no Ragequit event of the pool');
       return { txHash, amount: event.args._value };
-    } catch (error) {
-      if (!(error instanceof TransactionRevertedError)) throw error;
-    }
-  }
-  throw new Error(`the ragequit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`);
+    },
+    `the ragequit of route ${routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool`,
+  );
 }

@@ -1,9 +1,9 @@
 import { getCommitment } from '@0xbow/privacy-pools-core-sdk';
 import { encodeFunctionData, parseEventLogs } from 'viem';
-import { type SentTransaction, TransactionRevertedError } from '../../../chain/txSender.ts';
+import type { SentTransaction } from '../../../chain/txSender.ts';
 import type { PoolWithdrawal, PrivacyPool } from '../../privacyPool.ts';
 import { entrypointAbi } from '../abi.ts';
-import { GAS_HEADROOM_PERCENT, minedAttempt, SEND_ATTEMPTS, withdrawalStep } from './attempts.ts';
+import { GAS_HEADROOM_PERCENT, minedAttempt, SEND_ATTEMPTS, untilNotReverted, withdrawalStep } from './attempts.ts';
 import { blockTime, depositSecrets, isSpent, nullifierHash, type PoolContext, poolOf } from './context.ts';
 import { contractProof } from './contractProof.ts';
 import { PoolNoteSpentError } from './errors.ts';
@@ -14,17 +14,15 @@ export async function withdraw(ctx: PoolContext, input: WithdrawInput): ReturnTy
   const { sender, chainId, entrypoint, opts } = ctx;
   // Each attempt has its own write-ahead record: a relay that reverted (the ASP root moved between the
   // proof and its block) spent nothing, so the next attempt proves again against fresh roots.
-  for (let attempt = 1; attempt <= SEND_ATTEMPTS; attempt++) {
-    const step = withdrawalStep(attempt);
-    try {
+  return untilNotReverted(
+    withdrawalStep,
+    async (step) => {
       if (!(await sender.intent(input.routeId, step))) await proveAndRecord(ctx, input, step);
       const sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
-      return await describeWithdrawal(ctx, sent);
-    } catch (error) {
-      if (!(error instanceof TransactionRevertedError)) throw error;
-    }
-  }
-  throw new Error(`the withdrawal of route ${input.routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool and the ASP`);
+      return describeWithdrawal(ctx, sent);
+    },
+    `the withdrawal of route ${input.routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool and the ASP`,
+  );
 }
 
 /** `PrivacyPool.minedWithdrawal`: the route's withdrawal attempt that mined, if any (read only). */
