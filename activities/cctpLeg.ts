@@ -90,13 +90,18 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
       const activity = Context.current();
       const waitingFor = `bridge-${leg} attestation`;
       activity.heartbeat({ waitingFor });
-      const status = await cctp.awaitAttestation(originChainId, order.requestId as Hex, {
+      const attested = await cctp.awaitAttestation(originChainId, order.requestId as Hex, {
         signal: activity.cancellationSignal,
         onProgress: (progress) => activity.heartbeat({ waitingFor, ...progress }),
       });
+      // A route parked past its message's expirationBlock: Iris signs it again. Each message is relayed by a transaction
+      // of its own (the step names its expirationBlock): a recorded one with an expired message could only revert, and
+      // the destination's usedNonces keeps any two from minting twice.
+      activity.heartbeat({ waitingFor: `bridge-${leg} receivable attestation` });
+      const status = await cctp.receivable(originChainId, destinationChainId, order.requestId as Hex, attested, { signal: activity.cancellationSignal });
       const minted = await cctp.mint({
         routeId,
-        step: `bridge-${leg}:mint:${order.requestId}`,
+        step: `bridge-${leg}:mint:${order.requestId}:${status.expirationBlock}`,
         dstChainId: destinationChainId,
         message: status.message,
         attestation: status.attestation,

@@ -1,7 +1,9 @@
 import { CancelledFailure, heartbeat, sleep } from '@temporalio/activity';
 import { and, eq, inArray, min, sql } from 'drizzle-orm';
-import { erc20Abi, getAddress, parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
+import { erc20Abi, getAddress, parseAbiItem, type Address, type Hex, type Log, type PublicClient, zeroAddress } from 'viem';
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
+import type { DepositTransfer } from '../src/domain/funding.ts';
+import { fundingOfRoute, recordDepositTransfers, recordFunding } from '../src/transfers/depositTransferStore.ts';
 import { type ActivityDeps, requireNotifier } from './deps.ts';
 
 /** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges and results)… */
@@ -12,8 +14,25 @@ const ADDRESS_LOOKUP_CHUNK = 5_000;
 /** Blocks below the cursor read again on every pass, so a log that a short reorg moved is still seen. */
 export const REORG_MARGIN_BLOCKS = 12n;
 
-const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+/** The ERC-20 Transfer event (ERC-721's has the same signature with an indexed third topic). */
+export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 type TransferLog = Log<bigint, number, false, typeof TRANSFER_EVENT>;
+
+/** A Transfer log into a deposit address as the route's funding records it (src/domain/funding.ts). */
+export function depositTransferOf(log: {
+  args: { from?: Address; value?: bigint };
+  blockNumber: bigint | null;
+  logIndex: number | null;
+  transactionHash: Hex | null;
+}): DepositTransfer {
+  return {
+    from: getAddress(log.args.from ?? zeroAddress),
+    value: log.args.value ?? 0n,
+    blockNumber: Number(log.blockNumber),
+    logIndex: log.logIndex!,
+    txHash: log.transactionHash!,
+  };
+}
 
 export interface WatchDepositsInput {
   chainId: number;
@@ -52,7 +71,13 @@ export function depositWatcherActivities(deps: ActivityDeps) {
     for (let i = 0; i < addresses.length; i += ADDRESS_LOOKUP_CHUNK) {
       found.push(
         ...(await deps.db
-          .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, sourceToken: transfers.sourceToken, status: transfers.status })
+          .select({
+            routeId: transfers.routeId,
+            depositAddress: transfers.depositAddress,
+            sourceToken: transfers.sourceToken,
+            status: transfers.status,
+            amount: transfers.amount,
+          })
           .from(transfers)
           .where(and(eq(transfers.sourceChainId, chainId), inArray(transfers.depositAddress, addresses.slice(i, i + ADDRESS_LOOKUP_CHUNK))))),
       );
@@ -93,16 +118,19 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       .where(inArray(transfers.routeId, [...new Set(matched.map((m) => m.route.routeId))]));
 
     const deposits = matched.filter(({ log, route }) => route.status === 'AWAITING_DEPOSIT' && getAddress(log.address) === getAddress(route.sourceToken));
-    // The sender's deposit transaction and address (transfers.deposit_tx_hash, deposit_sender): the latest while the
-    // route awaits its deposit. The sender is what the chain shows anyway; it makes one sender's routes one client.
+    // Every transfer of the route's own token while it awaits its deposit is kept; who funded it is computed from them
+    // all (src/domain/funding.ts), so a poke (a zero-value transferFrom naming anyone, dust after) changes nothing.
+    const byRoute = new Map<string, { route: (typeof deposits)[number]['route']; seen: DepositTransfer[] }>();
     for (const { log, route } of deposits) {
-      await deps.db
-        .update(transfers)
-        .set({ depositTxHash: log.transactionHash, ...(log.args.from && { depositSender: getAddress(log.args.from) }) })
-        .where(and(eq(transfers.routeId, route.routeId), eq(transfers.status, 'AWAITING_DEPOSIT')));
+      const entry = byRoute.get(route.routeId) ?? { route, seen: [] };
+      entry.seen.push(depositTransferOf(log));
+      byRoute.set(route.routeId, entry);
     }
-    const awaiting = new Map(deposits.map(({ route }) => [route.routeId, route]));
-    for (const route of awaiting.values()) {
+    for (const { route, seen } of byRoute.values()) {
+      await recordDepositTransfers(deps.db, route.routeId, seen);
+      await recordFunding(deps.db, route.routeId, await fundingOfRoute(deps.db, route.routeId, BigInt(route.amount)));
+    }
+    for (const { route } of byRoute.values()) {
       const balance = await client.readContract({
         address: route.sourceToken as Address,
         abi: erc20Abi,

@@ -5,7 +5,7 @@ import type { IntentControl, TxSender } from '../src/chain/txSender.ts';
 import type { Database } from '../src/db/client.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../src/providers/cctp/types.ts';
-import type { ExitRules } from '../src/privacy/exitEpochs.ts';
+import type { PrivacyRules } from '../src/privacy/exitLottery.ts';
 import type { DepositObservation, PrivacyObservation } from '../src/domain/observations.ts';
 import type { PrivacyPool } from '../src/providers/privacyPool.ts';
 import type { WebhookSettings, WebhookStarter } from '../src/webhooks/settings.ts';
@@ -39,14 +39,18 @@ export interface ActivityDeps {
   notifier?: WorkflowNotifier;
   /** PRIVACY_POLL_SECONDS: how often the privacy watcher asks the ASP about the notes in the pool. */
   privacyPollSeconds?: number;
-  /** PRIVACY_EXIT_EPOCH_SECONDS and PRIVACY_MAX_WAIT_SECONDS: which peers the privacy gate counts (src/privacy/exitEpochs.ts). */
-  exitRules?: ExitRules;
+  /** PRIVACY_*: the privacy gate's and the exit lottery's rules (src/privacy/gate.ts, src/privacy/exitLottery.ts). */
+  privacyRules: PrivacyRules;
   /** DEPOSIT_CONFIRMATIONS: blocks a deposit must be below the source chain's head before it funds a route. */
   depositConfirmations?: number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
   /** REFUND_DELAY_MIN/MAX_SECONDS: the window an automatic refund of a stray deposit waits in (none: at once). */
   refundDelay?: { minSeconds: number; maxSeconds: number };
+  /** FEE_CEILING_GWEI, in wei per gas by chain id: a pool withdrawal waits while the chain asks more. */
+  feeCeilingsWei?: Readonly<Record<number, bigint>>;
+  /** STRAY_LIST_BATCH_SECONDS: held strays are flagged for an operator at multiples of it (none: as soon as found). */
+  strayListBatchSeconds?: number;
   /** OPERATOR_ALLOWED_DESTINATIONS: where operators may send a route's funds besides its refundAddress and recipient. */
   operatorAllowedDestinations?: readonly string[];
   /** WEBHOOK_*: how the worker signs and sends webhook deliveries (activities/webhooks.ts). */

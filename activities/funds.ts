@@ -1,9 +1,10 @@
+import { randomInt } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, like, notLike } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
-import { txIntents } from '../src/db/schema.ts';
+import { operatorActions, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
 import { destinationRefusal, finishAction, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
@@ -17,10 +18,29 @@ import { failure } from '../src/failures.ts';
 import { isTerminalStatus } from '../src/domain/status.ts';
 import { type Transfer, transferOf } from '../src/transfers/transferStore.ts';
 import { poolNoteOfRoute } from '../src/transfers/poolNoteStore.ts';
+import { fundingOfRoute } from '../src/transfers/depositTransferStore.ts';
+import { reusedAddress } from '../src/domain/funding.ts';
+
+/** The pause between locateFunds' bursts of reads. */
+const READ_PAUSE_MS = { min: 1_000, max: 5_000 };
+
+/**
+ * Whether a route's exit account may hold anything: only once its note left the pool (booked as withdrawn, or no
+ * longer in the pool on chain: a withdrawal not booked yet, or a ragequit). Before, the exit account was never paid.
+ */
+export function mayHoldExit(note: { withdrawnAt: Date | null } | null | undefined, pooled: bigint): boolean {
+  return !!note && (note.withdrawnAt !== null || pooled === 0n);
+}
 
 export function fundsActivities(deps: ActivityDeps) {
   return {
-    /** Where the route's money is now: its deposit, hub and exit accounts and its unspent pool note. Read-only. */
+    /**
+     * Where the route's money is now: its deposit, hub and exit accounts and its unspent pool note. Read-only.
+     * Three bursts, a random pause apart: the deposit side (deposit address, hub account); whether the note is still in
+     * the pool (its nullifier, which the withdrawal published); the exit account, only when the note may have left
+     * (mayHoldExit). One request, or one burst, asking for the depositor and for what names its withdrawal would pair
+     * them for the RPC node's operator (issue 33).
+     */
     async locateFunds(plan: RoutePlaces): Promise<HeldFunds[]> {
       const note = await poolNoteOfRoute(deps.db, plan.routeId);
       const unspentNote = async () => {
@@ -36,12 +56,21 @@ export function fundsActivities(deps: ActivityDeps) {
         };
         return deps.pool.unspent(ref, plan.accountIndex);
       };
-      const [deposit, hub, exit, pooled] = await Promise.all([
+      const pause = () => new Promise((resolve) => setTimeout(resolve, randomInt(READ_PAUSE_MS.min, READ_PAUSE_MS.max + 1)));
+      const [deposit, hub] = await Promise.all([
         tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, plan.depositAddress),
         tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, plan.hubAccount),
-        tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exitAddressOf(deps, plan.accountIndex)),
-        unspentNote(),
       ]);
+      let pooled = 0n;
+      if (note && !note.withdrawnAt) {
+        await pause();
+        pooled = await unspentNote();
+      }
+      let exit = 0n;
+      if (mayHoldExit(note, pooled)) {
+        await pause();
+        exit = await tokenBalance(deps.chains, plan.hubChainId, plan.hubToken, exitAddressOf(deps, plan.accountIndex));
+      }
       const held: HeldFunds[] = [
         { place: 'deposit', chainId: plan.sourceChainId, token: plan.sourceToken, address: plan.depositAddress, amount: deposit.toString() },
         { place: 'hub', chainId: plan.hubChainId, token: plan.hubToken, address: plan.hubAccount, amount: hub.toString() },
@@ -57,6 +86,20 @@ export function fundsActivities(deps: ActivityDeps) {
      * never a second refund. Before a new refund is signed, the route's earlier refunds (other keys: runs that gave
      * up or crashed) are settled; one that mined unbooked is booked and returned instead (`earlier`).
      */
+    /**
+     * An operator's refund, checked before it waits (routectl refund tells the operator at once what would be refused)
+     * and given its delay: REFUND_DELAY_MIN..MAX_SECONDS, or none when the audit row says --now. Moves nothing.
+     */
+    async prepareOperatorRefund(input: RefundInput): Promise<{ delaySeconds: number }> {
+      const route = await transferOf(deps.db, input.routeId);
+      if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
+      if (input.actionId === undefined) throw await refuseAction(deps.db, undefined, 'refused: only an operator refund (with its audit row) is prepared');
+      // Checked as it will be when sent, but for the wait itself.
+      await checkRefund(deps, route, input, true);
+      const [action] = await deps.db.select().from(operatorActions).where(eq(operatorActions.id, input.actionId));
+      return { delaySeconds: operatorRefundDelay(deps, action?.params.now === true) };
+    },
+
     async refundDeposit(input: RefundInput): Promise<RefundResult> {
       const route = await transferOf(deps.db, input.routeId);
       if (!route) throw await refuseAction(deps.db, input.actionId, `unknown route ${input.routeId}`, 'UnknownRoute');
@@ -125,10 +168,18 @@ export interface RefundInput {
  * An operator's refund (with its audit row): a finished route, to an allowed destination. The service's own refunds
  * (stray deposits, an underpayment at the deadline): only to the route's refundAddress, as the projection has it.
  */
-async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInput): Promise<void> {
+async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInput, beforeItsWait = false): Promise<void> {
   const finished = isTerminalStatus(route.status);
   if (input.actionId === undefined) {
-    if (!route.refundAddress || route.refundAddress.toLowerCase() !== input.to.toLowerCase()) {
+    const toRefundAddress = route.refundAddress !== null && route.refundAddress.toLowerCase() === input.to.toLowerCase();
+    // A route funded from its own recipient is refunded before the pool, whatever its deadline, to its refundAddress or
+    // back to where its deposit came from (activities/deposit.ts checkFunding).
+    const reused =
+      input.key === 'address-reuse' && route.status === 'AWAITING_DEPOSIT'
+        ? reusedAddress(await fundingOfRoute(deps.db, route.routeId, BigInt(route.amount)), route.userDestinationAddress)
+        : null;
+    const backToItsSender = reused !== null && reused.toLowerCase() === input.to.toLowerCase();
+    if (!toRefundAddress && !backToItsSender) {
       throw await refuseAction(
         deps.db,
         undefined,
@@ -139,7 +190,7 @@ async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInp
     const underpaidAtDeadline = input.key === 'underpaid' && route.status === 'AWAITING_DEPOSIT' && Date.now() >= route.depositDeadline.getTime() - 60_000;
     // A stray reaching a route in flight whose own deposit has left the address (activities/strays.ts).
     const pastDeposit = PAST_DEPOSIT.includes(route.status);
-    if (!finished && !underpaidAtDeadline && !pastDeposit)
+    if (!finished && !underpaidAtDeadline && reused === null && !pastDeposit)
       throw await refuseAction(
         deps.db,
         undefined,
@@ -147,7 +198,7 @@ async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInp
       );
     return;
   }
-  await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });
+  const action = await requireRequestedAction(deps.db, { actionId: input.actionId, action: 'refund', routeId: route.routeId, params: { to: input.to } });
   if (!finished) {
     throw await refuseAction(
       deps.db,
@@ -155,8 +206,25 @@ async function checkRefund(deps: ActivityDeps, route: Transfer, input: RefundInp
       `refused: route ${route.routeId} is ${route.status}; only a finished route (COMPLETED or FAILED) is refunded. End it first: routectl fail ${route.routeId} --reason "…"`,
     );
   }
-  const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
+  const override = typeof action.params.override === 'string' ? action.params.override : undefined;
+  const notAllowed = destinationRefusal(route, input.to, deps.operatorAllowedDestinations, override);
   if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
+  // A refund right after the route ended times its funds' way back next to its end (docs/privacy.md, "Strays and
+  // refunds"): an operator's refund waits as the automatic ones do, unless it was asked for --now (recorded).
+  const earliest = action.createdAt.getTime() + (deps.refundDelay?.minSeconds ?? 0) * 1000;
+  if (!beforeItsWait && action.params.now !== true && Date.now() < earliest) {
+    throw await refuseAction(
+      deps.db,
+      input.actionId,
+      `refused: an operator's refund waits at least REFUND_DELAY_MIN_SECONDS (${deps.refundDelay?.minSeconds} s) after it was asked for (until ${new Date(earliest).toISOString()}); routectl refund schedules it so, or pass --now (recorded in the audit log)`,
+    );
+  }
+}
+
+/** The delay an operator's refund waits before it is sent: none when asked for --now, else drawn as for strays. */
+function operatorRefundDelay(deps: ActivityDeps, now: boolean): number {
+  if (now || !deps.refundDelay) return 0;
+  return randomInt(deps.refundDelay.minSeconds, deps.refundDelay.maxSeconds + 1);
 }
 
 /** A refund as booked: `earlier` when it was signed by an earlier refund run (key) of the route, to its `to`. */

@@ -1,7 +1,7 @@
 import type { Address, LocalAccount } from 'viem';
 import { feeCap, offeredFees } from '../src/chain/fees.ts';
 import { IntentVoidedError, NonceConsumedError, type SendRequest } from '../src/chain/txSender.ts';
-import { ROUTE_ACCOUNT_GAS_PER_STEP } from '../src/quote/gasCost.ts';
+import { gridFloor, ROUTE_ACCOUNT_GAS_PER_STEP } from '../src/quote/gasCost.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /**
@@ -29,8 +29,19 @@ export async function ensureGas(
     // The fee the account's own transactions will offer (the sender signs with the same policy).
     const needed = ROUTE_ACCOUNT_GAS_PER_STEP * feeCap(fees);
     if (balance >= needed) return;
-    await deps.sender.send({ ...base, value: 2n * needed - balance });
+    await deps.sender.send({ ...base, value: topUpValue(needed, balance) });
   }
+}
+
+/**
+ * A top-up's value: the largest value of the 1-2-5 grid of wei (0.0001, 0.0002, 0.0005 ETH …: the round sums wallets
+ * and exchanges send) within two and a half times what the step needs, less what the account holds. The grid's steps
+ * are at most 2.5 apart, so it always covers the step; the quotes charge the 2.5 times (src/quote/gasCost.ts). The
+ * exact "twice what is needed" of before marked every route account the service funds, and the same formula on both
+ * sides of the pool joined the gas account and the relayer (docs/privacy.md, "What marks the service's pool traffic").
+ */
+export function topUpValue(needed: bigint, balance: bigint): bigint {
+  return gridFloor((5n * needed) / 2n - balance);
 }
 
 /**

@@ -1,11 +1,16 @@
+import { log } from '@temporalio/activity';
 import { sql } from 'drizzle-orm';
-import type { Address } from 'viem';
+import { formatGwei, type Address } from 'viem';
+import { aboveCeiling, feeCap, offeredFees } from '../src/chain/fees.ts';
+import { sendsDeferred } from '../src/observability/metrics.ts';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { grossForNet, poolFee } from '../src/money/fees.ts';
 import { partnerFeeReserve } from '../src/quote/partnerFees.ts';
 import type { PoolNote, PoolWithdrawal, ProvingState } from '../src/providers/privacyPool.ts';
-import type { NoteReview } from '../src/domain/observations.ts';
-import { classOfRoute, noteOfRoute, notesOfClasses, recountClass, reportedSize, setIfWithdrawnNow, setsNow } from './anonymitySets.ts';
+import type { PrivacyObservation } from '../src/domain/observations.ts';
+import { classOfRoute, noteOfRoute, notesOfClasses, passClasses, recountClass } from './anonymitySets.ts';
+import { reportedCount, setIfLeaving } from '../src/privacy/classSets.ts';
+import { epochStart } from '../src/privacy/exitEpochs.ts';
 import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -20,17 +25,27 @@ import { failure } from '../src/failures.ts';
 import { transferOf, updateTransfer } from '../src/transfers/transferStore.ts';
 import { markWithdrawn, type PoolNoteRow, poolNoteOfRoute, recordPoolNote, updatePoolNote } from '../src/transfers/poolNoteStore.ts';
 
-export interface PrivacyStatus {
-  review: NoteReview;
-  /** The set the route would leave with now (src/privacy/anonymitySet.ts): its own note plus its class's approved peers in the pool, once per client. */
-  anonymitySet: number;
-}
-
 /** The withdrawal was not proved: its anonymity set fell below what the route waits for (peers left or the ASP's root lacks them). */
 class AnonymitySetBelowMinimum extends Error {
   constructor(readonly anonymitySet: number) {
     super(`the anonymity set is ${anonymitySet}, below the route's minimum`);
   }
+}
+
+/** The withdrawal was not proved: its exit epoch (and the one after, its grace) had ended before its proof could start. */
+class ExitEpochPassed extends Error {
+  constructor() {
+    super('the exit epoch the withdrawal was drawn for has passed');
+  }
+}
+
+/** Why a withdrawal sent nothing and the route waits in the pool again (its note faces the next epochs' draws). */
+export interface Deferral {
+  reason: 'anonymity-set' | 'epoch-passed' | 'fee-ceiling';
+  anonymitySet?: number;
+  /** fee-ceiling: what the chain asked and the ceiling, in gwei. */
+  feeGwei?: string;
+  ceilingGwei?: string;
 }
 
 /** A route's note as recorded in pool_notes. */
@@ -82,7 +97,7 @@ export function poolActivities(deps: ActivityDeps) {
 
   /** Records the note with its class and its client's pseudonym in the class; the transfer forgets the client. */
   async function insertNote(routeId: string, note: PoolNote): Promise<void> {
-    const { amountClass, clientTag, senderTag } = await classOfRoute(deps.db, routeId);
+    const { amountClass, clientTag, senderTag, voucherTag, voucherShareBps } = await classOfRoute(deps.db, routeId);
     await deps.db.transaction(async (tx) => {
       await recordPoolNote(tx, {
         routeId,
@@ -93,11 +108,13 @@ export function poolActivities(deps: ActivityDeps) {
         amountClass,
         clientTag,
         senderTag,
+        voucherTag,
+        voucherShareBps,
         txHash: note.txHash,
         blockNumber: note.blockNumber.toString(),
         depositedAt: new Date(note.timestamp * 1000),
       });
-      await updateTransfer(tx, routeId, { privacyClient: null });
+      await updateTransfer(tx, routeId, { privacyClient: null, privacyVoucher: null });
     });
   }
 
@@ -131,12 +148,15 @@ export function poolActivities(deps: ActivityDeps) {
       return { noteValue: note.value.toString() };
     },
 
-    /** Whether the pool lets the route's note out yet, and the anonymity set it would leave with now. */
-    async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyStatus> {
+    /**
+     * The route's own pass of the privacy gate (the watcher's, for its class only): its review, the set it would
+     * leave with, and its exit once the lottery drew one.
+     */
+    async privacyStatus({ routeId }: { routeId: string }): Promise<PrivacyObservation> {
       const own = await noteOfRoute(deps.db, routeId);
       if (!own) throw failure('PoolNoteMissing', `route ${routeId} has no note in the pool`);
-      const { reviews, sizes } = await setsNow(deps.db, deps.pool, [own], deps.exitRules);
-      return { review: reviews.get(routeId) ?? 'pending', anonymitySet: sizes.get(routeId) ?? 1 };
+      const observed = await passClasses(deps.db, deps.pool, [own], deps.privacyRules);
+      return observed.get(routeId) ?? { review: 'pending', anonymitySet: 1 };
     },
 
     /**
@@ -162,7 +182,7 @@ export function poolActivities(deps: ActivityDeps) {
       sent?: StatusProjection;
       requireAnonymitySet?: number;
       exitEpoch?: ExitEpoch;
-    }): Promise<{ funded: BridgeOrderRef | null; deferred?: { anonymitySet: number } }> {
+    }): Promise<{ funded: BridgeOrderRef | null; deferred?: Deferral }> {
       await assertPlanIsRecorded(deps, plan);
       const note = await requireNote(plan.routeId);
       const { withdrawalFeeBps } = await deps.pool.fees(note.asset);
@@ -171,18 +191,32 @@ export function poolActivities(deps: ActivityDeps) {
       const mover = movers.forLeg(leg);
       const destination = withdrawalDestination(mover, leg, note, withdrawalFeeBps, await quotedPartnerFee(plan.routeId), plan);
       const admit = admission(deps, plan, requireAnonymitySet, exitEpoch);
+      const tooDear = await aboveFeeCeiling(deps, plan);
+      if (tooDear) {
+        // Nothing proved or sent: the route stays gated, and a later draw tries again (issue 34: a gas spike waits).
+        await updatePoolNote(deps.db, plan.routeId, { exitAt: null, exitEpochAt: null });
+        return { funded: null, deferred: tooDear };
+      }
       let withdrawal: Awaited<ReturnType<typeof deps.pool.withdraw>>;
       try {
         withdrawal = await whileHeartbeating(deps.pool.withdraw({ routeId: plan.routeId, note, noteIndex: plan.accountIndex, destination, admit }));
       } catch (error) {
-        if (error instanceof AnonymitySetBelowMinimum) return { funded: null, deferred: { anonymitySet: error.anonymitySet } };
-        throw error;
+        const deferred: Deferral | null =
+          error instanceof AnonymitySetBelowMinimum
+            ? { reason: 'anonymity-set', anonymitySet: error.anonymitySet }
+            : error instanceof ExitEpochPassed
+              ? { reason: 'epoch-passed' }
+              : null;
+        if (!deferred) throw error;
+        // Nothing was proved or sent: the route stays gated, and the next passes draw its exit anew.
+        await updatePoolNote(deps.db, plan.routeId, { exitAt: null, exitEpochAt: null });
+        return { funded: null, deferred };
       }
       // The withdrawal is signed (its first attempt is `unshield`), so the leg's recorded order is the one it
       // funded: the last one quoted, for the attempt that mined.
       const request = { ...leg, fundedBy: 'unshield' };
       const { order } = await mover.prepare(request);
-      await bookWithdrawal(deps, plan, note, withdrawal, requireAnonymitySet);
+      await bookWithdrawal(deps, plan, note, withdrawal);
       await writeStatus(deps, sent);
 
       if (order.kind === 'cctp') return { funded: null };
@@ -227,6 +261,22 @@ export function poolActivities(deps: ActivityDeps) {
 }
 
 /**
+ * A new withdrawal is not proved while the hub asks more per gas than its ceiling (FEE_CEILING_GWEI): the deferral
+ * to return, logged and counted. One already signed (a recorded `unshield` attempt) is always settled: it may mine.
+ */
+async function aboveFeeCeiling(deps: ActivityDeps, plan: RoutePlan): Promise<Deferral | null> {
+  const ceiling = deps.feeCeilingsWei?.[plan.hubChainId];
+  // The withdrawal's first attempt is recorded as `unshield` (as ragequit's is `ragequit`).
+  if (ceiling === undefined || (await deps.sender.intent(plan.routeId, 'unshield'))) return null;
+  const fees = await offeredFees(deps.chains.publicClient(plan.hubChainId), deps.chains.chain(plan.hubChainId));
+  if (!aboveCeiling(fees, ceiling)) return null;
+  sendsDeferred.inc({ chain_id: String(plan.hubChainId), step: 'unshield' });
+  const deferral: Deferral = { reason: 'fee-ceiling', feeGwei: formatGwei(feeCap(fees)), ceilingGwei: formatGwei(ceiling) };
+  log.warn('withdrawal deferred: the hub asks more per gas than FEE_CEILING_GWEI', { routeId: plan.routeId, ...deferral });
+  return deferral;
+}
+
+/**
  * Where the withdrawal pays and how much, asked for by the pool only when a new attempt is about to be proved (after
  * any wait for a prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted
  * minutes ago.
@@ -256,25 +306,28 @@ function withdrawalDestination(
 }
 
 /**
- * The check the pool runs against the very trees a proof will use, before anything is proved: the route's set if
- * it withdrew now, counted from peers that could leave in its exit epoch; below `requireAnonymitySet` nothing is
- * proved (AnonymitySetBelowMinimum). The peers counted are recorded first: the set GET reports is counted from them.
+ * The check the pool runs against the very trees a proof will use, before anything is proved: the route's set if it
+ * withdrew now in its exit epoch, counted from the notes gated by then; below `requireAnonymitySet` nothing is proved
+ * (AnonymitySetBelowMinimum), nor once the epoch and the one after it have ended (ExitEpochPassed: a proof that waited
+ * that long for a prover leaves at a moment the lottery did not draw). The peers counted are recorded first, with the
+ * epoch: the set GET reports is counted from them.
  */
 function admission(deps: ActivityDeps, plan: RoutePlan, requireAnonymitySet: number, exitEpoch: ExitEpoch | undefined) {
-  const timing = exitEpoch && {
-    startsAt: exitEpoch.startsAt,
-    epochMs: exitEpoch.seconds * 1000,
-    maxWaitMs: plan.privacy.maxWaitSeconds * 1000,
-    minPeerAgeMs: (deps.exitRules?.minPeerAgeSeconds ?? 0) * 1000,
-    ...(exitEpoch.atLongestWait && { dueOnly: true }),
-  };
   return async (state: ProvingState) => {
+    if (exitEpoch && Date.now() >= exitEpoch.startsAt + 2 * exitEpoch.seconds * 1000) throw new ExitEpochPassed();
     const own = await noteOfRoute(deps.db, plan.routeId);
     const notes = own?.amountClass ? await notesOfClasses(deps.db, [own.amountClass]) : [];
     const view = { inState: (commitment: string) => state.commitments.has(commitment), approved: (label: string) => state.approvedLabels.has(label) };
-    const { members, size } = own ? setIfWithdrawnNow(own, notes, view, { ...state, ...(timing && { timing }) }) : { members: [], size: 1 };
-    if (size < requireAnonymitySet) throw new AnonymitySetBelowMinimum(size);
-    await updatePoolNote(deps.db, plan.routeId, { anonymityMembers: members, provedLeaves: state.leafCount });
+    // A route from before exit epochs has none: it counts as leaving now.
+    const exitEpochAt = exitEpoch?.startsAt ?? Date.now();
+    const { members, count } = own
+      ? setIfLeaving(own, notes, view, { exitEpochAt, amount: state.amount, leafCount: state.leafCount })
+      : { members: [], count: { size: 1 } };
+    // Past its longest wait a route leaves whatever its set, as its gate would have let it (else it could wait for ever).
+    const longestWaitOver =
+      own !== null && exitEpoch !== undefined && epochStart(own.depositedAt, exitEpoch.seconds) + plan.privacy.maxWaitSeconds * 1000 <= exitEpochAt;
+    if (count.size < requireAnonymitySet && !longestWaitOver) throw new AnonymitySetBelowMinimum(count.size);
+    await updatePoolNote(deps.db, plan.routeId, { anonymityMembers: members, provedLeaves: state.leafCount, exitEpochAt: new Date(exitEpochAt) });
   };
 }
 
@@ -282,14 +335,15 @@ function admission(deps: ActivityDeps, plan: RoutePlan, requireAnonymitySet: num
  * Books a mined withdrawal: the note is spent, the route's reported set and wait are recorded (and the class's
  * other reports recounted: what this withdrawal tells an observer changes them), and the ledger gets what it delivered.
  */
-async function bookWithdrawal(deps: ActivityDeps, plan: RoutePlan, note: PoolNote, withdrawal: PoolWithdrawal, requireAnonymitySet: number): Promise<void> {
+async function bookWithdrawal(deps: ActivityDeps, plan: RoutePlan, note: PoolNote, withdrawal: PoolWithdrawal): Promise<void> {
   await markWithdrawn(deps.db, plan.routeId, new Date(withdrawal.timestamp * 1000));
   const own = await noteOfRoute(deps.db, plan.routeId);
-  const set = own ? reportedSize(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])) : 1;
+  const set = own ? reportedCount(own, await notesOfClasses(deps.db, own.amountClass ? [own.amountClass] : [])).size : 1;
   await updateTransfer(deps.db, plan.routeId, {
     anonymitySet: set,
     privacyWaitedSeconds: Math.max(0, withdrawal.timestamp - note.timestamp),
-    privacyLeftAtMaxWait: requireAnonymitySet < plan.privacy.minAnonymitySet && set < plan.privacy.minAnonymitySet,
+    // Only a route past its longest wait leaves below its minimum (the gate and the proof's check see to that).
+    privacyLeftAtMaxWait: set < plan.privacy.minAnonymitySet,
     updatedAt: sql`now()`,
   });
   await recountClass(deps.db, own?.amountClass ?? null);

@@ -3,7 +3,16 @@ import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Addr
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { type SentTransaction, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { operatorActions } from '../src/db/schema.ts';
-import { destinationRefusal, finishAction, type RouteSide, recoverDestinationRefusal, refuseAction, requireRequestedAction } from '../src/operators/audit.ts';
+import {
+  destinationRefusal,
+  finishAction,
+  listActions,
+  type RouteSide,
+  recoverDestinationRefusal,
+  recoverTooSoon,
+  refuseAction,
+  requireRequestedAction,
+} from '../src/operators/audit.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
 import type { Recovered } from '../src/domain/operatorResults.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -52,8 +61,11 @@ export function recoverActivities(deps: ActivityDeps) {
     }
     const notAllowed = input.side
       ? recoverDestinationRefusal(route, input.side, input.to, deps.operatorAllowedDestinations, input.override)
-      : destinationRefusal(route, input.to, deps.operatorAllowedDestinations);
+      : destinationRefusal(route, input.to, deps.operatorAllowedDestinations, input.override);
     if (notAllowed) throw await refuseAction(deps.db, input.actionId, notAllowed);
+    // The hour between a route's two sides holds for a workflow started by hand too, not only for routectl's.
+    const tooSoon = input.side ? recoverTooSoon(await listActions(deps.db, { routeId: input.routeId }), input.routeId, input.side, input.override) : null;
+    if (tooSoon) throw await refuseAction(deps.db, input.actionId, tooSoon);
     return route;
   }
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { heartbeat, log } from '@temporalio/activity';
-import { and, gt, inArray, isNull, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
 import { tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, transfers } from '../src/db/schema.ts';
@@ -127,7 +127,24 @@ export function strayActivities(deps: ActivityDeps) {
         );
         heartbeat({ scanned: i + batch.length, of: finished.length });
       }
+      await flagDueBatch();
       return found;
+
+      /** Strays listed for a batch that has come: their routes are flagged for an operator now (all of that batch at once). */
+      async function flagDueBatch(): Promise<void> {
+        const now = new Date();
+        const due = await deps.db
+          .select({ routeId: transfers.routeId })
+          .from(transfers)
+          .where(
+            and(
+              eq(transfers.needsAttention, false),
+              sql`exists (select 1 from jsonb_array_elements(case when jsonb_typeof(${transfers.heldFunds}) = 'array' then ${transfers.heldFunds} else '[]'::jsonb end) h where h->>'listedFrom' <= ${now.toISOString()})`,
+            ),
+          )
+          .limit(SCAN_LIMIT);
+        for (const { routeId } of due) await updateTransfer(deps.db, routeId, { needsAttention: true });
+      }
 
       async function inspectRoute(route: Transfer, otherTokens: Address[]): Promise<void> {
         // A refund of this route gave up (flagged for an operator): nothing is refunded automatically, and the flag
@@ -184,7 +201,17 @@ export function strayActivities(deps: ActivityDeps) {
             next.push(...listed.filter((h) => same(h.token, token)));
             continue; // whether the bridge lists it is unknown right now: decide on a later scan
           }
-          next.push({ place: 'deposit', chainId: route.sourceChainId, token, address: route.depositAddress as Address, amount: balance.toString() });
+          // Flagged for an operator with the next batch, not now: the moment a route's stray is flagged (and an
+          // operator acts on it) must not follow the route's end. A listing of this token keeps its batch.
+          const listedFrom = listed.find((h) => same(h.token, token))?.listedFrom ?? nextBatch(deps.strayListBatchSeconds);
+          next.push({
+            place: 'deposit',
+            chainId: route.sourceChainId,
+            token,
+            address: route.depositAddress as Address,
+            amount: balance.toString(),
+            ...(listedFrom && { listedFrom }),
+          });
           notes.push(
             own
               ? `${balance} ${route.symbol} (smallest units) is held at the deposit address: it arrived after the route took or stopped waiting for its deposit (overpayment, second or late deposit) and ${dust ? 'is below REFUND_MIN_AMOUNT, so it is not refunded' : 'there is no refundAddress'}`
@@ -231,6 +258,13 @@ function sameHoldings(a: HeldFunds[], b: HeldFunds[]): boolean {
 }
 
 /** Replaces the route's deposit-address holdings; needsAttention follows whether it still holds anything. */
+/** The start of the next stray batch (ISO): the first multiple of `batchSeconds` after now; none without batches. */
+function nextBatch(batchSeconds: number | undefined): string | undefined {
+  if (!batchSeconds) return undefined;
+  const length = batchSeconds * 1000;
+  return new Date(Math.floor(Date.now() / length) * length + length).toISOString();
+}
+
 async function setDepositHolding(deps: ActivityDeps, routeId: string, held: HeldFunds[], deposit: HeldFunds[], note: string | null): Promise<void> {
   const next = [...held.filter((h) => h.place !== 'deposit'), ...deposit];
   await recordHeldFunds(deps.db, routeId, next, note);

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { apiKeys, transferStatuses, transfers, webhookDeliveries } from '../src/db/schema.ts';
-import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt } from '../src/transfers/publicView.ts';
+import { fundedAt, type PublicViewSettings, publicClockOf, publicEndShownAt, publicProgressShownAt } from '../src/transfers/publicView.ts';
 import { postWebhook } from '../src/webhooks/post.ts';
 import { deliverySigningSecrets } from '../src/webhooks/signingSecrets.ts';
 import { signWebhook } from '../src/webhooks/signature.ts';
@@ -33,7 +33,8 @@ export function webhookEventId(routeId: string, seq: number): string {
  *
  * With the public view's clock (`webhooks.publicView`, always in the worker), a pool-phase status (HELD_UNTIL_END) is
  * recorded and held; the route's end releases it and the end's own delivery together, to go out when the public view
- * shows the end (releaseWithEnd). Without a starter (deps given by a test that writes statuses itself) nothing is
+ * shows the end (releaseWithEnd). `BRIDGING_IN` goes out when the public view shows it (the route's own delay after its
+ * funding): at once, it would date the funding, so name the deposit among the few of its moment. Without a starter (deps given by a test that writes statuses itself) nothing is
  * enqueued. In production every writeStatus runs in an activity of startTransferWorker, which always adds one.
  */
 export async function enqueueWebhook(
@@ -45,11 +46,12 @@ export async function enqueueWebhook(
   const clock = deps.webhooks?.publicView;
   const held = !!clock && (HELD_UNTIL_END.has(input.status) || isTerminalStatus(input.status));
   const eventId = webhookEventId(input.routeId, input.seq);
+  const shownAt = clock && input.status === 'BRIDGING_IN' ? await progressShownAt(deps.db, input.routeId, clock) : null;
   // One statement: insert the row if the route has a URL, and read the row's state either way.
   const rows = await deps.db.execute<{ state: string }>(sql`
     with inserted as (
       insert into ${webhookDeliveries} (event_id, route_id, status, status_seq, deliver_after)
-      select ${eventId}, ${transfers.routeId}, ${input.status}, ${input.seq}, ${held ? sql`null::timestamptz` : sql`now()`} from ${transfers}
+      select ${eventId}, ${transfers.routeId}, ${input.status}, ${input.seq}, ${held ? sql`null::timestamptz` : shownAt ? sql`${shownAt.toISOString()}::timestamptz` : sql`now()`} from ${transfers}
       where ${transfers.routeId} = ${input.routeId} and ${transfers.webhookUrl} is not null
       on conflict do nothing
       returning state
@@ -62,7 +64,7 @@ export async function enqueueWebhook(
     clock && isTerminalStatus(input.status)
       ? await releaseWithEnd(deps.db, input, clock)
       : !held && rows[0]?.state === 'pending'
-        ? [{ eventId, deliverAfter: null }]
+        ? [{ eventId, deliverAfter: shownAt }]
         : [];
   try {
     for (const start of starts) await starter.start(start.eventId, start.deliverAfter ?? undefined);
@@ -71,6 +73,18 @@ export async function enqueueWebhook(
     // (startStalledWebhooks) starts it once Temporal answers again. Failing here would spend the step's attempts.
     warnInActivity('webhook delivery not started yet; the sweep will start it', { eventId, error: String(error) });
   }
+}
+
+/** When the route's public view first shows `BRIDGING_IN` (src/transfers/publicView.ts), from its recorded funding. */
+async function progressShownAt(db: ActivityDeps['db'], routeId: string, clock: PublicViewSettings): Promise<Date | null> {
+  const history = await db
+    .select({ status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
+    .from(transferStatuses)
+    .where(eq(transferStatuses.routeId, routeId));
+  const funded = fundedAt(history);
+  const route = await transferOf(db, routeId);
+  if (funded === null || !route) return null;
+  return new Date(publicProgressShownAt(funded, publicClockOf(route, clock)));
 }
 
 /**
@@ -93,7 +107,7 @@ async function releaseWithEnd(
   const route = await transferOf(db, end.routeId);
   if (!ended || !route) return [];
   const shownAt = publicEndShownAt(ended.reachedAt.getTime(), {
-    ...publicClockOf({ routeId: end.routeId, statusTokenHash: route.statusTokenHash }, clock),
+    ...publicClockOf(route, clock),
     fundedAt: fundedAt(history),
   });
   await db

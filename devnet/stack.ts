@@ -58,12 +58,19 @@ function devnetPriceWalk(env: { volatilityBps?: string; stepSeconds?: string; se
 
 /**
  * The local stack's privacy rules: the same mechanisms as production (the ASP's approval, a minimum anonymity
- * set with a bounded wait, then exit epochs) in a window of seconds, so a transfer takes about 20 s.
+ * set with a bounded wait, then the exit lottery) in a window of seconds, so a transfer takes about 20 s.
  * Override any of them with the same variables (docs/privacy.md).
  */
 export const DEVNET_PRIVACY_ENV = {
   POOL_ETA_SECONDS: '1',
   PRIVACY_EXIT_EPOCH_SECONDS: '3',
+  // The exit lottery (docs/privacy.md, "Timing"): a class whose routes ask for peers waits 9–45 s on average after
+  // its gates open, and flushes 3 minutes after its oldest open gate; its traffic is counted over 432 s, a day of
+  // production's 10-minute epochs at 3 s each. Routes that ask for nobody but themselves leave in the next epoch.
+  PRIVACY_EXIT_MEAN_MIN_SECONDS: '9',
+  PRIVACY_EXIT_MEAN_MAX_SECONDS: '45',
+  PRIVACY_EXIT_FLUSH_SECONDS: '180',
+  PRIVACY_TRAFFIC_WINDOW_SECONDS: '432',
   PRIVACY_MIN_PEER_AGE_SECONDS: '0',
   // Without the statusToken a route's end shows 0–5 s after it happened (production: up to 6 h).
   PUBLIC_STATUS_DELAY_MAX_SECONDS: '5',
@@ -75,6 +82,7 @@ export const DEVNET_PRIVACY_ENV = {
   // Refunds of stray deposits wait 1–5 s (production: 1–6 h) after they are found.
   REFUND_DELAY_MIN_SECONDS: '1',
   REFUND_DELAY_MAX_SECONDS: '5',
+  STRAY_LIST_BATCH_SECONDS: '10',
   // Cross-asset quotes hold their prices for a minute (production: an hour) while the emulator's prices walk.
   PRICE_EPOCH_SECONDS: '60',
 } as const;
@@ -356,6 +364,8 @@ export async function startLocalInfrastructure(
         attesterPrivateKey: DEVNET_CCTP_ATTESTER_KEY,
         faults,
         statePath: opts.ephemeral ? undefined : path.join(opts.dataDir, 'iris-emulator.json'),
+        // DEVNET_IRIS_EXPIRATION_BLOCKS: how long an attested burn stays receivable (tests of expiry set a few dozen).
+        ...(opts.env?.DEVNET_IRIS_EXPIRATION_BLOCKS && { expirationBlocks: BigInt(opts.env.DEVNET_IRIS_EXPIRATION_BLOCKS) }),
         log: (entry) => logger.debug('iris emulator', entry as Record<string, unknown>),
       });
       stops.add('Iris emulator', iris.stop);

@@ -151,15 +151,23 @@ export const configSchema = z.object({
   /** Expected time from a deposit into the pool until the ASP approves it (part of etaSeconds). */
   POOL_ETA_SECONDS: z.coerce.number().int().nonnegative().default(3600),
   /**
-   * Routes leave the pool in exit epochs of this many seconds on the clock: a route whose gate opens in one epoch
-   * withdraws at a uniformly random moment of the next (docs/privacy.md, "Exit epochs").
+   * Exit epochs of this many seconds on the clock: gates open for the next epoch, and in each epoch every gated note of
+   * a class leaves with the class's chance, at a random moment of it (docs/privacy.md, "Timing").
    */
-  PRIVACY_EXIT_EPOCH_SECONDS: positiveInt.default(1800),
-  /** A peer counts in a route's anonymity set once it has been in the pool this long (docs/privacy.md, "n − 1"). */
+  PRIVACY_EXIT_EPOCH_SECONDS: positiveInt.default(600),
+  /** The exit lottery's shortest mean wait for a class whose routes ask for anyone but themselves (docs/privacy.md). */
+  PRIVACY_EXIT_MEAN_MIN_SECONDS: positiveInt.default(1800),
+  /** ...and its longest, however quiet the class. */
+  PRIVACY_EXIT_MEAN_MAX_SECONDS: positiveInt.default(3600),
+  /** A class whose oldest gate that may still be open is this old flushes: every gated note leaves in the next epoch. */
+  PRIVACY_EXIT_FLUSH_SECONDS: positiveInt.default(14_400),
+  /** A class's traffic, from which its lottery's chance follows: its pool entries over this long. */
+  PRIVACY_TRAFFIC_WINDOW_SECONDS: positiveInt.default(86_400),
+  /** A note's gate opens once it has been in the pool this long, and no earlier (docs/privacy.md, "n − 1"). */
   PRIVACY_MIN_PEER_AGE_SECONDS: z.coerce.number().int().nonnegative().default(600),
-  /** A route leaves the pool once its anonymity set (src/privacy/anonymitySet.ts: its own note included) is this large... */
+  /** A note's gate opens once its anonymity set (src/privacy/anonymitySet.ts: its own note included) is this large... */
   PRIVACY_MIN_ANONYMITY_SET: positiveInt.default(5),
-  /** ...but waits at most this long after its deposit for them. */
+  /** ...or once it has waited this long from the start of the exit epoch it entered the pool in. */
   PRIVACY_MAX_WAIT_SECONDS: positiveInt.default(21_600),
   /** The largest `minAnonymitySet` a client may ask for at create. */
   PRIVACY_MAX_ANONYMITY_SET: positiveInt.default(50),
@@ -170,8 +178,22 @@ export const configSchema = z.object({
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(150),
   /** Cross-asset quotes convert at a USD price held for an epoch of this many seconds on the clock (docs/privacy.md, "Price epochs"). */
   PRICE_EPOCH_SECONDS: positiveInt.default(3600),
-  /** ...less this margin; a new epoch starts early when the live price moves more than half of it away from the held one. */
-  PRICE_EPOCH_MARGIN_BPS: z.coerce.number().int().min(0).max(2_000).default(50),
+  /** ...less this margin (it pays for the hold band below and the moves until the bridge-out; docs/money.md, "Price risk"). */
+  PRICE_EPOCH_MARGIN_BPS: z.coerce.number().int().min(0).max(2_000).default(100),
+  /**
+   * At each exit epoch's start, a held price the market has left by more than this starts a new epoch; at any moment,
+   * one it has left by more than the midpoint between this and the margin (docs/privacy.md, "Price epochs"). Unset:
+   * 50, or half the margin when that is less (a deployment that pinned the old margin of 50 keeps its old band).
+   */
+  PRICE_EPOCH_HOLD_BPS: z.coerce.number().int().min(0).max(2_000).optional(),
+  /**
+   * Per chain, the most a pool withdrawal may offer per gas, in gwei: above it the withdrawal is not proved nor sent,
+   * and the route waits in the pool for a later exit (docs/operations.md, "Fee ceilings"). Unlisted chains: none.
+   */
+  FEE_CEILING_GWEI: jsonVariable(
+    z.record(z.string().regex(/^\d+$/), z.string().regex(/^\d+(\.\d{1,9})?$/, 'must be gwei, e.g. "2.5"')),
+    '{"8453":"2.5"}',
+  ).default({}),
   /** Identical quote requests within this many seconds get the same quote, computed once; 0 = off. Creates always price afresh. */
   QUOTE_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   /** How long a create may cite a quote's quoteId and get exactly that quote (never past the quote's held prices). */
@@ -224,6 +246,12 @@ export const configSchema = z.object({
   REFUND_DELAY_MIN_SECONDS: z.coerce.number().int().nonnegative().default(3600),
   REFUND_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
   /**
+   * What a finished route's deposit address holds that is not refunded automatically (dust below REFUND_MIN_AMOUNT,
+   * another token, no refundAddress) is flagged for an operator in batches: at the first multiple of this many seconds
+   * (UTC) after it was found, not when the route finished (docs/privacy.md, "Strays and dust").
+   */
+  STRAY_LIST_BATCH_SECONDS: positiveInt.default(86_400),
+  /**
    * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
@@ -249,14 +277,14 @@ export const configSchema = z.object({
   /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */
   RATE_LIMIT_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(10),
   /**
-   * Without its statusToken, a route's end (COMPLETED, FAILED) shows a delay of its own after it happened, uniform in
-   * [0, this] (docs/privacy.md, "Quiet public channels").
+   * Without its statusToken, a route shows BRIDGING_IN a delay of its own after its funding, uniform in [0, this]; an
+   * end past the hold shows a second such draw after it (docs/privacy.md, "Quiet public channels").
    */
   PUBLIC_STATUS_DELAY_MAX_SECONDS: z.coerce.number().int().nonnegative().default(21_600),
   /**
-   * Without its statusToken a funded route's end shows this long after its funding, or after its end when that is later,
-   * plus the route's own delay: at least the longest wait and two exit epochs, so that for a route that ends within it the
-   * moment follows the public deposit, not the end.
+   * Without its statusToken a funded route's end shows this long after BRIDGING_IN showed (an end past it: its own
+   * delay after the end, if later): at least the longest wait and two exit epochs, so that for a route that ends within
+   * it the moment follows the funding, not the end.
    */
   PUBLIC_STATUS_HOLD_SECONDS: z.coerce.number().int().nonnegative().default(28_800),
   /** Reads by routeId without a statusToken (GET and the event stream) per client and minute; 0 = no limit (docs/privacy.md). */
@@ -360,6 +388,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `PUBLIC_STATUS_HOLD_SECONDS (${config.PUBLIC_STATUS_HOLD_SECONDS}) must be at least PRIVACY_MAX_WAIT_SECONDS + 2 × PRIVACY_EXIT_EPOCH_SECONDS (${config.PRIVACY_MAX_WAIT_SECONDS + 2 * config.PRIVACY_EXIT_EPOCH_SECONDS}): a route that waits its longest would otherwise show its end when it happened (docs/privacy.md, "Quiet public channels")`,
     );
   }
+  const holdBps = priceEpochHoldBps(config);
+  if (holdBps > 0 && holdBps >= config.PRICE_EPOCH_MARGIN_BPS) {
+    throw new ConfigError(
+      `PRICE_EPOCH_HOLD_BPS (${holdBps}) must be below PRICE_EPOCH_MARGIN_BPS (${config.PRICE_EPOCH_MARGIN_BPS}): the margin pays for a held price that far from the market`,
+    );
+  }
+  if (config.PRIVACY_EXIT_MEAN_MIN_SECONDS > config.PRIVACY_EXIT_MEAN_MAX_SECONDS) {
+    throw new ConfigError('PRIVACY_EXIT_MEAN_MIN_SECONDS must not exceed PRIVACY_EXIT_MEAN_MAX_SECONDS');
+  }
+  if (config.PRIVACY_EXIT_FLUSH_SECONDS < config.PRIVACY_EXIT_MEAN_MAX_SECONDS) {
+    throw new ConfigError(
+      'PRIVACY_EXIT_FLUSH_SECONDS must be at least PRIVACY_EXIT_MEAN_MAX_SECONDS: a class flushed sooner than its mean wait leaves in the order it came (docs/privacy.md, "Timing")',
+    );
+  }
   if (config.PRIVACY_MIN_ANONYMITY_SET > config.PRIVACY_MAX_ANONYMITY_SET) {
     throw new ConfigError('PRIVACY_MIN_ANONYMITY_SET must not exceed PRIVACY_MAX_ANONYMITY_SET');
   }
@@ -422,4 +464,9 @@ export function rpcUrlFor(config: Config, chainId: number): string {
   const url = config.CHAIN_RPC_URLS[String(chainId)];
   if (!url) throw new ConfigError(`no RPC URL configured for chain ${chainId} (CHAIN_RPC_URLS)`);
   return url;
+}
+
+/** The price epochs' hold band: PRICE_EPOCH_HOLD_BPS, else 50 bps or half the margin, whichever is less. */
+export function priceEpochHoldBps(config: Pick<Config, 'PRICE_EPOCH_HOLD_BPS' | 'PRICE_EPOCH_MARGIN_BPS'>): number {
+  return config.PRICE_EPOCH_HOLD_BPS ?? Math.min(50, config.PRICE_EPOCH_MARGIN_BPS / 2);
 }

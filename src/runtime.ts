@@ -3,7 +3,8 @@ import { toAccount } from 'viem/accounts';
 import { createRouteAddressBook, type ApiAccountRole, type RouteAccountXpubs } from './accounts/routeAccounts.ts';
 import { type ChainClients, createChainClients } from './chain/clients.ts';
 import { createTxSender } from './chain/txSender.ts';
-import type { Config } from './config.ts';
+import { type Config, priceEpochHoldBps } from './config.ts';
+import { gweiToWei } from './chain/fees.ts';
 import { connectDatabase } from './db/client.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
@@ -23,11 +24,13 @@ import { withAmountLimits } from './quote/amountLimits.ts';
 import { withPartnerFees } from './quote/partnerFees.ts';
 import { withChainDetails } from './quote/chainDetails.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
+import { withPrivacyEta } from './quote/privacyEta.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
 import type { HotWalletSettings } from './observability/hotWallets.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { TransferSettings } from './domain/plan.ts';
+import type { PrivacyRules } from './privacy/exitLottery.ts';
 import type { PrivacySettings } from './transfers/transferService.ts';
 import { signerAccounts } from './signer/accounts.ts';
 import { createLocalSigner } from './signer/local.ts';
@@ -78,14 +81,12 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     refundMinimums: config.REFUND_MIN_AMOUNT,
     refundDelay: { minSeconds: config.REFUND_DELAY_MIN_SECONDS, maxSeconds: config.REFUND_DELAY_MAX_SECONDS },
+    strayListBatchSeconds: config.STRAY_LIST_BATCH_SECONDS,
+    feeCeilingsWei: Object.fromEntries(Object.entries(config.FEE_CEILING_GWEI).map(([chainId, gwei]) => [Number(chainId), gweiToWei(gwei)])),
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
     depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
-    exitRules: {
-      epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
-      maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,
-      minPeerAgeSeconds: config.PRIVACY_MIN_PEER_AGE_SECONDS,
-    },
+    privacyRules: privacyRules(config),
     webhooks: webhookSettings(config),
   };
   const close = async () => {
@@ -96,6 +97,19 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
 }
 
 export type WorkerContext = Awaited<ReturnType<typeof createWorkerContext>>;
+
+/** The privacy gate's and the exit lottery's rules (docs/privacy.md, "Timing"). */
+export function privacyRules(config: Config): PrivacyRules {
+  return {
+    epochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+    maxWaitSeconds: config.PRIVACY_MAX_WAIT_SECONDS,
+    minPeerAgeSeconds: config.PRIVACY_MIN_PEER_AGE_SECONDS,
+    meanMinSeconds: config.PRIVACY_EXIT_MEAN_MIN_SECONDS,
+    meanMaxSeconds: config.PRIVACY_EXIT_MEAN_MAX_SECONDS,
+    flushSeconds: config.PRIVACY_EXIT_FLUSH_SECONDS,
+    trafficWindowSeconds: config.PRIVACY_TRAFFIC_WINDOW_SECONDS,
+  };
+}
 
 /** The worker's webhook settings (loadConfig(env, 'worker') requires WEBHOOK_SIGNING_SECRET). */
 export function webhookSettings(config: Config): WebhookSettings | undefined {
@@ -171,7 +185,13 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
-  const priceEpochs = createPriceEpochs(database.db, { epochSeconds: config.PRICE_EPOCH_SECONDS, marginBps: config.PRICE_EPOCH_MARGIN_BPS });
+  const priceEpochs = createPriceEpochs(database.db, {
+    epochSeconds: config.PRICE_EPOCH_SECONDS,
+    marginBps: config.PRICE_EPOCH_MARGIN_BPS,
+    holdBps: priceEpochHoldBps(config),
+    // The band is checked as each exit epoch starts: an early end falls on the exit clock, not on the market's minute.
+    alignSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS,
+  });
 
   // Native currencies' USD prices for the quotes' gas: Relay's price API in both modes (it prices native currencies
   // at the zero address); in burn-and-mint mode it serves prices only.
@@ -233,7 +253,9 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     // Burn-and-mint moves USDC only, valued at one dollar as its quotes do.
     usdPrice: (token) => (bridge.mode === 'relay' ? bridge.relay.tokenUsdPrice(token.chainId, token.address) : Promise.resolve('1')),
   });
-  quotes = withQuoteCache(withAmountAdvice(quotes, createClassActivity(database.db)), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
+  const activity = createClassActivity(database.db);
+  quotes = withQuoteCache(withAmountAdvice(quotes, activity), { ttlMs: config.QUOTE_CACHE_SECONDS * 1000 });
+  quotes = withPrivacyEta(quotes, { activity, rules: privacyRules(config), minAnonymitySet: config.PRIVACY_MIN_ANONYMITY_SET });
   quotes = withChainDetails(quotes, networkProfile(config.NETWORK)?.chains ?? []);
   const close = async () => {
     attestations?.close();
@@ -260,11 +282,11 @@ export function workerHotWallets(service: WorkerContext): { chains: ChainClients
 const PROOF_ETA_SECONDS = 15;
 
 /**
- * Expected time in the pool (etaSeconds): the ASP's review, then on average half an exit epoch until the next one
- * starts and half of it until the route's moment in it, and the proof.
+ * Expected time in the pool (etaSeconds) but for the wait for the set: the ASP's review and the proof. The wait for
+ * the set (the gate, then the exit lottery) depends on the class and is added per quote (src/quote/privacyEta.ts).
  */
 export function expectedPoolSeconds(config: Config): number {
-  return config.POOL_ETA_SECONDS + config.PRIVACY_EXIT_EPOCH_SECONDS + PROOF_ETA_SECONDS;
+  return config.POOL_ETA_SECONDS + PROOF_ETA_SECONDS;
 }
 
 /** The privacy rules of the configuration, from which each transfer's own plan is drawn at creation. */

@@ -4,9 +4,11 @@ import {
   ApplicationFailure,
   ParentClosePolicy,
   continueAsNew,
+  defineQuery,
   log,
   patched,
   proxyActivities,
+  setHandler,
   sleep,
   startChild,
   workflowInfo,
@@ -58,7 +60,19 @@ export interface RefundInput {
   operator?: string;
   /** An automatic refund of a stray deposit first waits this long (docs/privacy.md, "Strays and refunds"). */
   delaySeconds?: number;
+  /**
+   * An operator's refund that waits its own random delay (routectl refund without --now): checked first, then it waits
+   * REFUND_DELAY_MIN..MAX_SECONDS; the scheduleQuery tells routectl the outcome of the check and when it will be sent.
+   */
+  operatorDelay?: boolean;
 }
+
+/** Where an operator's delayed refund stands: checked (and when it will be sent), or refused by the check. */
+export interface RefundSchedule {
+  checked: boolean;
+  sendsAt?: number;
+}
+export const refundScheduleQuery = defineQuery<RefundSchedule>('refundSchedule');
 
 /**
  * Refunds what a finished route's deposit address holds, after `delaySeconds` when the stray-deposit scanner asked.
@@ -68,8 +82,15 @@ export interface RefundInput {
  * (`routectl list --stuck`); dust below REFUND_MIN_AMOUNT and an empty deposit address are refused without a flag.
  */
 export async function refundWorkflow(input: RefundInput): Promise<{ amount: string; txHash: string; to?: string; earlier?: string }> {
-  // Inputs without a delay (operators' refunds, and every refund started before the delay existed) start at once.
+  const schedule: RefundSchedule = { checked: false };
+  setHandler(refundScheduleQuery, () => schedule);
+  // Inputs without a delay (operators' refunds with --now, and every refund started before the delay existed) start at once.
   if (input.delaySeconds) await sleep(input.delaySeconds * 1000);
+  if (input.operatorDelay) {
+    const { delaySeconds } = await refunds.prepareOperatorRefund({ routeId: input.routeId, to: input.to, key: 'check', actionId: input.actionId });
+    Object.assign(schedule, { checked: true, sendsAt: Date.now() + delaySeconds * 1000 });
+    await sleep(delaySeconds * 1000);
+  }
   let refund: { amount: string; txHash: string; to?: string; earlier?: string };
   try {
     refund = await refunds.refundDeposit({ routeId: input.routeId, to: input.to, key: workflowInfo().runId, token: input.token, actionId: input.actionId });

@@ -23,6 +23,8 @@ import { redactUrls } from '../src/redact.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
 import { SEARCH_ATTRIBUTES, taskQueues } from './types.ts';
 import type { BridgeLeg, BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
+import type { Address } from '../src/domain/address.ts';
+import { ADDRESS_REUSE_REFUSED } from '../src/domain/funding.ts';
 import type { HeldFunds, ParkedStep } from '../src/domain/heldFunds.ts';
 import type { PrivacyObservation } from '../src/domain/observations.ts';
 import type { TransferState, TransferStatus } from '../src/domain/status.ts';
@@ -47,6 +49,7 @@ export async function transferWorkflowV2(plan: RoutePlan): Promise<TransferStatu
   try {
     const received = await route.awaitFullDeposit();
     if (received === null) return 'FAILED';
+    if (await route.refuseLinkedFunding()) return 'FAILED';
     const inbound = await route.bridgeIn(received);
     const shielded = await route.shield(inbound.delivery.amount);
     const exit = await route.leavePool(Date.now());
@@ -90,6 +93,19 @@ const MAX_WAIT_FROM_EPOCH = 'max-wait-from-epoch';
  * longest wait had also ended (an observer who saw the others wait through their chances counts them out).
  */
 const MAX_WAIT_PEERS = 'max-wait-peers';
+
+/**
+ * Patch: the privacy watcher decides when a route leaves (src/privacy/gate.ts, src/privacy/exitLottery.ts) and tells it
+ * the moment; the route sleeps until then and withdraws in that exit epoch. A deferred withdrawal waits for its next
+ * draw. (Histories before it open their own gate and draw their moment in the next epoch themselves.)
+ */
+const EXIT_LOTTERY = 'exit-lottery';
+
+/**
+ * Patch: once funded, the route checks who funded it (activities/deposit.ts checkFunding); funded from its own recipient,
+ * it is refunded before the pool and fails ADDRESS_REUSE_REFUSED (histories before it bridge in straight away).
+ */
+const ADDRESS_REUSE = 'address-reuse';
 
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
@@ -184,6 +200,8 @@ class TransferRoute {
   privacy: PrivacyObservation = { review: 'pending', anonymitySet: 1 };
   /** Reports of the privacy watcher so far (a new one wakes the privacy wait). */
   privacyReports = 0;
+  /** The exit epoch of the last withdrawal that was deferred: an exit drawn for it or before is spent. */
+  deferredEpoch = Number.NEGATIVE_INFINITY;
 
   private readonly activities: ReturnType<typeof activityGroups>;
 
@@ -272,6 +290,24 @@ class TransferRoute {
     }
   }
 
+  /**
+   * A route funded from the address it pays is linked for anyone who looks ("deposit from A, payout to A"): no pool
+   * hides that, and as a peer it would only inflate others' sets. It is refunded (to its refundAddress, else back to the
+   * address that sent it) and fails before the pool. Returns whether it was.
+   */
+  async refuseLinkedFunding(): Promise<boolean> {
+    if (!patched(ADDRESS_REUSE)) return false;
+    const { plan } = this;
+    const funding = await this.runStep('check-funding', () => this.activities.steps.checkFunding(plan));
+    if (!funding.reusedAddress) return false;
+    const to = plan.refundAddress ?? (funding.reusedAddress as Address);
+    const refund = await this.runStep('refund-deposit', () => this.activities.steps.refundDeposit({ routeId: plan.routeId, to, key: 'address-reuse' }));
+    await this.project('FAILED', {
+      error: `${ADDRESS_REUSE_REFUSED}: the deposit came from the recipient ${plan.recipient}, which links the payout to it for anyone; refunded ${refund.amount} to ${to} (tx ${refund.txHash}) before the pool. Fund a route from an address with no tie to its recipient`,
+    });
+    return true;
+  }
+
   /** Bridge in: what the deposit address received, to the route's hub account. */
   bridgeIn(received: bigint) {
     const { plan } = this;
@@ -302,18 +338,64 @@ class TransferRoute {
    */
   async leavePool(shieldedAt: number) {
     const { plan } = this;
+    const lottery = plan.privacy.exitEpochSeconds !== undefined && patched(EXIT_LOTTERY);
     for (;;) {
-      const { gate, exitEpoch } = await this.awaitPrivacy(shieldedAt);
+      const { gate, exitEpoch } = lottery ? await this.awaitExit() : await this.awaitPrivacy(shieldedAt);
       const requireAnonymitySet = patched(ANONYMITY_SET_AT_PROOF) ? (gate === 'set-reached' ? plan.privacy.minAnonymitySet : 1) : undefined;
       // Leaving at its longest wait, the route counts only peers that could be leaving with it (MAX_WAIT_PEERS).
-      const leaving = exitEpoch && gate === 'max-wait' && patched(MAX_WAIT_PEERS) ? { ...exitEpoch, atLongestWait: true } : exitEpoch;
+      const leaving = !lottery && exitEpoch && gate === 'max-wait' && patched(MAX_WAIT_PEERS) ? { ...exitEpoch, atLongestWait: true } : exitEpoch;
       const exit = await this.unshield(requireAnonymitySet, leaving);
       if (!exit.deferred) return exit;
-      log.info('withdrawal deferred: the anonymity set fell below the minimum', { routeId: plan.routeId, anonymitySet: exit.deferred.anonymitySet });
+      log.info('withdrawal deferred: the route waits in the pool again', { routeId: plan.routeId, ...exit.deferred });
+      if (lottery) {
+        // The watcher draws the route's exit again from the next epochs on.
+        this.deferredEpoch = exitEpoch?.startsAt ?? this.deferredEpoch;
+        continue;
+      }
       // Heard from the withdrawal itself: the gate waits for the set again (the watcher, or the route's own check, says when).
       await sleep(plan.privacy.pollSeconds * 1000);
       this.privacy = await this.activities.bookkeeping.privacyStatus({ routeId: plan.routeId });
     }
+  }
+
+  /**
+   * Still SHIELDED: waits until the privacy watcher draws the route's exit (its gate opened and the class's exit
+   * lottery picked it for an epoch: docs/privacy.md, "Timing"), then sleeps until that moment. When the watcher has
+   * said nothing for PRIVACY_RECHECK_MS, or before the route gives up on the review, the route runs the gate's pass
+   * itself, so a watcher that is down delays a route but never strands it.
+   */
+  awaitExit(): Promise<{ gate: 'set-reached' | 'max-wait'; exitEpoch: ExitEpoch }> {
+    const { plan } = this;
+    return this.runStep('privacy-wait', async () => {
+      const { reviewTimeoutSeconds } = plan.privacy;
+      const since = Date.now();
+      let askedNow = false;
+      for (;;) {
+        const { review, exit } = this.privacy;
+        if (review === 'rejected')
+          throw failure('AspRejected', 'the ASP rejected the deposit into the pool; `fail` gives the note back to the hub account (ragequit)');
+        if (exit && exit.epochStartsAt > this.deferredEpoch) {
+          await sleep(Math.max(0, exit.at - Date.now()));
+          return { gate: exit.gate, exitEpoch: { startsAt: exit.epochStartsAt, seconds: exit.epochSeconds } };
+        }
+        const waited = Date.now() - since;
+        if (review !== 'approved' && waited >= reviewTimeoutSeconds * 1000) {
+          if (!askedNow) {
+            this.privacy = await this.activities.steps.privacyStatus({ routeId: plan.routeId });
+            askedNow = true;
+            continue;
+          }
+          throw failure(
+            'AspReviewTimeout',
+            `the ASP has not approved the deposit after ${reviewTimeoutSeconds} s; \`retry\` waits again, \`fail\` gives the note back to the hub account (ragequit)`,
+          );
+        }
+        const untilGiveUp = review === 'approved' ? Number.POSITIVE_INFINITY : reviewTimeoutSeconds * 1000 - waited;
+        const reports = this.privacyReports;
+        const reported = await condition(() => this.privacyReports !== reports, Math.max(1, Math.min(PRIVACY_RECHECK_MS, untilGiveUp)));
+        if (!reported && untilGiveUp > PRIVACY_RECHECK_MS) this.privacy = await this.activities.steps.privacyStatus({ routeId: plan.routeId });
+      }
+    });
   }
 
   /**

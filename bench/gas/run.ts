@@ -4,8 +4,8 @@
  * intrinsic gas: 21,000 + the calldata's bytes) and what the quotes charge for that step (src/quote/gasCost.ts):
  * a budget for the transactions the service's accounts send, a top-up's value for a per-route account, whose own
  * transactions spend it. Flagged: a send above its budget (the quotes undercharge it), a step's per-route
- * transactions above the gas a top-up is sized for (ROUTE_ACCOUNT_GAS_PER_STEP: its 2× headroom for rising fees is
- * being used up).
+ * transactions above the gas a top-up is sized for (ROUTE_ACCOUNT_GAS_PER_STEP: the top-up's headroom for rising
+ * fees is being used up).
  *
  *   npm run bench:gas -- [--mode relay|cctp|both] [--routes 3] [--json]
  */

@@ -56,8 +56,6 @@ const relayAbi = parseAbi([
 const ZERO = '0x0000000000000000000000000000000000000000';
 /** Values below this are counts, offsets, fee rates, tree depths and token amounts, not identifiers. */
 const MIN_IDENTIFIER = 2n ** 64n;
-/** The longest a withdrawal's proof and submission take, as the timing attacker bounds it (one proof: about 12 s here). */
-const PROOF_MAX_SECONDS = 300;
 /** How far the gas attacker follows withdrawn funds onward. */
 const FOLLOW_HOPS = 3;
 
@@ -913,20 +911,22 @@ export function labelApprovalTimes(hub: ChainData, entrypoint: string, leaves: b
 }
 
 /**
- * Attack: the gate's timing, with the service's published rules (docs/privacy.md). A route leaves in the exit epoch after
- * the one its gate opened in, and its gate opens no earlier than its approval and no later than its deposit plus the
- * longest wait. Its withdrawal is mined a proof's time p after its moment in the exit epoch, 0 ≤ p ≤ PROOF_MAX_SECONDS,
- * so the exit epoch began at most at the start of the epoch the withdrawal was mined in, and at least at the start of
- * the one PROOF_MAX_SECONDS earlier. A candidate must have been approved before the first, and its longest wait must
- * not have ended (two epochs of slack for a deferred withdrawal) before the gate epoch of the second. Sound: it never
- * rules out the spent note. Narrows each withdrawal's candidates; `excluded.timing` counts what time ruled out.
+ * Attack: the gate's timing, with the service's published rules (docs/privacy.md, issue 32). A note may leave only from
+ * the exit epoch after the one its gate opened in, and its gate opens no earlier than its approval (the first public
+ * RootUpdated that covers its label) and its minimum age (PRIVACY_MIN_PEER_AGE_SECONDS in the pool by the exit epoch's
+ * start). A withdrawal is mined at or after its moment in its exit epoch, so that epoch began at most at the start of
+ * the epoch it was mined in: a candidate must have been approved and aged before then. No upper bound: under the exit
+ * lottery a gated note leaves in each epoch with the class's chance, so it may stay many epochs after its gate opened
+ * (until a flush), and the old rule's longest wait (a note leaves in the epoch after its gate, so one older than its
+ * longest wait would have left already) no longer holds. Sound: it never rules out the spent note. Narrows each
+ * withdrawal's candidates; `excluded.timing` counts what time ruled out.
  */
 export function gateTimingCandidates(
   candidates: Map<string, Candidates>,
   entries: Entry[],
   exits: Exit[],
   approvedAt: Map<bigint, number>,
-  rules: { exitEpochSeconds: number; maxWaitSeconds: number },
+  rules: { exitEpochSeconds: number; minPeerAgeSeconds: number },
 ): Map<string, Candidates> {
   const entryById = new Map(entries.map((e) => [e.id, e]));
   const E = rules.exitEpochSeconds;
@@ -935,13 +935,11 @@ export function gateTimingCandidates(
     const c = candidates.get(x.id);
     if (!c) continue;
     const latestExitEpoch = Math.floor(x.withdrawal.timestamp / E) * E;
-    const earliestGateEpoch = Math.floor((x.withdrawal.timestamp - PROOF_MAX_SECONDS) / E) * E - E;
     const ids = c.ids.filter((id) => {
       const d = entryById.get(id)!.deposit;
       const approval = d.label !== null ? approvedAt.get(d.label) : undefined;
       if (approval !== undefined && approval >= latestExitEpoch) return false;
-      // Its gate opened by its deposit + the longest wait (+ 2 epochs for a deferred withdrawal): it would have left.
-      return d.timestamp + rules.maxWaitSeconds + 2 * E >= earliestGateEpoch;
+      return d.timestamp + rules.minPeerAgeSeconds <= latestExitEpoch;
     });
     out.set(x.id, { ...c, ids, excluded: { ...c.excluded, timing: c.ids.length - ids.length } });
   }

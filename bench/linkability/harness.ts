@@ -17,8 +17,8 @@ import { api, chainOf, startBenchStack, type BenchStack } from '../support/stack
 import type { PublicKnowledge } from './observe.ts';
 import type { RouteTruth } from './score.ts';
 
-export type Scenario = 'relay' | 'cross-asset' | 'asp' | 'cctp';
-export const SCENARIOS: Scenario[] = ['relay', 'cross-asset', 'asp', 'cctp'];
+export type Scenario = 'relay' | 'cross-asset' | 'asp' | 'cctp' | 'users' | 'analyst';
+export const SCENARIOS: Scenario[] = ['relay', 'cross-asset', 'asp', 'cctp', 'users', 'analyst'];
 
 export interface BenchOptions {
   scenario: Scenario;
@@ -57,10 +57,24 @@ export interface BenchOptions {
   rejected: number;
   /** Fail the rejected routes once the others are done, so their notes are ragequit. */
   ragequitRejected: boolean;
+  /** users: distinct users per round (each its own client and funding wallet, one class), and rounds on one stack. */
+  users: number;
+  rounds: number;
+  /** analyst: of the users, how many fund their route from its own recipient. */
+  reuse: number;
   /** Per-route minAnonymitySet of the routes meant to leave together (distinct routes ask for 1). */
   minAnonymitySet: number;
   maxWaitSeconds: number;
   exitEpochSeconds: number;
+  /**
+   * The exit lottery (issue 32, docs/privacy.md "Timing"): PRIVACY_EXIT_MEAN_MIN/MAX_SECONDS, PRIVACY_EXIT_FLUSH_SECONDS,
+   * PRIVACY_TRAFFIC_WINDOW_SECONDS; and the gate's PRIVACY_MIN_PEER_AGE_SECONDS.
+   */
+  exitMeanMinSeconds: number;
+  exitMeanMaxSeconds: number;
+  flushSeconds: number;
+  trafficWindowSeconds: number;
+  minPeerAgeSeconds: number;
   /** PUBLIC_STATUS_DELAY_MAX_SECONDS: the longest a route's end waits before its public view shows it. */
   publicDelaySeconds: number;
   /** PUBLIC_STATUS_HOLD_SECONDS: the least time from a route's funding to its end's showing publicly. */
@@ -144,6 +158,11 @@ export async function startBench(opts: BenchOptions): Promise<RunningBench> {
       PRIVACY_MIN_ANONYMITY_SET: '1',
       PRIVACY_MAX_ANONYMITY_SET: String(Math.max(50, opts.minAnonymitySet)),
       PRIVACY_MAX_WAIT_SECONDS: String(opts.maxWaitSeconds),
+      PRIVACY_EXIT_MEAN_MIN_SECONDS: String(opts.exitMeanMinSeconds),
+      PRIVACY_EXIT_MEAN_MAX_SECONDS: String(opts.exitMeanMaxSeconds),
+      PRIVACY_EXIT_FLUSH_SECONDS: String(opts.flushSeconds),
+      PRIVACY_TRAFFIC_WINDOW_SECONDS: String(opts.trafficWindowSeconds),
+      PRIVACY_MIN_PEER_AGE_SECONDS: String(opts.minPeerAgeSeconds),
       REFUND_DELAY_MIN_SECONDS: String(opts.refundDelayMinSeconds),
       REFUND_DELAY_MAX_SECONDS: String(opts.refundDelayMaxSeconds),
       STRAY_SCAN_INTERVAL_SECONDS: String(STRAY_SCAN_SECONDS),
@@ -183,6 +202,7 @@ export function publicKnowledge(stack: LocalStack, mode: 'relay' | 'cctp'): Publ
     depositTimeoutSeconds: stack.config.DEPOSIT_TIMEOUT_SECONDS,
     exitEpochSeconds: stack.config.PRIVACY_EXIT_EPOCH_SECONDS,
     maxWaitSeconds: stack.config.PRIVACY_MAX_WAIT_SECONDS,
+    minPeerAgeSeconds: stack.config.PRIVACY_MIN_PEER_AGE_SECONDS,
   };
 }
 
@@ -289,6 +309,24 @@ export async function planRoutes(stack: LocalStack, opts: BenchOptions): Promise
   }
   for (let i = 0; i < opts.distinct; i++) add('distinct', DISTINCT_AMOUNTS[i] ?? `${210 + 13 * i}.${(i * 37) % 100}`, { minAnonymitySet: 1 });
   return { planned, notes };
+}
+
+/**
+ * The users scenario, one round: `opts.users` distinct users, each its own client address (a block of addresses per
+ * round: new users each round) and, when funded, its own fresh sender; each sends one of `inputs` (close but different
+ * amounts of one class, classInputs) and asks for `opts.minAnonymitySet`.
+ */
+export function planUsers(opts: BenchOptions, round: number, inputs: string[]): Planned[] {
+  return Array.from({ length: opts.users }, (_, i) => ({
+    group: 'users',
+    amount: inputs[i % inputs.length]!,
+    client: `10.${100 + round}.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+    dest: 'destination' as const,
+    destToken: 'USDC' as const,
+    minAnonymitySet: opts.minAnonymitySet,
+    attackerOwn: false,
+    reject: false,
+  }));
 }
 
 let hooks = 0;
@@ -493,7 +531,11 @@ export interface TransferView {
  * with ragequitRejected once the others are terminal, failed by the operator's `fail` so its note is ragequit) or the
  * timeout passes; returns the last views.
  */
-export async function awaitTransfers(stack: LocalStack, created: Created[], opts: BenchOptions): Promise<Map<string, TransferView>> {
+export async function awaitTransfers(
+  stack: LocalStack,
+  created: Array<Pick<Created, 'routeId' | 'reject'>>,
+  opts: BenchOptions,
+): Promise<Map<string, TransferView>> {
   const deadline = Date.now() + opts.timeoutSeconds * 1000;
   const started = Date.now();
   let lastProgress = 0;
@@ -503,7 +545,7 @@ export async function awaitTransfers(stack: LocalStack, created: Created[], opts
     views = new Map(
       await Promise.all(created.map(async (t) => [t.routeId, await api<TransferView>(stack, 'GET', `/api/private-route/${t.routeId}`)] as const)),
     );
-    const parked = (t: Created) => t.reject && !!views.get(t.routeId)?.needsAttention;
+    const parked = (t: Pick<Created, 'routeId' | 'reject'>) => t.reject && !!views.get(t.routeId)?.needsAttention;
     const othersDone = created.every((t) => t.reject || TERMINAL.has(views.get(t.routeId)!.status));
     if (othersDone && opts.ragequitRejected) {
       for (const t of created.filter((c) => parked(c) && !failed.has(c.routeId))) {
@@ -531,7 +573,11 @@ export type PublicSightings = Map<string, Map<string, number>>;
  * An observer holding the routeIds but not their statusTokens (a leaked link, a log line): it reads the public view of
  * every route every `everyMs` and notes when it first saw each status. Returns a stop function that gives what it saw.
  */
-export function watchPublicViews(stack: LocalStack, created: Created[], everyMs = 500): (waitForEndsMs: number) => Promise<PublicSightings> {
+export function watchPublicViews(
+  stack: LocalStack,
+  created: Array<Pick<Created, 'routeId'>>,
+  everyMs = 500,
+): (waitForEndsMs: number) => Promise<PublicSightings> {
   const seen: PublicSightings = new Map(created.map((t) => [t.routeId, new Map<string, number>()]));
   let stopAt = Number.POSITIVE_INFINITY;
   const ended = () => [...seen.values()].every((s) => s.has('COMPLETED') || s.has('FAILED'));

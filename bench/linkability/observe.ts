@@ -26,9 +26,10 @@ export interface PublicKnowledge {
   cctp: Array<{ chainId: number; domain: number; tokenMessenger: string; messageTransmitter: string }> | null;
   /** The service's published deposit timeout: a transfer is funded at most this long after it was created. */
   depositTimeoutSeconds: number;
-  /** Its published privacy rules (docs/privacy.md): exit epochs and the longest wait in the pool. */
+  /** Its published privacy rules (docs/privacy.md): exit epochs, the longest wait for a set, a note's minimum age. */
   exitEpochSeconds: number;
   maxWaitSeconds: number;
+  minPeerAgeSeconds: number;
 }
 
 export interface ChainTx {

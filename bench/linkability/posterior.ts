@@ -7,6 +7,9 @@
  * are independent). Pairs the attacker knows (its own routes) are fixed first: their withdrawal and deposit leave the
  * graph. Counting is a dynamic programme over the subsets of a component's deposits, forwards and backwards, so a
  * component of up to MAX_DEPOSITS deposits is exact; a larger one is reported and left out.
+ * Before counting, every candidate pair that no matching can use is dropped (admissiblePairs: e.g. the notes of an
+ * earlier round that the round's own withdrawals must have spent are nobody else's), which changes no probability and
+ * splits a class's long history into components small enough to count.
  */
 
 /** Deposits of one component at most (2^n subsets are counted). */
@@ -45,14 +48,15 @@ export function matchingPosterior(candidates: Map<string, string[]>, known: Map<
     byDeposit.set(d, (byDeposit.get(d) ?? new Map()).set(w, p));
   };
 
-  for (const component of components(graph)) {
-    const deposits = [...new Set(component.flatMap((w) => graph.get(w)!))];
+  const pruned = admissiblePairs(graph);
+  for (const component of components(pruned)) {
+    const deposits = [...new Set(component.flatMap((w) => pruned.get(w)!))];
     if (deposits.length > MAX_DEPOSITS || component.length > deposits.length) {
       unsolved.push(...component);
       continue;
     }
     const index = new Map(deposits.map((d, i) => [d, i]));
-    const masks = component.map((w) => graph.get(w)!.reduce((m, d) => m | (1 << index.get(d)!), 0));
+    const masks = component.map((w) => pruned.get(w)!.reduce((m, d) => m | (1 << index.get(d)!), 0));
     const solved = solve(masks, deposits.length);
     if (!solved) {
       unsolved.push(...component);
@@ -61,6 +65,65 @@ export function matchingPosterior(candidates: Map<string, string[]>, known: Map<
     for (const [i, w] of component.entries()) for (const [j, d] of deposits.entries()) note(w, d, solved[i]![j]!);
   }
   return { byWithdrawal, byDeposit, unsolved };
+}
+
+/**
+ * The candidate pairs some matching uses (every withdrawal spent a deposit of its own, no deposit twice): a pair that no
+ * such matching contains has probability 0 and is dropped. Per connected component, from one maximum matching
+ * (augmenting paths): a pair outside it is usable when, with the withdrawal forced onto that deposit, the deposit's
+ * former spender finds another (an augmenting path that avoids the forced deposit). A component where no matching
+ * spends for every withdrawal contradicts itself and is left as it is (the count reports it).
+ */
+export function admissiblePairs(graph: Map<string, string[]>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const component of components(graph)) {
+    const spentBy = new Map<string, string>();
+    const spends = new Map<string, string>();
+    // Kuhn's augmenting path from w, through deposits not in `seen` (those tried already, or held in place).
+    const augment = (w: string, seen: Set<string>): boolean => {
+      for (const d of graph.get(w)!) {
+        if (seen.has(d)) continue;
+        seen.add(d);
+        const other = spentBy.get(d);
+        if (other === undefined || augment(other, seen)) {
+          spentBy.set(d, w);
+          spends.set(w, d);
+          return true;
+        }
+      }
+      return false;
+    };
+    for (const w of component) augment(w, new Set());
+    if (spends.size < component.length) {
+      for (const w of component) out.set(w, graph.get(w)!);
+      continue;
+    }
+    const matched = { spentBy: new Map(spentBy), spends: new Map(spends) };
+    const restore = () => {
+      spentBy.clear();
+      for (const [k, v] of matched.spentBy) spentBy.set(k, v);
+      spends.clear();
+      for (const [k, v] of matched.spends) spends.set(k, v);
+    };
+    for (const w of component) {
+      out.set(
+        w,
+        graph.get(w)!.filter((d) => {
+          const other = matched.spentBy.get(d);
+          if (other === undefined || other === w) return true;
+          // Force w → d: w's own deposit is freed, and `other` must find another deposit without taking d back.
+          spentBy.delete(matched.spends.get(w)!);
+          spentBy.set(d, w);
+          spends.set(w, d);
+          spends.delete(other);
+          const usable = augment(other, new Set([d]));
+          restore();
+          return usable;
+        }),
+      );
+    }
+  }
+  return out;
 }
 
 /** Connected components of the withdrawal–deposit graph, as lists of withdrawals. */

@@ -88,12 +88,18 @@ export function orderScore(routes: RouteTruth[], deposits: Map<string, Item>, wi
     .map((r) => ({ entry: deposits.get(r.shieldTx ?? '')?.order, exit: withdrawals.get(r.unshieldTx ?? '')?.order }))
     .filter((p): p is { entry: number; exit: number } => p.entry !== undefined && p.exit !== undefined)
     .sort((a, b) => a.entry - b.entry);
+  return orderOf(placed);
+}
+
+/** Kendall's tau of entry order against exit order (each a position on its own chain, distinct within a side). */
+export function orderOf(pairs: ReadonlyArray<{ entry: number; exit: number }>): OrderScore {
+  const placed = [...pairs].sort((a, b) => a.entry - b.entry);
   const exitRank = new Map([...placed].sort((a, b) => a.exit - b.exit).map((p, i) => [p.exit, i + 1]));
   const exitPositions = placed.map((p) => exitRank.get(p.exit)!);
   let inversions = 0;
   for (let i = 0; i < exitPositions.length; i++) for (let j = i + 1; j < exitPositions.length; j++) if (exitPositions[i]! > exitPositions[j]!) inversions++;
-  const pairs = (exitPositions.length * (exitPositions.length - 1)) / 2;
-  return { exitPositions, inversions, pairs, kendallTau: pairs > 0 ? 1 - (2 * inversions) / pairs : 0 };
+  const pairCount = (exitPositions.length * (exitPositions.length - 1)) / 2;
+  return { exitPositions, inversions, pairs: pairCount, kendallTau: pairCount > 0 ? 1 - (2 * inversions) / pairCount : 0 };
 }
 
 export interface RouteSet {

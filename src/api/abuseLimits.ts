@@ -55,6 +55,8 @@ export interface AbuseClient {
   /** HMAC of the client: the rate-limit buckets' suffix and transfers.client_hash. */
   hash: string;
   partner: Partner | null;
+  /** HMAC of one of the partner's own users (its userReference), with the same key: that user's client in an anonymity set. */
+  userHash: (reference: string) => string;
 }
 
 declare module 'hono' {
@@ -230,7 +232,11 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
       c.set('partner', partner);
     }
     const address = clientAddress(c, settings.trustProxyHops);
-    c.set('abuseClient', { partner, hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`) });
+    c.set('abuseClient', {
+      partner,
+      hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`),
+      userHash: (reference) => hmac(`partner:${partner?.id ?? 'none'}|user:${reference}`),
+    });
     await next();
   };
   if (!enabled) return { quote: identify, create: identify, publicRead: identify };

@@ -13,6 +13,10 @@ export const ERROR_CODES = {
   },
   INVALID_ADDRESS: { status: 400, meaning: '`userDestinationAddress` or `refundAddress` is no checksummed 20-byte address, or is the zero address.' },
   INVALID_WEBHOOK_URL: { status: 400, meaning: '`webhookUrl` is not an acceptable https URL (see docs/api.md, webhookUrl).' },
+  USER_REFERENCE_NOT_ACCEPTED: {
+    status: 400,
+    meaning: '`userReference` was sent without an API key, or with one that does not vouch for its users (docs/privacy.md, "Users of one integrator").',
+  },
   UNSUPPORTED_CHAIN: { status: 400, meaning: 'A chain id is not served by this deployment (see GET /api/bridge/chains), or is the hub chain.' },
   UNSUPPORTED_TOKEN: { status: 400, meaning: 'A token symbol is not supported on its chain (see GET /api/bridge/tokens).' },
   UNSUPPORTED_PAIR: { status: 400, meaning: 'The chains and tokens are each supported but not as this pair (e.g. the same chain on both sides).' },

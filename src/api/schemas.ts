@@ -7,6 +7,9 @@ import { z } from '@hono/zod-openapi';
 import { isAddress, zeroAddress } from 'viem';
 import { TRANSFER_STATUSES } from '../domain/status.ts';
 import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
+
+/** A partner's opaque id of its own user (docs/privacy.md, "Users of one integrator"). */
+const USER_REFERENCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
 import { ERROR_CODE_LIST } from './errorCodes.ts';
 
 const chainId = (field: string) =>
@@ -86,6 +89,15 @@ export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }
         .optional()
         .openapi({
           description: "Addition to the spec. Anonymity set to wait for in the privacy pool (at least the service's, at most PRIVACY_MAX_ANONYMITY_SET).",
+        }),
+      userReference: z
+        .string({ error: 'userReference must be a string' })
+        .regex(USER_REFERENCE_PATTERN, 'userReference must be 1 to 128 printable ASCII characters without spaces (e.g. your own user id, hashed or not)')
+        .optional()
+        .openapi({
+          description:
+            'Addition to the spec. With an API key that vouches for its users (operators: routectl apikey vouch): an opaque id of the wallet\'s own user, so that transfers of different users count as different clients in each other\'s anonymity sets (docs/privacy.md, "Users of one integrator"). Only its keyed hash is stored. Without such a key: 400 USER_REFERENCE_NOT_ACCEPTED.',
+          example: 'user-5f0c2a',
         }),
       quoteId: z
         .string({ error: 'quoteId must be a string' })

@@ -22,3 +22,12 @@ export async function offeredFees(client: PublicClient, chain: Chain): Promise<O
 
 /** The most one unit of gas can cost at these fees. */
 export const feeCap = (fees: OfferedFees): bigint => (fees.type === 'eip1559' ? fees.maxFeePerGas : fees.gasPrice);
+
+/** A fee ceiling given in gwei (a decimal like "2.5") as wei per gas. */
+export function gweiToWei(gwei: string): bigint {
+  const [whole = '0', fraction = ''] = gwei.split('.');
+  return BigInt(whole) * 10n ** 9n + BigInt(fraction.padEnd(9, '0').slice(0, 9) || '0');
+}
+
+/** Whether fees offered now exceed a chain's ceiling (wei per gas; none: never). */
+export const aboveCeiling = (fees: OfferedFees, ceilingWei: bigint | undefined): boolean => ceilingWei !== undefined && feeCap(fees) > ceilingWei;

@@ -5,7 +5,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectDatabase, type Database } from '../db/client.ts';
-import { ApiKeyError, createApiKey, listApiKeys, partnerFeesOwed, revokeApiKey, rotateWebhookSecret, type PartnerLimits } from '../partners/apiKeys.ts';
+import {
+  ApiKeyError,
+  createApiKey,
+  DEFAULT_USER_SHARE_BPS,
+  listApiKeys,
+  partnerFeesOwed,
+  revokeApiKey,
+  rotateWebhookSecret,
+  setUserShare,
+  type PartnerLimits,
+} from '../partners/apiKeys.ts';
 import { keylessWebhookSecret, partnerWebhookSecret } from '../webhooks/signingSecrets.ts';
 import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
 import { WEBHOOK_SECRET_FILE } from './localStack.ts';
@@ -69,9 +79,26 @@ function table(header: string[], rows: string[][]): string {
     .join('\n');
 }
 
+/** --vouch-users [--user-share F]: the share (0 < F ≤ 1) in basis points; null without --vouch-users. */
+function userShareFlag(flags: { vouchUsers?: boolean; userShare?: string }): number | null {
+  if (!flags.vouchUsers) {
+    if (flags.userShare !== undefined) throw usageError('--user-share goes with --vouch-users');
+    return null;
+  }
+  if (flags.userShare === undefined) return DEFAULT_USER_SHARE_BPS;
+  const share = Number(flags.userShare);
+  if (!Number.isFinite(share) || share <= 0 || share > 1) throw usageError('--user-share must be a fraction above 0 and at most 1 (0.5: half of a set)');
+  return Math.round(share * 10_000);
+}
+
+const shareText = (shareBps: number | null) =>
+  shareBps === null
+    ? 'one client in every anonymity set'
+    : `vouches for its users (each userReference a client; together at most ${shareBps / 100} % of a set)`;
+
 export async function create(
   name: string | undefined,
-  flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string; feeBps?: string },
+  flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string; feeBps?: string; vouchUsers?: boolean; userShare?: string },
 ): Promise<void> {
   if (!name) throw usageError('apikey create needs --name <partner name>');
   const limits: Partial<PartnerLimits> = {
@@ -80,17 +107,35 @@ export async function create(
     maxUnfunded: limitFlag('max-unfunded', flags.maxUnfunded),
   };
   const feeBps = flags.feeBps === undefined ? 0 : Number(flags.feeBps);
+  const userShareBps = userShareFlag(flags);
   const { key, id } = await withDatabase(async (db) => {
     try {
-      return await createApiKey(db, name, limits, { feeBps });
+      return await createApiKey(db, name, limits, { feeBps, userShareBps });
     } catch (error) {
       if (error instanceof ApiKeyError) throw new CliError(error.message, 4);
       throw error;
     }
   });
   print(
-    `API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.${feeBps > 0 ? ` Its fee: ${feeBps} bps.` : ''}\n${webhookSecretLines(id, 1)}`,
+    `API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.${feeBps > 0 ? ` Its fee: ${feeBps} bps.` : ''} Privacy: ${shareText(userShareBps)}.\n${webhookSecretLines(id, 1)}`,
   );
+}
+
+/** `apikey vouch --name N (--user-share F | --off)`: whether the key vouches for its users, from the next transfer on. */
+export async function vouch(name: string | undefined, flags: { userShare?: string; off?: boolean }): Promise<void> {
+  if (!name) throw usageError('apikey vouch needs --name <partner name>');
+  if (flags.off && flags.userShare !== undefined) throw usageError('apikey vouch takes --user-share or --off, not both');
+  const shareBps = flags.off ? null : userShareFlag({ vouchUsers: true, userShare: flags.userShare });
+  const updated = await withDatabase(async (db) => {
+    try {
+      return await setUserShare(db, name, shareBps);
+    } catch (error) {
+      if (error instanceof ApiKeyError) throw new CliError(error.message, 4);
+      throw error;
+    }
+  });
+  if (!updated) throw new CliError(`no active API key named "${name}" (routectl apikey list)`, 4);
+  print(`${name}: ${shareText(shareBps)}, for the transfers it creates from now on.`);
 }
 
 /** Hands the partner a new webhook secret; the old one keeps signing beside it for `overlapHours`. */
@@ -129,11 +174,12 @@ export async function list(json: boolean): Promise<void> {
     limit(k.createsPerMinute),
     limit(k.maxUnfunded),
     String(k.feeBps),
+    k.userShareBps === null ? 'no' : `${k.userShareBps / 100} %`,
     String(k.webhookSecretGeneration),
     k.createdAt.toISOString(),
     k.revokedAt?.toISOString() ?? '-',
   ]);
-  const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'FEE_BPS', 'WEBHOOK_SECRET_GEN', 'CREATED', 'REVOKED'];
+  const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'FEE_BPS', 'VOUCHES_USERS', 'WEBHOOK_SECRET_GEN', 'CREATED', 'REVOKED'];
   print(table(header, rows));
 }
 

@@ -6,15 +6,24 @@ import { senderQueues } from '../chain/txSender.ts';
 import { transfers, txIntents, webhookDeliveries } from '../db/schema.ts';
 import { formatAmount } from '../money/amount.ts';
 import { urlOrigin } from '../redact.ts';
-import { finishAction, listActions, OPERATOR_REFUSED, type OperatorAction, type OperatorActionKind, requestAction } from '../operators/audit.ts';
+import {
+  finishAction,
+  listActions,
+  OPERATOR_REFUSED,
+  type OperatorAction,
+  type OperatorActionKind,
+  recoverTooSoon,
+  requestAction,
+} from '../operators/audit.ts';
 import { operatorFailUpdate, operatorRetryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { RECOVER_WORKFLOW_TYPE, type RecoverResult, recoverWorkflowId, VOID_INTENT_WORKFLOW_TYPE, voidIntentWorkflowId } from '../../workflows/operator.ts';
-import { refundWorkflowId } from '../../workflows/refunds.ts';
+import { refundScheduleQuery, refundWorkflowId } from '../../workflows/refunds.ts';
 import { REFUND_WORKFLOW_TYPE } from '../../workflows/types.ts';
 import { isTerminalStatus, TRANSFER_STATUSES, type TransferState } from '../domain/status.ts';
 import type { IntentSummary } from '../domain/operatorResults.ts';
 import { chainClients, CliError, loadRoute, notAllowed, type OperatorContext, print, usageError } from './context.ts';
 import { ledgerOfRoute } from '../transfers/ledgerStore.ts';
+import { type PoolNoteRow, poolNoteOfRoute } from '../transfers/poolNoteStore.ts';
 
 /** Who runs a mutating command, and why: written to operator_actions with the action. */
 export interface Operator {
@@ -123,7 +132,11 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   const webhooks = await ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.routeId, routeId)).orderBy(asc(webhookDeliveries.statusSeq));
   // The webhook URL's path and query may carry the client's own secret: operators see its origin only.
   const webhookOrigin = row.webhookUrl ? urlOrigin(row.webhookUrl) : null;
-  if (json) return print({ transfer: { ...row, webhookUrl: webhookOrigin }, workflow: { ...workflow, state }, ledger, actions, webhookDeliveries: webhooks });
+  const note = await poolNoteOfRoute(ctx.db, routeId);
+  // The seed would tell when the note's future draws come up: it is no operator's business.
+  const pool = note && (({ exitSeed: _seed, ...rest }) => rest)(note);
+  if (json)
+    return print({ transfer: { ...row, webhookUrl: webhookOrigin }, workflow: { ...workflow, state }, pool, ledger, actions, webhookDeliveries: webhooks });
 
   print(`route       ${row.routeId}`);
   print(`status      ${row.status}${row.error ? `  (${row.error})` : ''}`);
@@ -143,12 +156,38 @@ export async function show(ctx: OperatorContext, routeId: string, json: boolean)
   print(`recipient   ${row.userDestinationAddress}${row.refundAddress ? `   refunds to ${row.refundAddress}` : '   (no refundAddress)'}`);
   if (row.payoutTxHash) print(`payout tx   ${row.payoutTxHash}`);
   for (const held of row.heldFunds ?? []) print(`held        ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
+  for (const line of privacyLines(note, { minimum: row.minAnonymitySet ?? 1, reported: row.anonymitySet })) print(line);
   print('ledger:');
   for (const entry of ledger) print(`  ${entry.entryKey.padEnd(22)} ${entry.amount.padStart(24)}  chain ${entry.chainId}  ${entry.txHash ?? ''}`);
   print(actions.length > 0 ? 'operator actions (newest first):' : 'operator actions: none');
   for (const action of actions) print(`  ${actionLine(action)}`);
   print(webhookOrigin ? `webhook deliveries (to ${webhookOrigin}/…):` : 'webhook deliveries: none (no webhookUrl)');
   for (const delivery of webhooks) print(`  ${webhookDeliveryLine(delivery)}`);
+}
+
+/**
+ * The route's way through the pool for `routectl show` (docs/privacy.md, "Timing"): when its note entered and was
+ * approved, its gate and what the last gate decision counted, the exit drawn, the withdrawal and the set reported.
+ */
+export function privacyLines(note: PoolNoteRow | null, route: { minimum: number; reported: number | null }): string[] {
+  if (!note) return [];
+  const at = (date: Date | null) => date?.toISOString() ?? '-';
+  const lines = [`pool        entered ${at(note.depositedAt)}, approved ${at(note.approvedAt)}, asks for a set of ${route.minimum}`];
+  const log = note.gateLog;
+  const gate = note.gatedAt
+    ? `open from the exit epoch ${at(note.gatedAt)} (${note.gateReason === 'max-wait' ? 'its longest wait passed' : 'its set was reached'})`
+    : 'closed';
+  lines.push(`gate        ${gate}`);
+  if (log) {
+    lines.push(
+      `  counted   for the epoch ${log.epoch}: set ${log.set} (minimum ${log.minimum}, ${log.method}); ${log.candidates} gated peers of ${log.clients} clients, itself included; a cohort of ${log.cohort} opening together`,
+      `            ${log.withdrawals} withdrawals of the class before it (exits drawn count as made), ${log.settled} of them settled; ${log.waiting} notes still at their gates, not counted`,
+    );
+  }
+  if (note.withdrawnAt) lines.push(`withdrawn   ${at(note.withdrawnAt)} in the exit epoch ${at(note.exitEpochAt)}; set reported ${route.reported ?? '-'}`);
+  else if (note.exitAt) lines.push(`exit        drawn for ${at(note.exitAt)} (the exit epoch ${at(note.exitEpochAt)})`);
+  else if (note.ragequitAt) lines.push(`ragequit    ${at(note.ragequitAt)}`);
+  return lines;
 }
 
 /** One webhook delivery of `routectl show`: the status it reports, its state, attempts, last answer and times. */
@@ -259,16 +298,40 @@ export async function fail(ctx: OperatorContext, who: Operator, routeId: string)
   for (const held of row.heldFunds ?? []) print(`  holds ${held.amount} of ${held.token} at ${held.place} ${held.address} on chain ${held.chainId}`);
   if (row.heldFunds?.length)
     print(
-      `move them: routectl refund ${routeId} --to <address> (deposit) | routectl recover ${routeId} --side deposit (pool, hub) | --side exit (exit), at unrelated times`,
+      `move them: routectl refund ${routeId} --to <its refundAddress> (deposit; never its recipient) | routectl recover ${routeId} --side deposit (pool, hub) | --side exit (exit), at unrelated times`,
     );
 }
 
-export async function refund(ctx: OperatorContext, who: Operator, routeId: string, to: string | undefined): Promise<void> {
+/**
+ * `routectl refund`: what a finished route's deposit address holds, to its refundAddress or an allowed address (its
+ * recipient, or any other, only with `--override "<why>"`). By default the refund is checked now and sent after a
+ * random delay (REFUND_DELAY_MIN..MAX_SECONDS, as strays are): a refund right after the route ended would time its
+ * funds' way back next to its end. `--now` sends it at once; both are recorded in the audit log.
+ */
+export async function refund(
+  ctx: OperatorContext,
+  who: Operator,
+  routeId: string,
+  opts: { to: string | undefined; override?: string; now?: boolean },
+): Promise<void> {
+  const { to } = opts;
   if (!to || !isAddress(to, { strict: true })) throw usageError('refund needs --to <0x address>');
   const row = await loadRoute(ctx, routeId);
-  const result = await audited(ctx, who, { routeId, action: 'refund', params: { to } }, async (actionId) => {
+  const params = { to, ...(opts.override?.trim() && { override: opts.override.trim() }), now: opts.now === true };
+  const precheck = () => {
     if (!isTerminalStatus(row.status)) throw notAllowed(`route ${routeId} is ${row.status}; refunds are for finished routes (fail it first if it must end)`);
     if (!row.heldFunds?.some((h) => h.place === 'deposit')) throw notAllowed(`route ${routeId} holds nothing at its deposit address`);
+  };
+  if (!opts.now) {
+    const scheduled = await scheduleRefund(ctx, who, routeId, params, precheck);
+    print(
+      `${routeId}: refund to ${to} checked and scheduled for ${new Date(scheduled).toISOString()} (a random delay; --now sends at once). ` +
+        `routectl actions --route ${routeId} shows it done`,
+    );
+    return;
+  }
+  const result = await audited(ctx, who, { routeId, action: 'refund', params }, async (actionId) => {
+    precheck();
     const refunded = await runWorkflow<{ amount: string; txHash: string; to?: string; earlier?: string }>(
       ctx,
       REFUND_WORKFLOW_TYPE,
@@ -286,8 +349,53 @@ export async function refund(ctx: OperatorContext, who: Operator, routeId: strin
   else print(`${routeId}: refunded ${result.amount} to ${result.to ?? to} (tx ${result.txHash})`);
 }
 
-/** The two sides of one route are recovered at least this far apart (unless overridden): unrelated times. */
-const RECOVER_SIDES_APART_MS = 3600_000;
+/**
+ * Starts a delayed refund and waits only for its check: the audit row stays `requested` until the worker sends the
+ * refund (and marks it done) or refuses it. Returns when it will be sent.
+ */
+async function scheduleRefund(
+  ctx: OperatorContext,
+  who: Operator,
+  routeId: string,
+  params: { to: string; override?: string; now: boolean },
+  precheck: () => void,
+): Promise<number> {
+  const actionId = await requestAction(ctx.db, {
+    routeId,
+    action: 'refund',
+    operator: who.operator,
+    reason: who.reason,
+    params: { ...params, identity: who.identity },
+  });
+  try {
+    precheck();
+    const handle = await ctx.temporal.workflow
+      .start(REFUND_WORKFLOW_TYPE, {
+        workflowId: refundWorkflowId(routeId),
+        taskQueue: ctx.taskQueue,
+        args: [{ routeId, to: params.to, operatorDelay: true, ...request(who, actionId) }],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      })
+      .catch((error: unknown) => {
+        throw error instanceof WorkflowExecutionAlreadyStartedError ? notAllowed(`a refund of ${routeId} is already running`) : error;
+      });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const schedule = await handle.query(refundScheduleQuery).catch(() => null);
+      if (schedule?.checked) return schedule.sendsAt ?? Date.now();
+      const { status } = await handle.describe();
+      // Refused by its check (the worker marked the audit row): the workflow's failure says why.
+      if (status.name !== 'RUNNING') await handle.result();
+      if (Date.now() > deadline)
+        throw new CliError(`the refund of ${routeId} was not checked within 60 s; is the worker running? (workflow ${handle.workflowId})`, 1);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } catch (error) {
+    const refusal = asRefusal(error);
+    await finishAction(ctx.db, actionId, refusal.exitCode === 4 ? 'refused' : 'failed', refusal.message);
+    throw refusal;
+  }
+}
 
 /**
  * `routectl recover --side deposit|exit`: one side of a FAILED route goes to its own address (deposit side: pool note
@@ -311,15 +419,8 @@ export async function recover(
   const params = { to, side, ...(override?.trim() && { override: override.trim() }) };
   const result = await audited(ctx, who, { routeId, action: 'recover', params }, async (actionId) => {
     if (row.status !== 'FAILED') throw notAllowed(`route ${routeId} is ${row.status}; recover is for FAILED routes (fail it first if it must end)`);
-    const other = side === 'deposit' ? 'exit' : 'deposit';
-    const recent = (await listActions(ctx.db, { routeId })).find(
-      (a) => a.action === 'recover' && a.outcome === 'done' && a.params.side === other && Date.now() - (a.finishedAt?.getTime() ?? 0) < RECOVER_SIDES_APART_MS,
-    );
-    if (recent && !params.override) {
-      throw notAllowed(
-        `refused: the ${other} side of ${routeId} was recovered at ${recent.finishedAt?.toISOString()}; recover the ${side} side at least an hour later (two sides moved back to back are linked by their timing), or pass --override "<why>"`,
-      );
-    }
+    const tooSoon = recoverTooSoon(await listActions(ctx.db, { routeId }), routeId, side, params.override);
+    if (tooSoon) throw notAllowed(tooSoon);
     const recovered = await runWorkflow<RecoverResult>(
       ctx,
       RECOVER_WORKFLOW_TYPE,
@@ -408,12 +509,18 @@ async function runWorkflow<T>(ctx: OperatorContext, type: string, workflowId: st
     return (await handle.result()) as T;
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) throw notAllowed(busy);
-    if (!(error instanceof WorkflowFailedError)) throw error;
-    let cause: Error = error;
-    while (cause.cause instanceof Error) cause = cause.cause;
-    const refusal = cause instanceof ApplicationFailure && cause.type !== undefined && cause.type !== null && REFUSALS.has(cause.type);
-    throw new CliError(cause.message, refusal ? 4 : 1);
+    throw asRefusal(error);
   }
+}
+
+/** A failed operator workflow as routectl reports it: its root cause, exit code 4 for a refusal; other errors as they are. */
+function asRefusal(error: unknown): Error & { exitCode?: number } {
+  if (error instanceof CliError) return error;
+  if (!(error instanceof WorkflowFailedError)) return error instanceof Error ? error : new Error(String(error));
+  let cause: Error = error;
+  while (cause.cause instanceof Error) cause = cause.cause;
+  const refusal = cause instanceof ApplicationFailure && cause.type !== undefined && cause.type !== null && REFUSALS.has(cause.type);
+  return new CliError(cause.message, refusal ? 4 : 1);
 }
 
 export async function watch(ctx: OperatorContext, routeId: string, timeoutMs: number): Promise<boolean> {

@@ -21,16 +21,21 @@ const USAGE = `usage: routectl <command>
   retry --all-parked --reason "…" [--step S] [--status S] [--error TEXT] [--dry-run]
                                                      retry every parked transfer that matches (after an outage)
   fail <routeId> --reason "…"                        end a parked (or still unfunded) route as FAILED
-  refund <routeId> --to <address> --reason "…"       refund funds held at a finished route's deposit address
+  refund <routeId> --to <address> --reason "…" [--override "…"] [--now]
+                                                     refund funds held at a finished route's deposit address: checked
+                                                     now, sent after a random delay (REFUND_DELAY_MIN..MAX_SECONDS) unless --now
   recover <routeId> --side deposit|exit --reason "…" [--to <address>] [--override "…"]
                                                      move one side of a FAILED route's funds on the hub chain: deposit (pool note by
                                                      ragequit, hub account) to its refundAddress, exit (exit account) to its recipient
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
   void <intentId> --reason "…" [--cancel]            void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
-  apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N] [--fee-bps N]
+  apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N] [--fee-bps N] [--vouch-users [--user-share F]]
                                                      a partner API key and its webhook secret (printed once); limits default to
-                                                     the service's; --fee-bps: the partner's fee on its transfers (0 to 500)
+                                                     the service's; --fee-bps: the partner's fee on its transfers (0 to 500);
+                                                     --vouch-users: each userReference it sends is a client of its own in an
+                                                     anonymity set, its users filling at most F of one (0.5; docs/privacy.md)
+  apikey vouch --name N (--user-share F | --off)     whether the key vouches for its users, for its transfers from now on
   apikey list [--json]                               partner keys: name, prefix, limits, fee, webhook secret generation, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
   apikey rotate-webhook-secret --name N [--overlap-hours H]
@@ -42,9 +47,9 @@ const USAGE = `usage: routectl <command>
                                                      cluster allows it) and the search attributes; idempotent
   devnet …                                           local stack only (info, fund, fault): see "routectl devnet help"
 Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
-ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress or recipient (recover: the
-side's own one), or an address in the worker's OPERATOR_ALLOWED_DESTINATIONS; recover sends anything else only with
---override "<why>", recorded in the audit log.`;
+ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress (recover: the side's own
+address), or an address in the worker's OPERATOR_ALLOWED_DESTINATIONS; anything else, the route's recipient above all
+(deposit-side funds sent to it link the two ends), only with --override "<why>", recorded in the audit log.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -59,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
       operator: { type: 'string' },
       route: { type: 'string' },
       cancel: { type: 'boolean', default: false },
+      now: { type: 'boolean', default: false },
       'all-parked': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       step: { type: 'string' },
@@ -72,6 +78,9 @@ async function main(argv: string[]): Promise<number> {
       'creates-per-minute': { type: 'string' },
       'max-unfunded': { type: 'string' },
       'fee-bps': { type: 'string' },
+      'vouch-users': { type: 'boolean', default: false },
+      'user-share': { type: 'string' },
+      off: { type: 'boolean', default: false },
       'overlap-hours': { type: 'string', default: '24' },
       since: { type: 'string' },
       'no-create-namespace': { type: 'boolean', default: false },
@@ -120,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'refund': {
       const [routeId, by] = [routeArg(), who()];
-      await withOperatorContext((ctx) => operator.refund(ctx, by, routeId, values.to));
+      await withOperatorContext((ctx) => operator.refund(ctx, by, routeId, { to: values.to, override: values.override, now: values.now }));
       return 0;
     }
     case 'recover': {
@@ -148,7 +157,10 @@ async function main(argv: string[]): Promise<number> {
           createsPerMinute: values['creates-per-minute'],
           maxUnfunded: values['max-unfunded'],
           feeBps: values['fee-bps'],
+          vouchUsers: values['vouch-users'],
+          userShare: values['user-share'],
         });
+      else if (first === 'vouch') await apiKeys.vouch(values.name, { userShare: values['user-share'], off: values.off });
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
       else if (first === 'rotate-webhook-secret') await apiKeys.rotateSecret(values.name, values['overlap-hours']);

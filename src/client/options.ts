@@ -32,13 +32,19 @@ export interface WaitOptions extends RequestOptions {
    * may be skipped). An error it throws ends the wait: waitForCompletion rejects with that error, and nothing is retried.
    */
   onStatus?: (transfer: TransferView | PublicTransferView) => void;
-  /** Polling period when Server-Sent Events are unavailable (default 3000 ms). */
+  /** The period of the reads (`quiet`, `poll`, and `auto` when Server-Sent Events are unavailable; default 3000 ms). */
   pollIntervalMs?: number;
   /**
-   * `auto` (default): Server-Sent Events, falling back to polling if the endpoint is missing, the stream keeps
-   * failing, or no event arrives within `firstEventTimeoutMs` (a buffering proxy). `poll`: polling only.
+   * `quiet` (default): one read every `pollIntervalMs` at a fixed rate, going on after the end for a random time up to
+   * `quietAfterEndMs` (in the background, never reported): with the API's padded answers, whoever watches this client's
+   * connection sees no moment at which the route moved, paid out above all (docs/privacy.md). Statuses arrive up to one
+   * period late. `auto`: Server-Sent Events, each status at once (so its moment shows on the wire), falling back to
+   * polling if the endpoint is missing, the stream keeps failing, or no event arrives within `firstEventTimeoutMs` (a
+   * buffering proxy). `poll`: polling that stops at the end.
    */
-  transport?: 'auto' | 'poll';
+  transport?: 'quiet' | 'auto' | 'poll';
+  /** How long, at most, `quiet` reads on after the end (default 600000 ms; the time is drawn uniformly up to it). */
+  quietAfterEndMs?: number;
   /** How long the stream may stay silent after connecting before it is deemed buffered (default 10000 ms). */
   firstEventTimeoutMs?: number;
 }

@@ -10,7 +10,8 @@ export function backoff(attempt: number): number {
   return base / 2 + Math.random() * (base / 2);
 }
 
-export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`; `unref`: the timer does not keep a Node process alive (reads nobody awaits). */
+export function sleep(ms: number, signal: AbortSignal | undefined, unref = false): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
@@ -21,6 +22,7 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
+    if (unref) (timer as { unref?: () => void }).unref?.();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

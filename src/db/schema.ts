@@ -15,6 +15,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import type { HeldFunds } from '../domain/heldFunds.ts';
+import type { GateLog, GateReason } from '../domain/observations.ts';
 
 /**
  * Chain ids and derivation indexes: int8 (EIP-155 chain ids exceed int4), read as JS numbers. The API accepts
@@ -93,8 +94,15 @@ export const transfers = pgTable(
      */
     privacyClient: text('privacy_client'),
     /**
-     * The address that sent the route's deposit (the latest token transfer into the deposit address while it waited, as
-     * the chain shows it): routes of one sender count as one client in an anonymity set (pool_notes.sender_tag).
+     * The partner that vouched for the route's user (a keyed hash of its API key's id, as client_hash) and the share of a
+     * set its users may fill: pool_notes.voucher_tag and voucher_share_bps. Cleared with privacy_client.
+     */
+    privacyVoucher: text('privacy_voucher'),
+    privacyVoucherShareBps: integer('privacy_voucher_share_bps'),
+    /**
+     * The address that funded the route's deposit: of the transfers that brought the deposit address to the amount, the
+     * sender that paid the most (src/domain/funding.ts; deposit_transfers): routes of one sender count as one client in
+     * an anonymity set (pool_notes.sender_tag).
      */
     depositSender: text('deposit_sender'),
 
@@ -201,6 +209,9 @@ export const poolNotes = pgTable(
     clientTag: text('client_tag'),
     /** The deposit's sender as a pseudonym of this class only (SHA-256 of transfers.deposit_sender and the class). */
     senderTag: text('sender_tag'),
+    /** The partner that vouched for the route's user, as a pseudonym of this class only, and the share of a set its users may fill. */
+    voucherTag: text('voucher_tag'),
+    voucherShareBps: integer('voucher_share_bps'),
     /**
      * The candidates counted in the route's anonymity set when its withdrawal was proved (src/privacy/anonymitySet.ts),
      * written before the proof, and the state tree's leaf count at the root it proved against (orders the class's
@@ -208,9 +219,43 @@ export const poolNotes = pgTable(
      */
     anonymityMembers: jsonb('anonymity_members').$type<Array<{ routeId: string; client: number }>>(),
     provedLeaves: integer('proved_leaves'),
+    /**
+     * The gate (src/privacy/gate.ts): the start of the first exit epoch the note may leave in, why its gate opened, and
+     * what the last decision about it counted (written at each decision while closed, kept once open). Null while closed.
+     */
+    gatedAt: timestamp('gated_at', { withTimezone: true }),
+    gateReason: text('gate_reason').$type<GateReason>(),
+    gateLog: jsonb('gate_log').$type<GateLog>(),
+    /** The note's own random seed for the exit lottery's draws (src/privacy/exitLottery.ts), set when its gate opens. */
+    exitSeed: text('exit_seed'),
+    /**
+     * The exit the lottery drew and the epoch it is in: the moment the route withdraws, cleared when the withdrawal is
+     * deferred (the note then faces the next epochs' draws). Once withdrawn, `exitEpochAt` orders the class's withdrawals.
+     */
+    exitAt: timestamp('exit_at', { withTimezone: true }),
+    exitEpochAt: timestamp('exit_epoch_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('pool_notes_amount_class_idx').on(t.amountClass)],
+);
+
+/**
+ * The exit lottery of each class and epoch (src/privacy/exitLottery.ts), written once by the first pass that draws for
+ * the epoch (the epoch before it) so that every pass and replica draws against the same chance.
+ */
+export const classExitEpochs = pgTable(
+  'class_exit_epochs',
+  {
+    amountClass: text('amount_class').notNull(),
+    startsAt: timestamp('starts_at', { withTimezone: true }).notNull(),
+    /** Each gated note of the class leaves in this epoch with this chance (1 in a flush). */
+    chance: doublePrecision('chance').notNull(),
+    flush: boolean('flush').notNull(),
+    /** What the chance came from: the class's pool entries in its traffic window, and the set its routes aim at. */
+    entries: integer('entries').notNull(),
+    target: integer('target').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.amountClass, t.startsAt] })],
 );
 
 /**
@@ -225,6 +270,8 @@ export const priceEpochs = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
     endsAt: timestamp('ends_at', { withTimezone: true }).notNull(),
     usdPrice: text('usd_price').notNull(),
+    /** The end of the exit epoch in which a quote last checked the held price against the market (null: never). */
+    checkedUntil: timestamp('checked_until', { withTimezone: true }),
   },
   (t) => [primaryKey({ columns: [t.token, t.startedAt] })],
 );
@@ -324,6 +371,25 @@ export const depositTokens = pgTable(
 );
 
 /**
+ * The transfers of its own token into a route's deposit address while it awaited its deposit (written by the deposit
+ * watcher, never overwritten): who funded the route is computed from them (src/domain/funding.ts), so a later poke or a
+ * forged zero-value `transferFrom` changes nothing. Values in the token's smallest units.
+ */
+export const depositTransfers = pgTable(
+  'deposit_transfers',
+  {
+    routeId: text('route_id').notNull(),
+    txHash: text('tx_hash').notNull(),
+    logIndex: integer('log_index').notNull(),
+    blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+    sender: text('sender').notNull(),
+    value: text('value').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.txHash, t.logIndex] })],
+);
+
+/**
  * How far the deposit watcher has read each source chain's Transfer logs (the next block to read). Each read
  * goes back a few blocks below it, so a log that a short reorg moved is seen again.
  */
@@ -358,6 +424,12 @@ export const apiKeys = pgTable('api_keys', {
   maxUnfunded: integer('max_unfunded'),
   /** The partner's fee, in basis points of the output before it, on every transfer created with this key (0: none). */
   feeBps: integer('fee_bps').notNull().default(0),
+  /**
+   * Whether the key vouches for its users (docs/privacy.md, "Users of one integrator"): null, its transfers are one
+   * client in every anonymity set; else each userReference it sends is a client of its own, and its users together
+   * may fill at most this share (basis points) of any one route's set.
+   */
+  userShareBps: integer('user_share_bps'),
   /** The partner's webhook secret is derived from WEBHOOK_SIGNING_SECRET and this generation (src/webhooks/signingSecrets.ts). */
   webhookSecretGeneration: integer('webhook_secret_generation').notNull().default(1),
   /** After a rotation: until when deliveries are signed with the previous generation's secret too. */

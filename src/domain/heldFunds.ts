@@ -8,6 +8,8 @@ export interface HeldFunds {
   token: Address;
   address: Address;
   amount: string;
+  /** A stray the scanner listed at a finished route's deposit address: when its batch flags it for an operator (ISO). */
+  listedFrom?: string;
 }
 
 /** Where a parked transfer stopped and why. */

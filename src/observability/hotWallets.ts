@@ -6,12 +6,12 @@
  * The rate is the routes created in the last 24 hours that received their deposit, each costing what the quotes charge for it (src/quote/gasCost.ts: the
  * payer's gas budgets at the chain's fee per gas now). A wallet that paid nothing in a day has an infinite runway.
  */
-import { and, count, gte, isNotNull } from 'drizzle-orm';
+import { and, count, eq, gte, inArray, isNotNull, isNull, min, sql } from 'drizzle-orm';
 import { type Address, formatEther } from 'viem';
 import type { ChainClients } from '../chain/clients.ts';
 import { feeCap, offeredFees } from '../chain/fees.ts';
 import type { Database } from '../db/client.ts';
-import { transfers } from '../db/schema.ts';
+import { transfers, txIntents } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
 import { createTtlCache } from '../providers/ttlCache.ts';
 import { type BridgeMode, type ChainRole, type HotWallet, routeGas } from '../quote/gasCost.ts';
@@ -120,4 +120,31 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
   gauge('private_route_hot_wallet_runway_days', 'Days the balance lasts at that rate (+Inf when the wallet spent nothing)', (row) =>
     runwayDays(row.balance, row.spendPerDay),
   );
+
+  // The queue of each hot wallet: its oldest send recorded and not yet seen mined (or voided). One stuck transaction
+  // holds every later one of its sender back (nonces are in order): the relayer's stalls every withdrawal.
+  new Gauge({
+    name: 'private_route_hot_wallet_oldest_pending_seconds',
+    help: "Age of the wallet's oldest recorded send not yet seen mined (0: none), by wallet and chain_id",
+    labelNames: ['wallet', 'chain_id'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const byAddress = new Map(Object.entries(settings.addresses).map(([wallet, address]) => [address.toLowerCase(), wallet as HotWallet]));
+        const rows = await deps.db
+          .select({ chainId: txIntents.chainId, from: txIntents.fromAddress, oldest: min(txIntents.createdAt) })
+          .from(txIntents)
+          .where(and(eq(txIntents.status, 'pending'), isNull(txIntents.minedTxHash), inArray(sql`lower(${txIntents.fromAddress})`, [...byAddress.keys()])))
+          .groupBy(txIntents.chainId, txIntents.fromAddress);
+        for (const chainId of settings.chainIds) for (const wallet of ['gas', 'pool_relayer'] as const) this.set({ wallet, chain_id: String(chainId) }, 0);
+        for (const row of rows) {
+          const wallet = byAddress.get(row.from.toLowerCase());
+          if (wallet && row.oldest) this.set({ wallet, chain_id: String(row.chainId) }, Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000));
+        }
+      } catch (error) {
+        deps.logger?.warn('metrics: reading the hot wallets’ queues failed', { error: String(error) });
+      }
+    },
+  });
 }

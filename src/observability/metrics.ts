@@ -43,6 +43,14 @@ export const rpcRequests = new Counter({
   registers: [processRegistry],
 });
 
+/** Sends the service did not make because the chain asked more than its fee ceiling (FEE_CEILING_GWEI), by chain and step. */
+export const sendsDeferred = new Counter({
+  name: 'private_route_sends_deferred_total',
+  help: 'Sends put off because the chain asked more per gas than its FEE_CEILING_GWEI, by chain_id and step',
+  labelNames: ['chain_id', 'step'] as const,
+  registers: [processRegistry],
+});
+
 export type ProviderErrorKind = 'BridgeRouteError' | 'BridgeUnavailableError' | 'other';
 
 export function providerErrorKind(error: unknown): ProviderErrorKind {

@@ -102,21 +102,28 @@ export async function refuseAction(
 const refusal = (message: string, type: FailureType = OPERATOR_REFUSED) => finalFailure(type, message);
 
 /**
- * Where an operator may send a route's funds: back to its refundAddress, on to its recipient, or to an address of
- * the worker's allowlist (OPERATOR_ALLOWED_DESTINATIONS, e.g. the service's treasury). Null when allowed, else why not.
+ * Where an operator may refund what a route's deposit address holds (its deposit side): back to its refundAddress, or
+ * to an address of the worker's allowlist (OPERATOR_ALLOWED_DESTINATIONS, e.g. the service's treasury). Its recipient,
+ * or any other address, needs an `override` reason (recorded in the audit log): deposit-side funds sent to the
+ * recipient are a public transfer from the deposit address to the payout's address, which links the two ends. Null
+ * when allowed, else why not.
  */
 export function destinationRefusal(
   route: { routeId: string; refundAddress: string | null; userDestinationAddress: string },
   to: string,
   allowlist: readonly string[] | undefined,
+  override?: string,
 ): string | null {
-  const allowed = [route.refundAddress, route.userDestinationAddress, ...(allowlist ?? [])].filter((a): a is string => Boolean(a));
+  const allowed = [route.refundAddress, ...(allowlist ?? [])].filter((a): a is string => Boolean(a));
   if (allowed.some((a) => a.toLowerCase() === to.toLowerCase())) return null;
-  return (
-    `refused: ${to} is not an allowed destination for route ${route.routeId}. Send it to the route's refundAddress ` +
-    `(${route.refundAddress ?? 'none'}) or its recipient (${route.userDestinationAddress}), or add the address to the worker's ` +
-    'OPERATOR_ALLOWED_DESTINATIONS and restart the worker'
-  );
+  if (override?.trim()) return null;
+  const recipient = route.userDestinationAddress.toLowerCase() === to.toLowerCase();
+  return recipient
+    ? `refused: ${to} is route ${route.routeId}'s recipient; a refund of its deposit side to the address it paid links the deposit to the payout for anyone. ` +
+        `Send it to the route's refundAddress (${route.refundAddress ?? 'none'}) or an address in OPERATOR_ALLOWED_DESTINATIONS; if it must go there, pass --override "<why>" (recorded in the audit log)`
+    : `refused: ${to} is not an allowed destination for route ${route.routeId}. Send it to the route's refundAddress ` +
+        `(${route.refundAddress ?? 'none'}), or add the address to the worker's OPERATOR_ALLOWED_DESTINATIONS and restart the worker, ` +
+        'or pass --override "<why>" (recorded in the audit log)';
 }
 
 /** The two sides of a route: what it holds before the pool (deposit side) and after it (exit side). */
@@ -146,4 +153,28 @@ export function recoverDestinationRefusal(
     "sending a route's deposit-side funds to its recipient, or its exit-side funds to its refund address, links both ends of it. " +
     'If it must go there, pass --override "<why>" (recorded in the audit log)'
   );
+}
+
+/** The two sides of one route are recovered at least this far apart (unless overridden): unrelated times. */
+export const RECOVER_SIDES_APART_MS = 3600_000;
+
+/**
+ * Whether recovering `side` of a route now is too soon after its other side was (within RECOVER_SIDES_APART_MS, from
+ * the audit log `actions` of the route): two sides moved back to back are linked by their timing. An `override`
+ * reason allows it. Null when allowed, else why not. routectl and the worker's recover activity both apply it.
+ */
+export function recoverTooSoon(
+  actions: readonly Pick<OperatorAction, 'action' | 'outcome' | 'params' | 'finishedAt'>[],
+  routeId: string,
+  side: RouteSide,
+  override: string | undefined,
+  now = Date.now(),
+): string | null {
+  if (override?.trim()) return null;
+  const other: RouteSide = side === 'deposit' ? 'exit' : 'deposit';
+  const recent = actions.find(
+    (a) => a.action === 'recover' && a.outcome === 'done' && a.params.side === other && now - (a.finishedAt?.getTime() ?? 0) < RECOVER_SIDES_APART_MS,
+  );
+  if (!recent) return null;
+  return `refused: the ${other} side of ${routeId} was recovered at ${recent.finishedAt?.toISOString()}; recover the ${side} side at least an hour later (two sides moved back to back are linked by their timing), or pass --override "<why>"`;
 }

@@ -29,7 +29,15 @@ export interface Partner {
   limits: PartnerLimits;
   /** The partner's fee in basis points on each transfer it creates (0: none). */
   feeBps: number;
+  /**
+   * Null: all the partner's transfers are one client in an anonymity set. Else it vouches for its users: each
+   * userReference is a client of its own, and its users together fill at most this share (bps) of any route's set.
+   */
+  userShareBps: number | null;
 }
+
+/** The share of a route's set a vouching partner's users may fill unless the operator says otherwise: half. */
+export const DEFAULT_USER_SHARE_BPS = 5_000;
 
 /** The largest partner fee a key may carry, in basis points (5 %). */
 export const MAX_PARTNER_FEE_BPS = 500;
@@ -37,6 +45,7 @@ export const MAX_PARTNER_FEE_BPS = 500;
 export interface ApiKeyListing extends PartnerLimits {
   name: string;
   feeBps: number;
+  userShareBps: number | null;
   webhookSecretGeneration: number;
   keyPrefix: string;
   createdAt: Date;
@@ -60,12 +69,13 @@ export async function createApiKey(
   db: Database,
   name: string,
   limits: Partial<PartnerLimits> = {},
-  options: { feeBps?: number } = {},
+  options: { feeBps?: number; userShareBps?: number | null } = {},
 ): Promise<{ id: number; key: string; keyPrefix: string }> {
   if (!API_KEY_NAME_PATTERN.test(name)) throw new ApiKeyError('the name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   const feeBps = options.feeBps ?? 0;
   if (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > MAX_PARTNER_FEE_BPS)
     throw new ApiKeyError(`the partner fee must be a whole number of basis points from 0 to ${MAX_PARTNER_FEE_BPS}`);
+  const userShareBps = checkedUserShare(options.userShareBps ?? null);
   for (const [field, value] of Object.entries(limits)) {
     if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0))
       throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
@@ -82,6 +92,7 @@ export async function createApiKey(
       createsPerMinute: limits.createsPerMinute ?? null,
       maxUnfunded: limits.maxUnfunded ?? null,
       feeBps,
+      userShareBps,
     })
     .onConflictDoNothing({ target: apiKeys.name })
     .returning({ id: apiKeys.id });
@@ -98,6 +109,7 @@ export async function listApiKeys(db: Database): Promise<ApiKeyListing[]> {
       createsPerMinute: apiKeys.createsPerMinute,
       maxUnfunded: apiKeys.maxUnfunded,
       feeBps: apiKeys.feeBps,
+      userShareBps: apiKeys.userShareBps,
       webhookSecretGeneration: apiKeys.webhookSecretGeneration,
       createdAt: apiKeys.createdAt,
       revokedAt: apiKeys.revokedAt,
@@ -127,6 +139,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
       createsPerMinute: apiKeys.createsPerMinute,
       maxUnfunded: apiKeys.maxUnfunded,
       feeBps: apiKeys.feeBps,
+      userShareBps: apiKeys.userShareBps,
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
@@ -136,7 +149,29 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
     name: row.name,
     limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded },
     feeBps: row.feeBps,
+    userShareBps: row.userShareBps,
   };
+}
+
+/** A user share as stored: null (no vouching) or a whole number of basis points from 1 to 10,000. */
+function checkedUserShare(shareBps: number | null): number | null {
+  if (shareBps !== null && !(Number.isInteger(shareBps) && shareBps >= 1 && shareBps <= 10_000)) {
+    throw new ApiKeyError('the user share must be a whole number of basis points from 1 to 10000 (0.5 as --user-share is 5000)');
+  }
+  return shareBps;
+}
+
+/**
+ * Sets whether the partner's key vouches for its users, and the share of a set they may fill (null: it no longer
+ * vouches; routes created before keep what they were created with). False when there is no such active key.
+ */
+export async function setUserShare(db: Database, name: string, shareBps: number | null): Promise<boolean> {
+  const updated = await db
+    .update(apiKeys)
+    .set({ userShareBps: checkedUserShare(shareBps) })
+    .where(and(eq(apiKeys.name, name), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return updated.length > 0;
 }
 
 /**

@@ -43,13 +43,13 @@ export interface StepGas {
 /**
  * Gas units a per-route account must hold for its sends in one step: the gas limits of its largest step (the pool
  * deposit's approve, ~55,000, and the deposit itself, ~475,000 with the adapter's 30 % headroom over ~365,000 on the
- * devnet) with room for a deeper tree. Below it a top-up is sent, of twice this at the fee of the moment, so that a fee
- * that doubles before the step runs still leaves enough. It must cover the step on its own: an account that holds a
- * little less (dust anyone can send to the public hub account) gets no top-up.
+ * devnet) with room for a deeper tree. Below it a top-up is sent, a round value between once and two and a half times
+ * this at the fee of the moment (activities/gas.ts, topUpValue). It must cover the step on its own: an account that
+ * holds a little less (dust anyone can send to the public hub account) gets no top-up.
  */
 export const ROUTE_ACCOUNT_GAS_PER_STEP = 600_000n;
-/** A top-up: its value (twice the step's gas) and its own transfer. */
-const TOP_UP = 2 * Number(ROUTE_ACCOUNT_GAS_PER_STEP) + 21_000;
+/** A top-up: its value (at most two and a half times the step's gas) and its own transfer. */
+const TOP_UP = (5 * Number(ROUTE_ACCOUNT_GAS_PER_STEP)) / 2 + 21_000;
 /** Paid from the step's top-up. */
 const FROM_TOP_UP = 0;
 const CCTP_MINT = 200_000;
@@ -162,10 +162,18 @@ export function gasCostUsd(chains: ChainGas[], bufferBps: number): string {
   return `${whole}.${fraction}`;
 }
 
-/** The least value of the 1-2-5 grid (1, 2, 5, 10, 20, 50, … micro-dollars) at or above `micros`; 0 stays 0. */
-export function onGrid(micros: bigint): bigint {
-  if (micros <= 0n) return 0n;
+/** The least value of the 1-2-5 grid (1, 2, 5, 10, 20, 50, … of any unit: micro-dollars, wei) at or above `value`; 0 stays 0. */
+export function onGrid(value: bigint): bigint {
+  if (value <= 0n) return 0n;
   for (let decade = 1n; ; decade *= 10n) {
-    for (const step of [1n, 2n, 5n]) if (step * decade >= micros) return step * decade;
+    for (const step of [1n, 2n, 5n]) if (step * decade >= value) return step * decade;
   }
+}
+
+/** The largest value of the 1-2-5 grid at or below `value` (0 and below: 0). */
+export function gridFloor(value: bigint): bigint {
+  if (value <= 0n) return 0n;
+  let best = 0n;
+  for (let decade = 1n; decade <= value; decade *= 10n) for (const step of [1n, 2n, 5n]) if (step * decade <= value) best = step * decade;
+  return best;
 }

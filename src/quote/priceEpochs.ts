@@ -6,16 +6,25 @@ import { parseDecimal } from '../money/amount.ts';
 /**
  * Price epochs (docs/privacy.md, "Price epochs"): a cross-asset quote converts at a token's USD price held for an
  * epoch, not at the live price of the moment, so that a payout does not encode when its transfer was created. Epochs
- * follow a public clock (PRICE_EPOCH_SECONDS: every epoch ends at a multiple of it, UTC); an epoch starts early when
- * the live price has moved more than half of PRICE_EPOCH_MARGIN_BPS away from the held one (then every later quote,
- * whoever asks, gets the new price: creations still share epochs, only the epoch's start is set by the market).
+ * follow a public clock (PRICE_EPOCH_SECONDS: every epoch ends at a multiple of it, UTC). The market ends one early in
+ * two ways (then every later quote, whoever asks, gets the new price: creations still share epochs):
+ * - at an exit epoch's start (`alignSeconds`, PRIVACY_EXIT_EPOCH_SECONDS), the first quote checks the held price
+ *   against the live one, and a price the market has left by more than `holdBps` (PRICE_EPOCH_HOLD_BPS) is replaced:
+ *   between those checks an excursion that comes back ends nothing, and an epoch's early end falls on the exit clock
+ *   (issue 33: with a check at every quote, ordinary ETH volatility ended epochs every 5–20 minutes);
+ * - at any moment, past the midpoint between `holdBps` and the margin (`hardStopBps`): the quote never promises more
+ *   than the market gives less half of what the margin keeps beyond the hold.
  */
 
 export interface PriceEpochSettings {
   /** Length of an epoch on the clock. */
   epochSeconds: number;
-  /** Cross-asset conversions give up this much of the held price; the price is held while it moves less than half of it. */
+  /** Cross-asset conversions give up this much of the held price (PRICE_EPOCH_MARGIN_BPS). */
   marginBps: number;
+  /** The band checked at exit epoch starts (PRICE_EPOCH_HOLD_BPS); unset: half the margin. */
+  holdBps?: number;
+  /** The exit epoch (PRIVACY_EXIT_EPOCH_SECONDS): the band is checked once per such slot; unset or 0: at every quote. */
+  alignSeconds?: number;
 }
 
 export interface HeldPrice {
@@ -23,6 +32,8 @@ export interface HeldPrice {
   usdPrice: string;
   startedAt: Date;
   endsAt: Date;
+  /** The end of the exit epoch in which the band was last checked: no check again before it. */
+  checkedUntil?: Date;
 }
 
 export interface PriceEpochs {
@@ -39,21 +50,47 @@ export function epochEnd(now: Date, epochSeconds: number): Date {
   return new Date(Math.floor(now.getTime() / length) * length + length);
 }
 
-/** Whether `live` has moved more than half the margin away from `held` (either way), so a new epoch starts. */
-export function movedBeyondHold(held: string, live: string, marginBps: number): boolean {
+/** The band checked at exit epoch starts, and the move that ends an epoch at once (bps). */
+export function holdBands(settings: PriceEpochSettings): { holdBps: number; hardStopBps: number } {
+  const holdBps = settings.holdBps ?? settings.marginBps / 2;
+  return { holdBps, hardStopBps: (holdBps + settings.marginBps) / 2 };
+}
+
+/** Whether `live` has moved more than `bps` away from `held` (either way). */
+export function movedBeyond(held: string, live: string, bps: number): boolean {
   const a = parseDecimal(held);
   const b = parseDecimal(live);
-  // |b/a − 1| > margin/2  ⇔  |b·a.scale − a·b.scale| · 20000 > margin · a · b.scale   (all scaled to integers)
+  // |b/a − 1| > bps/10000  ⇔  |b·a.scale − a·b.scale| · 10000 > bps · a · b.scale   (all scaled to integers; bps may be
+  // fractional: both sides times 2)
   const heldScaled = a.units * b.scale;
   const liveScaled = b.units * a.scale;
   const moved = liveScaled > heldScaled ? liveScaled - heldScaled : heldScaled - liveScaled;
-  return moved * 20_000n > BigInt(marginBps) * heldScaled;
+  return moved * 20_000n > BigInt(Math.round(bps * 2)) * heldScaled;
 }
 
-/** The held price if it is still current at `now` and the market has not left it; null: a new epoch must start. */
-export function stillHeld(current: HeldPrice | null, live: string, now: Date, settings: PriceEpochSettings): HeldPrice | null {
-  if (!current || current.startedAt > now || current.endsAt <= now) return null;
-  return movedBeyondHold(current.usdPrice, live, settings.marginBps) ? null : current;
+/**
+ * What a quote at `now` does with the current epoch: `keep` it; `checked`: keep it, and record that the band was
+ * checked in this exit epoch (`checkedUntil`); `start` a new epoch at the live price.
+ */
+export function decideEpoch(
+  current: HeldPrice | null,
+  live: string,
+  now: Date,
+  settings: PriceEpochSettings,
+): { action: 'keep'; held: HeldPrice } | { action: 'checked'; held: HeldPrice } | { action: 'start' } {
+  if (!current || current.startedAt > now || current.endsAt <= now) return { action: 'start' };
+  const { holdBps, hardStopBps } = holdBands(settings);
+  if (movedBeyond(current.usdPrice, live, hardStopBps)) return { action: 'start' };
+  if (!settings.alignSeconds) return movedBeyond(current.usdPrice, live, holdBps) ? { action: 'start' } : { action: 'keep', held: current };
+  if (current.checkedUntil && now < current.checkedUntil) return { action: 'keep', held: current };
+  if (movedBeyond(current.usdPrice, live, holdBps)) return { action: 'start' };
+  return { action: 'checked', held: { ...current, checkedUntil: epochEnd(now, settings.alignSeconds) } };
+}
+
+/** A new epoch at the live price, from `now` to the end of its clock epoch, checked for the exit epoch it starts in. */
+export function newEpoch(live: string, now: Date, settings: PriceEpochSettings): HeldPrice {
+  const held = { usdPrice: live, startedAt: now, endsAt: epochEnd(now, settings.epochSeconds) };
+  return settings.alignSeconds ? { ...held, checkedUntil: epochEnd(now, settings.alignSeconds) } : held;
 }
 
 /**
@@ -70,22 +107,25 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
       .where(and(eq(priceEpochs.token, token), lte(priceEpochs.startedAt, at), gt(priceEpochs.endsAt, at)))
       .orderBy(desc(priceEpochs.startedAt))
       .limit(1);
-    return row ? { usdPrice: row.usdPrice, startedAt: row.startedAt, endsAt: row.endsAt } : null;
+    if (!row) return null;
+    const held = { usdPrice: row.usdPrice, startedAt: row.startedAt, endsAt: row.endsAt };
+    return row.checkedUntil ? { ...held, checkedUntil: row.checkedUntil } : held;
   }
 
-  /** Under the token's lock: the epoch another process started meanwhile, or a new one at the live price. */
-  async function startOrJoin(token: string, live: string, at: Date): Promise<HeldPrice> {
+  /** Under the token's lock: what another process decided meanwhile, else this quote's decision, written. */
+  async function decideLocked(token: string, live: string, at: Date): Promise<HeldPrice> {
     return db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`price-epoch:${token}`}))`);
       const current = await currentEpoch(tx, token, at);
-      const kept = stillHeld(current, live, at, settings);
-      if (kept) return kept;
-      if (current)
-        await tx
-          .update(priceEpochs)
-          .set({ endsAt: at })
-          .where(and(eq(priceEpochs.token, token), eq(priceEpochs.startedAt, current.startedAt)));
-      const started = { usdPrice: live, startedAt: at, endsAt: epochEnd(at, settings.epochSeconds) };
+      const decided = decideEpoch(current, live, at, settings);
+      if (decided.action === 'keep') return decided.held;
+      const key = (startedAt: Date) => and(eq(priceEpochs.token, token), eq(priceEpochs.startedAt, startedAt));
+      if (decided.action === 'checked') {
+        await tx.update(priceEpochs).set({ checkedUntil: decided.held.checkedUntil }).where(key(decided.held.startedAt));
+        return decided.held;
+      }
+      if (current) await tx.update(priceEpochs).set({ endsAt: at }).where(key(current.startedAt));
+      const started = newEpoch(live, at, settings);
       await tx
         .insert(priceEpochs)
         .values({ token, ...started })
@@ -99,7 +139,9 @@ export function createPriceEpochs(db: Database, settings: PriceEpochSettings, no
       const price = await live();
       if (price === null) return null;
       const at = now();
-      return stillHeld(await currentEpoch(db, tokenKey(token), at), price, at, settings) ?? (await startOrJoin(tokenKey(token), price, at));
+      const key = tokenKey(token);
+      const decided = decideEpoch(await currentEpoch(db, key, at), price, at, settings);
+      return decided.action === 'keep' ? decided.held : decideLocked(key, price, at);
     },
   };
 }
@@ -112,11 +154,8 @@ export function createInMemoryPriceEpochs(settings: PriceEpochSettings, now: () 
       const price = await live();
       if (price === null) return null;
       const at = now();
-      const held = stillHeld(current.get(tokenKey(token)) ?? null, price, at, settings) ?? {
-        usdPrice: price,
-        startedAt: at,
-        endsAt: epochEnd(at, settings.epochSeconds),
-      };
+      const decided = decideEpoch(current.get(tokenKey(token)) ?? null, price, at, settings);
+      const held = decided.action === 'start' ? newEpoch(price, at, settings) : decided.held;
       current.set(tokenKey(token), held);
       return held;
     },

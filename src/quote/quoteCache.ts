@@ -10,8 +10,10 @@ export interface QuoteCacheOptions {
 }
 
 /**
- * The quote service with identical requests answered from one computation for `ttlMs` (QUOTE_CACHE_SECONDS),
- * so a client polling for a quote, or many clients asking the same, cost the providers nothing more.
+ * The quote service with identical requests of one client (`cacheScope`) answered from one computation for `ttlMs`
+ * (QUOTE_CACHE_SECONDS), so a client polling for a quote costs the providers nothing more. Not shared between
+ * clients: a quote answered from the cache comes back faster, and would tell whoever asks an exact (pair, amount) that
+ * someone else asked it moments ago, just before a deposit of that amount (issue 33).
  * A quote holds no id, expiry or per-request field, so the same one can serve several callers; each gets
  * its own copy (with its amount advice, when the service gives some). Failures are not kept. `{ fresh: true }` (a create) always prices afresh.
  */
@@ -23,16 +25,17 @@ export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): 
     inputFor: (request, output) => service.inputFor(request, output),
     async quote(request, options) {
       if (options?.fresh) return service.quote(request, options);
-      return structuredClone(await cache.get(quoteKey(request), () => service.quote(request)));
+      return structuredClone(await cache.get(quoteKey(request, options?.cacheScope), () => service.quote(request)));
     },
   };
 }
 
 /**
  * What the quote depends on, normalised only where the services treat spellings alike: symbols are
- * case-insensitive and default as the services default them. Other fields (a create's addresses) are ignored.
+ * case-insensitive and default as the services default them. Other fields (a create's addresses) are ignored; the
+ * scope keeps clients apart.
  * The amount is kept as sent: "1.50" and "1.5" are separate entries, never a valid and an invalid one merged.
  */
-export function quoteKey(request: TransferRequest): string {
-  return JSON.stringify([pairKey(request), request.amount]);
+export function quoteKey(request: TransferRequest, scope?: string): string {
+  return JSON.stringify([scope ?? null, pairKey(request), request.amount]);
 }

@@ -17,6 +17,8 @@ export interface TransferRequest {
   partnerFeeBps?: number;
   /** That partner (api_keys.id), set likewise: a quoteId is for the key that asked for it (src/quote/quoteRecords.ts). */
   partnerId?: number;
+  /** The anonymity set a create asks for: etaSeconds counts the wait in the pool for it (src/quote/privacyEta.ts). */
+  minAnonymitySet?: number;
 }
 
 /** The API's code for each way a request cannot be quoted (src/api/errorCodes.ts says what each means). */
@@ -146,7 +148,7 @@ export interface QuoteServiceDeps {
   priceEpochs: PriceEpochs;
   /** Cross-asset conversions give up this much of the held price (PRICE_EPOCH_MARGIN_BPS). */
   priceMarginBps: number;
-  /** Expected time in the privacy pool (review, privacy delay, proof), part of etaSeconds. */
+  /** Expected time in the privacy pool before the wait for the set (review, proof), part of etaSeconds (src/quote/privacyEta.ts adds the wait). */
   poolEtaSeconds: number;
   /** Placeholder account for preview quotes (no deposit address is allocated for those). */
   previewAccount: Address;
@@ -155,6 +157,11 @@ export interface QuoteServiceDeps {
 export interface QuoteOptions {
   /** Price afresh even when an identical request was quoted moments ago (a create does). */
   fresh?: boolean;
+  /**
+   * Whose cached quotes this request may share (src/quote/quoteCache.ts): the client's hash, so that how fast a quote
+   * comes back tells no client whether another just asked the same exact (pair, amount). Unset: one cache for all.
+   */
+  cacheScope?: string;
 }
 
 export interface QuoteService {

@@ -5,6 +5,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
+import { publicError } from './publicErrors.ts';
 import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
@@ -28,6 +29,16 @@ export interface CreateTransferRequest extends TransferRequest {
   webhookUrl?: string;
   /** Optional: the quote to create with, exactly as quoted, while it is fresh (src/quote/quoteRecords.ts). */
   quoteId?: string;
+}
+
+/**
+ * A user a partner vouched for (docs/privacy.md, "Users of one integrator"): the user's own client hash, the partner's
+ * (its client hash), and the share of a set the partner's users may fill.
+ */
+export interface VouchedUser {
+  client: string;
+  voucher: string;
+  shareBps: number;
 }
 
 export interface CreatedTransfer extends Quote {
@@ -173,12 +184,6 @@ export function statusTokenMatches(presented: string, storedHash: string | null)
   return matchesSecretDigest(presented, Buffer.from(storedHash, 'hex'));
 }
 
-/** An error as anyone with the routeId may read it: its words stay, addresses, hashes, amounts and times do not. */
-export function publicError(error: string | null): string | null {
-  if (error === null) return null;
-  return error.replace(/0x[0-9a-fA-F]+|\d{4}-\d{2}-\d{2}T[\d:.]+Z?|\d+(?:\.\d+)?/g, (value) => (value.startsWith('0x') ? '0x…' : '…'));
-}
-
 export function createTransferService(deps: TransferServiceDeps) {
   /**
    * The quote a create cites, while it is fresh and the market still covers it: the request is priced afresh as
@@ -212,7 +217,7 @@ export function createTransferService(deps: TransferServiceDeps) {
      * `clientHash`: the creating client's hash (src/api/abuseLimits.ts), kept while the transfer is unfunded for its cap,
      * and (as privacyClient) while its note may count in other routes' anonymity sets.
      */
-    async create(request: CreateTransferRequest, options: { clientHash?: string; partnerId?: number } = {}): Promise<NewTransfer> {
+    async create(request: CreateTransferRequest, options: { clientHash?: string; partnerId?: number; user?: VouchedUser } = {}): Promise<NewTransfer> {
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now,
       // unless it cites a quote still fresh enough to be kept (QUOTE_TTL_SECONDS, within its price epoch).
@@ -247,7 +252,9 @@ export function createTransferService(deps: TransferServiceDeps) {
         depositDeadline,
         statusTokenHash: hashStatusToken(statusToken),
         clientHash: options.clientHash ?? null,
-        privacyClient: options.clientHash ?? null,
+        privacyClient: options.user?.client ?? options.clientHash ?? null,
+        privacyVoucher: options.user?.voucher ?? null,
+        privacyVoucherShareBps: options.user?.shareBps ?? null,
         webhookUrl: request.webhookUrl ?? null,
         partnerId: options.partnerId ?? null,
         partnerFeeAmount: options.partnerId === undefined ? null : (quote.partnerFeeAmount ?? '0'),

@@ -43,13 +43,16 @@ export async function updateTransfer(db: Db, routeId: string, changes: TransferC
  * Records where the route's funds are (`held`, every place); the route needs an operator exactly while it holds
  * some. `note` replaces the default `lastError`.
  */
-export function recordHeldFunds(db: Db, routeId: string, held: HeldFunds[], note: string | null = null): Promise<boolean> {
+export function recordHeldFunds(db: Db, routeId: string, held: HeldFunds[], note: string | null = null, now = new Date()): Promise<boolean> {
   return updateTransfer(db, routeId, {
     heldFunds: storedHeldFunds(held),
-    needsAttention: held.length > 0,
+    needsAttention: held.some((h) => isListedBy(h, now)),
     lastError: note ?? (held.length > 0 ? HOLDS_FUNDS_NOTE : null),
   });
 }
+
+/** Whether a holding asks for an operator by `now`: at once, or, for a stray listed in a batch, once its batch came. */
+export const isListedBy = (held: HeldFunds, now: Date) => held.listedFrom === undefined || Date.parse(held.listedFrom) <= now.getTime();
 
 /** A route an operator must look at (`routectl list --stuck`), with why. */
 export function flagForOperator(db: Db, routeId: string, error: string): Promise<boolean> {
@@ -75,7 +78,7 @@ export async function applyStatus(db: Db, write: StatusProjection): Promise<bool
       // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
       // A finished route's deposit address is checked for strays once more (activities/strays.ts): what a route in flight
       // could not refund automatically is listed for an operator then.
-      ...(isTerminalStatus(write.status) && { completedAt: sql`now()`, privacyClient: null, depositCheckedAt: null }),
+      ...(isTerminalStatus(write.status) && { completedAt: sql`now()`, privacyClient: null, privacyVoucher: null, depositCheckedAt: null }),
       // The unfunded cap's client hash is kept only while the transfer awaits its deposit (src/api/abuseLimits.ts).
       ...(write.status !== 'AWAITING_DEPOSIT' && { clientHash: null }),
     },
@@ -97,6 +100,7 @@ export async function failNeverStarted(db: Db, routeId: string): Promise<void> {
     statusSeq: NEVER_STARTED_SEQ,
     clientHash: null,
     privacyClient: null,
+    privacyVoucher: null,
     updatedAt: sql`now()`,
   });
   await db

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/logger.ts';
 import { writeStatus } from '../../activities/projection.ts';
 import { createApiKey, revokeApiKey } from '../../src/partners/apiKeys.ts';
 import type { QuoteService } from '../../src/quote/quoteService.ts';
+import { withQuoteCache } from '../../src/quote/quoteCache.ts';
 import type { TransferService } from '../../src/transfers/transferService.ts';
 
 let postgres: TestPostgres;
@@ -255,5 +256,21 @@ describe('abuse limits: per-client rate limits in Postgres, the unfunded cap, pa
 
     assert.equal((await call(direct, 'quote', '2001:db8:9:9::1')).status, 200);
     assert.equal((await call(direct, 'quote', '2001:db8:9:9::2')).status, 429, 'same /64');
+  });
+
+  test('quotes are cached per client: the quote route scopes the cache by the client, so no client hears of another’s quote', async () => {
+    let computations = 0;
+    const quote = async () => {
+      computations += 1;
+      return { quote: QUOTE };
+    };
+    const counting = { ...quotes, quote } as unknown as QuoteService;
+    const abuse = await createAbuseLimits({ db: database.db, settings: DEFAULTS, logger });
+    const app = createApi({ quotes: withQuoteCache(counting, { ttlMs: 60_000 }), transfers: fakeTransfers, logger, abuse });
+    assert.equal((await call(app, 'quote', '198.51.100.71')).status, 200);
+    assert.equal((await call(app, 'quote', '198.51.100.71')).status, 200);
+    assert.equal(computations, 1, 'one client asking again: from the cache');
+    assert.equal((await call(app, 'quote', '198.51.100.72')).status, 200);
+    assert.equal(computations, 2, 'another client, the same request: priced afresh');
   });
 });

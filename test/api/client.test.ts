@@ -257,6 +257,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const seen: string[] = [];
     // A poll every minute: if the stream were not used, the test would time out.
     const done = client.waitForCompletion(route.routeId, {
+      transport: 'auto',
       statusToken: route.statusToken,
       pollIntervalMs: 60_000,
       signal: AbortSignal.timeout(20_000),
@@ -275,6 +276,59 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     assert.ok(!recorder.urls.includes(`GET /api/private-route/${route.routeId}`), 'no polling');
   });
 
+  test('by default (quiet) the reads go out at one rate, answers of one size, and go on after the end: no status moment on the wire', {
+    timeout: 30_000,
+  }, async () => {
+    // What a network observer of the client sees: when each request went out and how big its answer was.
+    const frames: Array<{ at: number; bytes: number; url: string }> = [];
+    const observed: typeof fetch = async (input, init) => {
+      const at = Date.now();
+      const response = await fetch(input, init);
+      const body = await response.clone().text();
+      frames.push({ at, bytes: body.length + (response.headers.get('x-padding')?.length ?? 0), url: String(input) });
+      return response;
+    };
+    const client = createPrivateRouteClient({ baseUrl, fetch: observed });
+    const route = await client.create(CREATE);
+    const random = Math.random;
+    Math.random = () => 0.75; // the time read on after the end: 0.75 of quietAfterEndMs
+    const INTERVAL = 250;
+    const AFTER_END = 2_000;
+    let doneAt = 0;
+    try {
+      const seen: string[] = [];
+      const done = client.waitForCompletion(route.routeId, {
+        statusToken: route.statusToken,
+        pollIntervalMs: INTERVAL,
+        quietAfterEndMs: AFTER_END,
+        signal: AbortSignal.timeout(25_000),
+        onStatus: (view) => seen.push(view.status),
+      });
+      await until(() => seen.length === 1, 'the first read');
+      for (const status of FORWARD) {
+        await move(route.routeId, status);
+        await until(() => seen.at(-1) === status, `${status} read`);
+      }
+      assert.equal((await done).status, 'COMPLETED');
+      doneAt = Date.now();
+      await new Promise((r) => setTimeout(r, AFTER_END + 3 * INTERVAL));
+    } finally {
+      Math.random = random;
+    }
+    const reads = frames.filter((f) => f.url.endsWith(`/api/private-route/${route.routeId}`));
+    assert.ok(!frames.some((f) => f.url.endsWith('/events')), 'no event stream');
+    assert.equal(new Set(reads.map((f) => f.bytes)).size, 1, `every answer the same size: ${[...new Set(reads.map((f) => f.bytes))]}`);
+    const gaps = reads.slice(1).map((f, i) => f.at - reads[i]!.at);
+    assert.ok(
+      gaps.every((gap) => gap > INTERVAL * 0.5 && gap < INTERVAL * 1.8),
+      `one read every ${INTERVAL} ms, whatever the statuses did: ${gaps}`,
+    );
+    const after = reads.filter((f) => f.at > doneAt);
+    assert.ok(after.length >= 4, `the reads went on after the end (${after.length})`);
+    const lastAfterEnd = reads.at(-1)!.at - doneAt;
+    assert.ok(lastAfterEnd >= AFTER_END * 0.75 - 2 * INTERVAL && lastAfterEnd <= AFTER_END * 0.75 + INTERVAL, `and stopped ${lastAfterEnd} ms after it`);
+  });
+
   test('an onStatus that throws ends the wait with its own error, called once, the stream not reconnected', { timeout: 30_000 }, async () => {
     const recorder = recordingFetch();
     const client = createPrivateRouteClient({ baseUrl, fetch: recorder.fetch });
@@ -282,6 +336,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const own = new Error('the wallet could not show it');
     let calls = 0;
     const waited = client.waitForCompletion(route.routeId, {
+      transport: 'auto',
       statusToken: route.statusToken,
       pollIntervalMs: 60_000,
       signal: AbortSignal.timeout(20_000),
@@ -317,6 +372,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const route = await client.create(CREATE);
     const seen: string[] = [];
     const done = client.waitForCompletion(route.routeId, {
+      transport: 'auto',
       statusToken: route.statusToken,
       pollIntervalMs: 60_000,
       signal: AbortSignal.timeout(20_000),
@@ -366,6 +422,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const route = await client.create(CREATE);
     const seen: string[] = [];
     const done = client.waitForCompletion(route.routeId, {
+      transport: 'auto',
       pollIntervalMs: 50,
       signal: AbortSignal.timeout(20_000),
       onStatus: (view) => seen.push(view.status),
@@ -400,6 +457,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const route = await client.create(CREATE);
     const seen: string[] = [];
     const done = client.waitForCompletion(route.routeId, {
+      transport: 'auto',
       statusToken: route.statusToken,
       firstEventTimeoutMs: 300,
       pollIntervalMs: 50,
@@ -416,7 +474,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
 
   test("a FAILED transfer rejects with PrivateRouteFailedError carrying the route's error", { timeout: 30_000 }, async () => {
     const client = createPrivateRouteClient({ baseUrl });
-    for (const transport of ['auto', 'poll'] as const) {
+    for (const transport of ['quiet', 'auto', 'poll'] as const) {
       const route = await client.create(CREATE);
       // The outcome is taken at once: the wait may end while the moves below are still being awaited.
       const outcome = client
@@ -476,7 +534,7 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
   test('abort: the signal ends waitForCompletion (stream and polling) with its own reason', { timeout: 20_000 }, async () => {
     const client: PrivateRouteClient = createPrivateRouteClient({ baseUrl });
     const route = await client.create(CREATE);
-    for (const transport of ['auto', 'poll'] as const) {
+    for (const transport of ['quiet', 'auto', 'poll'] as const) {
       const controller = new AbortController();
       const started = Date.now();
       const done = client.waitForCompletion(route.routeId, { statusToken: route.statusToken, transport, pollIntervalMs: 50, signal: controller.signal });

@@ -479,6 +479,45 @@ describe('partner fees', { timeout: 60_000 }, () => {
   });
 });
 
+describe('users of one integrator', { timeout: 60_000 }, () => {
+  test('a key that vouches for its users: each userReference is a client of its own, stored only as a keyed hash; others get a 400', async () => {
+    const app = h.api({ abuse: await partnersWithoutLimits() });
+    const privacyOf = async (routeId: string) => {
+      const [row] = await h.database.db.select().from(transfers).where(eq(transfers.routeId, routeId));
+      return { client: row!.privacyClient, voucher: row!.privacyVoucher, share: row!.privacyVoucherShareBps };
+    };
+    const keyless = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, userReference: 'user-1' });
+    assert.deepEqual([keyless.status, keyless.body.code], [400, 'USER_REFERENCE_NOT_ACCEPTED']);
+    assert.match(keyless.body.error!, /needs an API key/);
+    const plain = await createApiKey(h.database.db, 'plain-wallet');
+    const refused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, userReference: 'user-1' }, { 'X-Api-Key': plain.key });
+    assert.deepEqual([refused.status, refused.body.code], [400, 'USER_REFERENCE_NOT_ACCEPTED']);
+    assert.match(refused.body.error!, /routectl apikey vouch --name plain-wallet/);
+    const malformed = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, userReference: 'has spaces' }, { 'X-Api-Key': plain.key });
+    assert.deepEqual([malformed.status, malformed.body.code], [400, 'INVALID_REQUEST']);
+
+    const wallet = await createApiKey(h.database.db, 'vouching-wallet', {}, { userShareBps: 5_000 });
+    const create = async (userReference: string) => {
+      const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, userReference }, { 'X-Api-Key': wallet.key });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      return privacyOf(created.body.data!.routeId as string);
+    };
+    const [alice, bob, aliceAgain] = [await create('alice'), await create('bob'), await create('alice')];
+    assert.notEqual(alice.client, bob.client, 'two users: two clients');
+    assert.equal(alice.client, aliceAgain.client, 'one user: one client');
+    assert.equal(alice.voucher, bob.voucher, 'both vouched for by the same partner');
+    assert.equal(alice.share, 5_000);
+    for (const stored of [alice.client, alice.voucher]) assert.ok(stored && !stored.includes('alice'), 'keyed hashes, never the reference');
+    const withoutReference = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'X-Api-Key': wallet.key });
+    const unvouched = await privacyOf(withoutReference.body.data!.routeId as string);
+    assert.deepEqual(
+      { client: unvouched.client, voucher: unvouched.voucher },
+      { client: alice.voucher, voucher: null },
+      'without a reference: the key itself, one client',
+    );
+  });
+});
+
 describe('padded full views', { timeout: 60_000 }, () => {
   test('a full view is answered in whole 4096-byte blocks (body and X-Padding) whatever its status; the public view is not padded', async () => {
     const app = h.api();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import type { Address } from 'viem';
+import { type Address, toHex } from 'viem';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { txIntents } from '../../src/db/schema.ts';
@@ -10,7 +10,10 @@ import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts
 let stack: TestStack;
 
 before(async () => {
-  stack = await startTestStack({ env: { BRIDGE_PROVIDER: 'cctp', STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '40' } });
+  // Attested burns stay receivable for 60 destination blocks: a route parked longer finds its message expired.
+  stack = await startTestStack({
+    env: { BRIDGE_PROVIDER: 'cctp', STEP_MAX_ATTEMPTS: '2', STEP_TIME_BUDGET_SECONDS: '40', DEVNET_IRIS_EXPIRATION_BLOCKS: '60' },
+  });
 });
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());
@@ -176,5 +179,30 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     const done = await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED' || t.status === 'FAILED');
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
     assert.ok((await stack.balanceOf('destination', 'USDC', recipient)) >= BigInt(created.quotedOutputAmount));
+  });
+
+  test('a route parked past its message’s expirationBlock is re-attested on `retry` and minted once, paid the quote', async () => {
+    const recipient = freshAddress();
+    const created = await create('destination', '45', recipient);
+    assert.equal((await routectl('devnet', 'fault', 'set', 'bridge-out')).code, 0);
+    await stack.fund(created.depositAddress, 'USDC', BigInt(created.amount));
+    const parked = await until(created.routeId, 'parked', (t) => t.needsAttention);
+    assert.equal(parked.status, 'BRIDGING_OUT');
+    // Iris attested the burn when it first saw it (its answers failed since): the destination mines past it meanwhile.
+    await stack.chainClient('destination').request({ method: 'anvil_mine' as never, params: [toHex(80)] as never });
+    const minedTo = await stack.chainClient('destination').getBlockNumber({ cacheTime: 0 });
+    assert.equal((await routectl('devnet', 'fault', 'clear')).code, 0);
+    const retried = await routectl('retry', created.routeId, '--reason', 'attestations answer again');
+    assert.equal(retried.code, 0, retried.stderr);
+    const done = await until(created.routeId, 'completed', (t) => t.status === 'COMPLETED' || t.status === 'FAILED');
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.ok((await stack.balanceOf('destination', 'USDC', recipient)) >= BigInt(created.quotedOutputAmount));
+    // The mint that paid carries the renewed message: its step names an expirationBlock past the blocks mined.
+    const mints = (await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, created.routeId))).filter((i) =>
+      i.step.startsWith('bridge-out:mint:'),
+    );
+    assert.equal(mints.length, 1, mints.map((m) => m.step).join(', '));
+    const expiration = BigInt(mints[0]!.step.split(':').at(-1)!);
+    assert.ok(expiration > minedTo, `minted with a renewed message (receivable until ${expiration}, parked until ${minedTo})`);
   });
 });

@@ -4,6 +4,8 @@ import { log as activityLog } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Runtime } from '@temporalio/worker';
 import { connectDatabase } from '../../src/db/client.ts';
+import { eq } from 'drizzle-orm';
+import { txIntents } from '../../src/db/schema.ts';
 import { createLogger } from '../../src/logger.ts';
 import { activityInterceptors } from '../../src/observability/activityInterceptors.ts';
 import { observabilityRoutes, postgresCheck } from '../../src/observability/http.ts';
@@ -172,6 +174,31 @@ describe('metrics', () => {
     // No route was funded in the last day yet: nothing spent, an infinite runway.
     assert.equal(sample(text, `private_route_hot_wallet_spend_per_day{wallet="gas",chain_id="${hub}"}`), 0);
     assert.match(text, new RegExp(`^private_route_hot_wallet_runway_days\\{wallet="gas",chain_id="${hub}"\\} \\+Inf$`, 'm'));
+    assert.equal(sample(text, `private_route_hot_wallet_oldest_pending_seconds{wallet="pool_relayer",chain_id="${hub}"}`), 0, 'no send waiting');
+
+    // A relayer send recorded five minutes ago and never seen mined: the queue's age, what a stuck withdrawal shows.
+    const relayer = stack.service.activityDeps.poolRelayer.address;
+    const [stuck] = await stack.service.db
+      .insert(txIntents)
+      .values({
+        routeId: 'rt_metrics_probe',
+        step: 'unshield',
+        chainId: hub,
+        fromAddress: relayer,
+        nonce: 999_999,
+        txHash: `0x${'ee'.repeat(32)}`,
+        rawTx: '0x00',
+        createdAt: new Date(Date.now() - 300_000),
+      })
+      .returning({ id: txIntents.id });
+    try {
+      const queued = await get(`${stack.workerUrl}/metrics`);
+      const age = sample(queued.text, `private_route_hot_wallet_oldest_pending_seconds{wallet="pool_relayer",chain_id="${hub}"}`);
+      assert.ok(age !== undefined && age >= 300 && age < 400, `the relayer's queue is ${age} s old`);
+      assert.equal(sample(queued.text, `private_route_hot_wallet_oldest_pending_seconds{wallet="gas",chain_id="${hub}"}`), 0);
+    } finally {
+      await stack.service.db.delete(txIntents).where(eq(txIntents.id, stuck!.id));
+    }
   });
 
   test("the Temporal SDK's own metrics are served on their own port", async () => {

@@ -3,11 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { after, afterEach, before, describe, test } from 'node:test';
 import proto from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
-import { eq } from 'drizzle-orm';
-import type { Address } from 'viem';
+import { and, eq } from 'drizzle-orm';
+import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { operatorOf } from '../../src/cli/operator.ts';
-import { operatorActions, transfers } from '../../src/db/schema.ts';
+import { ledgerEntries, operatorActions, transfers } from '../../src/db/schema.ts';
 import { listActions, requestAction } from '../../src/operators/audit.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
@@ -353,21 +353,60 @@ describe('deposits that go wrong', () => {
     const notAllowed = await routectl('refund', created.routeId, '--to', stranger, '--reason', 'sender asked for it');
     assert.equal(notAllowed.code, 4, notAllowed.stdout);
     assert.match(notAllowed.stderr, /is not an allowed destination/);
+    // Its recipient: a transfer from the deposit address to the payout's address links the two ends; only with --override.
+    const [{ recipient }] = (await stack.service.db
+      .select({ recipient: transfers.userDestinationAddress })
+      .from(transfers)
+      .where(eq(transfers.routeId, created.routeId))) as [{ recipient: string }];
+    const toRecipient = await routectl('refund', created.routeId, '--to', recipient, '--reason', 'user asked', '--now');
+    assert.equal(toRecipient.code, 4, toRecipient.stderr);
+    assert.match(
+      toRecipient.stderr,
+      /is route .*'s recipient; a refund of its deposit side to the address it paid links the deposit to the payout.*--override/,
+    );
+    // By default the refund is checked at once and sent after a random delay (REFUND_DELAY_MIN..MAX_SECONDS, 1–5 s here).
     const refunded = await routectl('refund', created.routeId, '--to', TREASURY, '--reason', 'sender asked for it');
     assert.equal(refunded.code, 0, refunded.stderr);
-    assert.equal(await stack.balanceOf('source', 'USDC', TREASURY), BigInt(created.amount));
-    assert.equal((await get(created.routeId)).needsAttention, false);
+    assert.match(refunded.stdout, /checked and scheduled for \d{4}-\d\d-\d\dT[\d:.]+Z \(a random delay; --now sends at once\)/);
+    await waitFor(
+      'the scheduled refund',
+      async () => ((await stack.balanceOf('source', 'USDC', TREASURY)) === BigInt(created.amount) ? true : undefined),
+      30_000,
+    );
+    await waitFor('the held funds cleared', async () => ((await get(created.routeId)).needsAttention ? undefined : true), 30_000);
     const audit = await routectl('actions', '--route', created.routeId, '--json');
     assert.equal(audit.code, 0, audit.stderr);
-    const rows = (JSON.parse(audit.stdout) as Array<{ action: string; operator: string; outcome: string; params: { to: string }; detail: string }>).reverse();
+    const rows = (
+      JSON.parse(audit.stdout) as Array<{
+        action: string;
+        operator: string;
+        outcome: string;
+        params: { to: string; now?: boolean };
+        detail: string;
+        createdAt: string;
+      }>
+    ).reverse();
     assert.deepEqual(
-      rows.map((r) => [r.action, r.operator, r.outcome, r.params.to]),
+      rows.map((r) => [r.action, r.operator, r.outcome, r.params.to, r.params.now ?? null]),
       [
-        ['refund', 'mallory', 'refused', stranger],
-        ['refund', 'oncall@ops', 'refused', stranger],
-        ['refund', 'oncall@ops', 'done', TREASURY],
+        ['refund', 'mallory', 'refused', stranger, null],
+        ['refund', 'oncall@ops', 'refused', stranger, false],
+        ['refund', 'oncall@ops', 'refused', recipient, true],
+        ['refund', 'oncall@ops', 'done', TREASURY, false],
       ],
     );
-    assert.match(rows[2]!.detail, new RegExp(`^refunded ${created.amount} to ${TREASURY} \\(tx 0x[0-9a-f]{64}\\)$`, 'i'));
+    const [ledger] = await stack.service.db
+      .select()
+      .from(ledgerEntries)
+      .where(and(eq(ledgerEntries.routeId, created.routeId), eq(ledgerEntries.kind, 'refunded')));
+    const mined = await stack
+      .chainClient('source')
+      .getBlock({ blockHash: (await stack.chainClient('source').getTransactionReceipt({ hash: ledger!.txHash as Hex })).blockHash });
+    const askedAt = Math.floor(Date.parse(rows[3]!.createdAt) / 1000);
+    assert.ok(
+      Number(mined.timestamp) >= askedAt + 1,
+      `mined ${Number(mined.timestamp) - askedAt} s after it was asked for: no sooner than REFUND_DELAY_MIN_SECONDS`,
+    );
+    assert.match(rows[3]!.detail, new RegExp(`^refunded ${created.amount} to ${TREASURY} \\(tx 0x[0-9a-f]{64}\\)$`, 'i'));
   });
 });

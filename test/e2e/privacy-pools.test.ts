@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { type Address, type Hex, getAbiItem, getAddress, parseEventLogs } from 'viem';
+import { type Address, createWalletClient, erc20Abi, getAbiItem, getAddress, type Hex, http, parseEventLogs, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries, poolNotes, transfers, txIntents } from '../../src/db/schema.ts';
 import { entrypointAbi as entrypointArtifactAbi } from '../../devnet/artifacts/Entrypoint.ts';
@@ -9,6 +9,7 @@ import { privacyPoolAbi as privacyPoolArtifactAbi } from '../../devnet/artifacts
 import { entrypointAbi, poolAbi } from '../../src/providers/privacy-pools/abi.ts';
 import { PoolNoteSpentError } from '../../src/providers/privacy-pools/adapter.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
+import { DEFAULT_DEVNET_CHAIN_IDS } from '../../devnet/chains.ts';
 
 /**
  * The privacy pool on the real local stack: Privacy Pools contracts verifying real Groth16 proofs of the
@@ -22,9 +23,18 @@ before(async () => {
       STEP_MAX_ATTEMPTS: '2',
       STEP_TIME_BUDGET_SECONDS: '60',
       PRIVACY_EXIT_EPOCH_SECONDS: '2',
-      PRIVACY_MAX_WAIT_SECONDS: '30',
+      // Long enough that a waiting route's peers reach the pool under CI's load (30 s once left one alone).
+      PRIVACY_MAX_WAIT_SECONDS: '40',
+      // At least the longest wait and two exit epochs (the configuration checks it).
+      PUBLIC_STATUS_HOLD_SECONDS: '50',
+      // A short exit lottery: these tests are about who counts, not about the order routes leave in.
+      PRIVACY_EXIT_MEAN_MIN_SECONDS: '2',
+      PRIVACY_EXIT_MEAN_MAX_SECONDS: '6',
+      PRIVACY_EXIT_FLUSH_SECONDS: '30',
       // Each create below comes from a client of its own (X-Forwarded-For), as different users would.
       TRUST_PROXY_HOPS: '1',
+      // Withdrawals wait while the hub asks more than 50 gwei per gas (anvil asks about 1).
+      FEE_CEILING_GWEI: JSON.stringify({ [DEFAULT_DEVNET_CHAIN_IDS.hub]: '50' }),
     },
   });
 });
@@ -76,6 +86,39 @@ async function fundAndWait(t: Transfer, what: string, ok: (t: Transfer) => boole
 
 const withdrawalsOf = async (txHash: Hex) =>
   parseEventLogs({ abi: entrypointAbi, eventName: 'WithdrawalRelayed', logs: (await stack.chainClient('hub').getTransactionReceipt({ hash: txHash })).logs });
+
+/** The source chain as a user's wallet sees it: a new account the faucet gave `amount` of USDC (and gas). */
+async function sourceWallet(amount: bigint, key: Hex = generatePrivateKey()) {
+  const source = stack.manifest.chains.find((c) => c.role === 'source')!;
+  const transport = http(source.rpcUrl);
+  const account = privateKeyToAccount(key);
+  await stack.chainClient('source').request({ method: 'anvil_setBalance' as never, params: [account.address, toHex(10n ** 17n)] as never });
+  const faucet = createWalletClient({ account: privateKeyToAccount(stack.manifest.faucetPrivateKey), transport });
+  const usdc = stack.token('source', 'USDC');
+  if (amount > 0n) {
+    const hash = await faucet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [account.address, amount] });
+    await stack.chainClient('source').waitForTransactionReceipt({ hash });
+  }
+  const wallet = createWalletClient({ account, transport });
+  /** The user's USDC transfer to `to` (explicit gas and nonce let it be sent before the block is mined). */
+  const send = (to: Address, value: bigint, tx: { gas?: bigint; nonce?: number } = {}) =>
+    wallet.writeContract({ chain: null, address: usdc, abi: erc20Abi, functionName: 'transfer', args: [to, value], ...tx });
+  return { account, wallet, usdc, send };
+}
+
+/** Mines what `send` sends in one block of the source chain (automine paused meanwhile); the receipts, in order. */
+async function inOneBlock(send: () => Promise<Hex[]>) {
+  const client = stack.chainClient('source');
+  await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  let hashes: Hex[];
+  try {
+    hashes = await send();
+    await client.request({ method: 'evm_mine' as never, params: [] as never });
+  } finally {
+    await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+  }
+  return Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash })));
+}
 
 describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
   test('the adapter and the local contracts speak the protocol: the SDK’s bundled ABIs, but for the proxy machinery', async () => {
@@ -258,24 +301,25 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
 
     const first = await create('55', { minAnonymitySet: 2 });
     assert.equal(first.minAnonymitySet, 2);
+    // Its peers are created now (unfunded): their quotes do not eat into its longest wait (40 s here).
+    const peers = [await create('55'), await create('55')];
     await fundAndWait(first, 'shielded', (x) => x.status === 'SHIELDED');
-    // Alone in its class, it stays SHIELDED past its 1-2 s delay...
-    await new Promise((r) => setTimeout(r, 5_000));
+    // Alone in its class, it stays SHIELDED past the exit lottery's mean (2–6 s here)...
+    await new Promise((r) => setTimeout(r, 3_000));
     assert.equal((await read(first.routeId)).status, 'SHIELDED');
     // ...until two deposits of its class from two other clients are in the pool (one would not do: its client may
     // be the observer, who knows its own route).
-    const peers = [await create('55'), await create('55')];
     for (const peer of peers) await stack.fund(peer.depositAddress, 'USDC', BigInt(peer.amount));
     const [a, ...others] = await Promise.all([first, ...peers].map((t) => until(t.routeId, 'completed', finished)));
     for (const t of [a!, ...others]) assert.equal(t.status, 'COMPLETED', t.error ?? '');
     assert.ok(a!.privacy!.anonymitySet >= 2 && !a!.privacy!.leftAtMaxWait, `first left with ${JSON.stringify(a!.privacy)}`);
 
-    // Nobody else of its class within the longest wait (30 s here): it leaves with what it has, and says so.
+    // Nobody else of its class within the longest wait (40 s here): it leaves with what it has, and says so.
     const lonely = await create('77.7', { minAnonymitySet: 5 });
     const done = await fundAndWait(lonely, 'completed', finished);
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
     assert.deepEqual({ set: done.privacy!.anonymitySet, leftAtMaxWait: done.privacy!.leftAtMaxWait }, { set: 1, leftAtMaxWait: true });
-    assert.ok(done.privacy!.waitedSeconds >= 30, `left after ${done.privacy!.waitedSeconds} s`);
+    assert.ok(done.privacy!.waitedSeconds >= 40, `left after ${done.privacy!.waitedSeconds} s`);
   });
 
   /** The pool-side amounts of a route: what its deposit put in (after the vetting fee) and what its withdrawal took out. */
@@ -333,7 +377,7 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     for (const t of done) {
       assert.equal(t.status, 'COMPLETED', t.error ?? '');
       assert.deepEqual({ set: t.privacy!.anonymitySet, leftAtMaxWait: t.privacy!.leftAtMaxWait }, { set: 2, leftAtMaxWait: true }, JSON.stringify(t.privacy));
-      assert.ok(t.privacy!.waitedSeconds >= 30);
+      assert.ok(t.privacy!.waitedSeconds >= 40);
     }
     assert.equal((await stack.routectl('fail', rejected.routeId, '--reason', 'rejected by the ASP')).code, 0);
     assert.equal((await until(rejected.routeId, 'failed', finished)).status, 'FAILED');
@@ -354,5 +398,89 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     const failed = await until(stuck.routeId, 'failed', finished);
     assert.match(failed.error ?? '', /ragequit/);
     for (const t of routes) assert.equal((await read(t.routeId)).privacy!.anonymitySet, 1, 'counted again without the ragequit peer');
+  });
+  test('zero-value transferFrom pokes naming one address, around every deposit of a class, change no route’s sender, set or deposit transaction', async () => {
+    const routes = await Promise.all(['41', '41', '41'].map((amount) => create(amount, { minAnonymitySet: 2 })));
+    // Anyone can emit Transfer(X → deposit, 0) with transferFrom and no allowance; X is the same for every route.
+    const forger = await sourceWallet(0n);
+    const named = freshAddress();
+    const poke = (to: Address) =>
+      forger.wallet.writeContract({ chain: null, address: forger.usdc, abi: erc20Abi, functionName: 'transferFrom', args: [named, to, 0n], gas: 100_000n });
+    const funded: Array<{ sender: Address; txHash: Hex }> = [];
+    for (const t of routes) {
+      const user = await sourceWallet(BigInt(t.amount));
+      const receipts = await inOneBlock(async () => {
+        const before = await poke(t.depositAddress);
+        const deposit = await user.send(t.depositAddress, BigInt(t.amount), { gas: 100_000n, nonce: 0 });
+        return [before, deposit, await poke(t.depositAddress)];
+      });
+      assert.ok(
+        receipts.every((r) => r.status === 'success' && r.blockNumber === receipts[0]!.blockNumber),
+        'both pokes and the deposit, in one block',
+      );
+      funded.push({ sender: user.account.address, txHash: receipts[1]!.transactionHash });
+    }
+    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished)));
+    for (const [i, t] of done.entries()) {
+      assert.equal(t.status, 'COMPLETED', t.error ?? '');
+      const [row] = await stack.service.db
+        .select({ sender: transfers.depositSender, txHash: transfers.depositTxHash })
+        .from(transfers)
+        .where(eq(transfers.routeId, t.routeId));
+      assert.equal(row!.txHash, funded[i]!.txHash, 'the user’s own transfer, not a poke');
+      assert.equal(row!.sender, funded[i]!.sender, 'the address that paid, not the one a poke named');
+      // Merged into one client by the forged sender, the three would each count 1 and leave at the longest wait; three
+      // clients leave each two (any one of the others may be the observer).
+      assert.deepEqual(t.privacy && { set: t.privacy.anonymitySet, atMaxWait: t.privacy.leftAtMaxWait }, { set: 2, atMaxWait: false });
+    }
+  });
+
+  test('a route funded from its own recipient is refunded to it before the pool and fails ADDRESS_REUSE_REFUSED', async () => {
+    const key = generatePrivateKey();
+    const user = await sourceWallet(0n, key);
+    const t = await create('33', { userDestinationAddress: user.account.address });
+    await sourceWallet(BigInt(t.amount), key);
+    const hash = await user.send(t.depositAddress, BigInt(t.amount));
+    await stack.chainClient('source').waitForTransactionReceipt({ hash });
+    const done = await until(t.routeId, 'failed', finished);
+    assert.equal(done.status, 'FAILED');
+    assert.match(done.error ?? '', /^ADDRESS_REUSE_REFUSED: the deposit came from the recipient/);
+    assert.equal(await stack.balanceOf('source', 'USDC', user.account.address), BigInt(t.amount), 'the whole deposit went back to where it came from');
+    assert.equal(await stack.balanceOf('destination', 'USDC', user.account.address), 0n, 'nothing paid out');
+    const notes = await stack.service.db.select().from(poolNotes).where(eq(poolNotes.routeId, t.routeId));
+    assert.equal(notes.length, 0, 'it never entered the pool, so it is nobody’s peer');
+    const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, t.routeId));
+    assert.deepEqual(
+      ledger.map((e) => e.kind),
+      ['refunded'],
+      'no bridge-in',
+    );
+  });
+
+  test('a gas spike on the hub defers the withdrawal (nothing proved or sent); it leaves once the fee falls, paid exactly', async () => {
+    const hub = stack.chainClient('hub');
+    const deferred = async () => {
+      const text = await (await fetch(`${stack.workerUrl}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`private_route_sends_deferred_total{chain_id="${chainId('hub')}",step="unshield"}`));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    assert.ok(stack.workerUrl, 'the worker serves its metrics');
+    const before = await deferred();
+    // Quoted and created at ordinary fees; then the hub's base fee jumps to 1000 gwei (each of the route's own blocks
+    // lowers it by at most 12.5 %), before the route can reach its withdrawal.
+    const t = await create('27', { minAnonymitySet: 1 });
+    await hub.request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [toHex(1_000n * 10n ** 9n)] as never });
+    await hub.request({ method: 'evm_mine' as never, params: [] as never });
+    await fundAndWait(t, 'in the pool', (x) => x.status === 'SHIELDED' || finished(x));
+    await waitFor('a deferred withdrawal', async () => ((await deferred()) > before ? true : undefined), 60_000);
+    assert.equal((await read(t.routeId)).status, 'SHIELDED', 'still in the pool');
+    const intents = await stack.service.db.select().from(txIntents).where(eq(txIntents.routeId, t.routeId));
+    assert.ok(!intents.some((i) => i.step.startsWith('unshield')), 'no withdrawal signed while the fee is above the ceiling');
+
+    await hub.request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [toHex(10n ** 9n)] as never });
+    await hub.request({ method: 'evm_mine' as never, params: [] as never });
+    const done = await until(t.routeId, 'completed once the fee fell', finished, 120_000);
+    assert.equal(done.status, 'COMPLETED', done.error ?? '');
+    assert.equal(await stack.balanceOf('destination', 'USDC', t.recipient), BigInt(t.quotedOutputAmount), 'paid exactly the quote');
   });
 });

@@ -231,7 +231,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     assert.match(voided?.voidReason ?? '', /before this transaction reached a node/);
 
     const to = allowedAddress();
-    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
+    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test', '--now');
     assert.equal(refunded.code, 0, refunded.stderr);
     assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
     assert.equal(await stack.balanceOf('source', 'USDC', bridge), 0n, 'the stale bridge-in never went out');
@@ -239,7 +239,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     // A late deposit below REFUND_MIN_AMOUNT (1 USDC in this stack) is listed but not refunded: its gas would cost more.
     await stack.fund(created.depositAddress, 'USDC', 400_000n);
     await until(created.routeId, 'the late deposit listed', (t) => t.needsAttention, 30_000);
-    const dust = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
+    const dust = await routectl('refund', created.routeId, '--to', to, '--reason', 'test', '--now');
     assert.equal(dust.code, 4, dust.stdout);
     assert.match(dust.stderr, /holds 0\.4 USDC, below REFUND_MIN_AMOUNT \(1 USDC\)/);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 400_000n);
@@ -256,7 +256,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const to = allowedAddress();
     try {
       const started = Date.now();
-      const refused = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
+      const refused = await routectl('refund', created.routeId, '--to', to, '--reason', 'test', '--now');
       assert.equal(refused.code, 1, refused.stdout);
       assert.match(refused.stderr, /insufficient funds|exceeds the balance/i);
       assert.ok(Date.now() - started < 120_000, 'bounded: a few attempts, not forever');
@@ -273,7 +273,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await new Promise((r) => setTimeout(r, 6_000));
     assert.equal(await stack.balanceOf('source', 'USDC', automatic), 0n, 'no automatic refund of a flagged route');
     assert.match((await projection(created.routeId)).lastError ?? '', /^refund to 0x[0-9a-fA-F]{40} failed: /);
-    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test');
+    const refunded = await routectl('refund', created.routeId, '--to', to, '--reason', 'test', '--now');
     assert.equal(refunded.code, 0, refunded.stderr);
     assert.equal(await stack.balanceOf('source', 'USDC', to), BigInt(created.amount));
     assert.equal((await projection(created.routeId)).needsAttention, false);
@@ -364,7 +364,13 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await stack.chainClient('source').waitForTransactionReceipt({ hash: earlier.txHash as Hex });
 
     const to = allowedAddress();
-    const actionId = await requestAction(db(), { routeId: created.routeId, action: 'refund', operator: 'oncall@ops', reason: 'test', params: { to } });
+    const actionId = await requestAction(db(), {
+      routeId: created.routeId,
+      action: 'refund',
+      operator: 'oncall@ops',
+      reason: 'test',
+      params: { to, now: true },
+    });
     const refund = await fundsActivities(stack.service.activityDeps).refundDeposit({ routeId: created.routeId, to, key: 'new-run', actionId });
     assert.deepEqual(refund, { amount: created.amount, txHash: earlier.txHash, to: getAddress(earlierTo), earlier: 'earlier-run' });
     const booked = await db()

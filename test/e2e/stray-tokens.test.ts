@@ -133,16 +133,24 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
       [a, '10000000'],
       [b, '7000000'],
     ] as const) {
+      // Listed at once, flagged for an operator with its batch (STRAY_LIST_BATCH_SECONDS, 10 s on the local stack):
+      // never earlier, so the flag does not follow the route's end.
+      let flaggedEarly = false;
       const held = await waitFor(
-        `${created.routeId} lists the look-alike`,
+        `${created.routeId} lists the look-alike and flags it with its batch`,
         async () => {
+          const readAt = Date.now();
           const r = await row(created.routeId);
-          return r.heldFunds?.some((h) => h.place === 'deposit') ? r : undefined;
+          const listedFrom = r.heldFunds?.find((h) => h.place === 'deposit')?.listedFrom;
+          if (listedFrom && r.needsAttention && readAt < Date.parse(listedFrom)) flaggedEarly = true;
+          return r.needsAttention ? r : undefined;
         },
-        30_000,
+        40_000,
       );
-      assert.equal(held.needsAttention, true);
-      assert.deepEqual(held.heldFunds, [{ place: 'deposit', chainId: source, token: lookalike, address: created.depositAddress, amount }]);
+      assert.equal(flaggedEarly, false, 'flagged before its batch');
+      const listedFrom = held.heldFunds?.[0]?.listedFrom ?? '';
+      assert.equal(Date.parse(listedFrom) % 10_000, 0, `a batch on the 10 s clock (${listedFrom})`);
+      assert.deepEqual(held.heldFunds, [{ place: 'deposit', chainId: source, token: lookalike, address: created.depositAddress, amount, listedFrom }]);
       assert.match(held.lastError ?? '', new RegExp(`of token ${lookalike} is held at the deposit address: it is not this route's USDC \\(${usdc}\\)`));
       assert.match(held.lastError ?? '', new RegExp(`routectl refund ${created.routeId} --to <address>`));
       const view = await stack.api<{ needsAttention: boolean }>('GET', `/api/private-route/${created.routeId}`);
@@ -152,7 +160,7 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     assert.equal(await balance(lookalike, a.depositAddress), 10_000_000n);
 
     // An operator refunds B's look-alike tokens the way strays are refunded.
-    const result = await stack.routectl('refund', b.routeId, '--to', OPERATOR_REFUND, '--reason', 'look-alike tokens back to the sender');
+    const result = await stack.routectl('refund', b.routeId, '--to', OPERATOR_REFUND, '--reason', 'look-alike tokens back to the sender', '--now');
     assert.equal(result.code, 0, `${result.stdout}${result.stderr}`);
     assert.equal(await balance(lookalike, OPERATOR_REFUND), 7_000_000n);
     assert.equal(await balance(lookalike, b.depositAddress), 0n);

@@ -144,6 +144,14 @@ test('Iris answers the v2 fee shape, 400 for an unknown domain and 404 for an un
   const unknown = await irisGet(`/v2/messages/${DEVNET_CCTP_DOMAINS.source}?transactionHash=${keccak256('0x01')}`);
   assert.equal(unknown.status, 404);
   assert.deepEqual(unknown.body, { error: 'Message hash not found' });
+
+  // Re-attestation (POST /v2/reattest/{nonce}): a malformed nonce is 400, one Iris never attested 404.
+  const reattest = async (nonce: string) => {
+    const res = await fetch(`${irisUrl()}/v2/reattest/${nonce}`, { method: 'POST' });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+  assert.equal((await reattest('42')).status, 400);
+  assert.deepEqual(await reattest(keccak256('0x02')), { status: 404, body: { error: 'Message not found' } });
 });
 
 let fastNonce: Hex | undefined;

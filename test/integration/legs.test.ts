@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { and, eq, like } from 'drizzle-orm';
-import { createWalletClient, erc20Abi, http, type Address, type Hex, type LocalAccount } from 'viem';
+import { createWalletClient, erc20Abi, http, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { bridgeActivities } from '../../activities/bridge.ts';
 import { cctpLegs } from '../../activities/cctpLeg.ts';
@@ -34,6 +34,8 @@ import { feeForAmount, maxFeeFor } from '../../src/providers/cctp/fees.ts';
 import { createIrisClient } from '../../src/providers/cctp/iris.ts';
 import type { DepositAddressBridge } from '../../src/providers/bridge.ts';
 import type { BurnAndMintBridge } from '../../src/providers/cctp/types.ts';
+import { parseBurnMessageBody, parseMessageHeader } from '../../src/providers/cctp/message.ts';
+import { messageTransmitterV2Abi } from '../../src/providers/cctp/abi.ts';
 import type { PrivacyPool } from '../../src/providers/privacyPool.ts';
 import { createRelayBridge } from '../../src/providers/relay/adapter.ts';
 import type { RoutePlan } from '../../src/domain/plan.ts';
@@ -176,6 +178,15 @@ function inboundRequest(amount: bigint): LegRequest & { deposit: LocalAccount } 
   };
 }
 
+/** What awaitArrival is asked for an inbound leg's order. */
+const arrivalOf = (request: LegRequest, order: Awaited<ReturnType<ReturnType<typeof cctpLegs>['start']>>) => ({
+  routeId: request.routeId,
+  leg: 'in' as const,
+  originChainId: request.originChainId,
+  destinationChainId: request.destinationChainId,
+  order,
+});
+
 /** An outbound leg request from a fresh route's exit account (hub → destination, exact output), funded after the pool. */
 function outboundRequest(exit: LocalAccount, fields: Pick<LegRequest, 'amount' | 'recipient' | 'available'> & Partial<LegRequest>): LegRequest {
   return {
@@ -228,6 +239,15 @@ before(async () => {
     gasAccount: privateKeyToAccount(DEVNET_ACCOUNTS.gas),
     poolRelayer: privateKeyToAccount(DEVNET_ACCOUNTS.poolRelayer),
     pollIntervalMs: 100,
+    privacyRules: {
+      epochSeconds: 3,
+      maxWaitSeconds: 20,
+      minPeerAgeSeconds: 0,
+      meanMinSeconds: 9,
+      meanMaxSeconds: 45,
+      flushSeconds: 180,
+      trafficWindowSeconds: 432,
+    },
   };
 
   // The production Relay adapter against the emulator; the transport can play a Relay outage or Relay's slippage.
@@ -535,17 +555,7 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
     faults.set({ operation: 'bridge-in', mode: 'fail', count: 3 });
     try {
       const heartbeats: unknown[] = [];
-      const minted = await inActivity(
-        () =>
-          legs.awaitArrival({
-            routeId: request.routeId,
-            leg: 'in',
-            originChainId: request.originChainId,
-            destinationChainId: request.destinationChainId,
-            order: burn,
-          }),
-        heartbeats,
-      );
+      const minted = await inActivity(() => legs.awaitArrival(arrivalOf(request, burn)), heartbeats);
       assert.equal(minted.length, 1);
       assert.equal(faults.list().length, 0, 'every injected failure was met');
       assert.ok(
@@ -555,6 +565,64 @@ describe('bridge legs: recorded outcomes, minimums, fee buffers, order freshness
       assert.ok((await balanceOf('hub', request.recipient)) >= BigInt(burn.amountOut));
     } finally {
       faults.clear();
+    }
+  });
+
+  test('CCTP: a message past its expirationBlock on the destination is re-attested at Iris and minted once', async () => {
+    // An Iris whose messages stay receivable for 30 destination blocks: a route parked longer finds its message expired.
+    const shortIris = await startIrisEmulator({
+      manifest: chains.manifest,
+      port: 0,
+      attesterPrivateKey: DEVNET_CCTP_ATTESTER_KEY,
+      pendingMs: 100,
+      expirationBlocks: 30n,
+    });
+    const shortClient = createIrisClient({ baseUrl: shortIris.url });
+    const poller = createAttestationPoller({ iris: shortClient, initialIntervalMs: 100 });
+    try {
+      const bridge = createCctpBridge({
+        iris: shortClient,
+        attestations: poller,
+        chains: chains.manifest.cctp!.chains.map((c) => ({ ...c, name: `devnet-${c.chainId}`, displayName: `Devnet ${c.chainId}` })),
+        clients: base.chains,
+        sender: base.sender,
+        finality: 'fast',
+      });
+      const legs = cctpLegs({ ...base, bridge: { mode: 'cctp', cctp: bridge } }, bridge);
+      const request = inboundRequest(USDC(12));
+      await faucetPay('source', request.deposit.address, request.amount);
+      const burn = await inActivity(() => legs.start(request));
+      const first = await bridge.awaitAttestation(request.originChainId, burn.requestId as Hex);
+      const expirationOf = (message: Hex) => parseBurnMessageBody(parseMessageHeader(message).body).expirationBlock;
+      const hub = base.chains.publicClient(request.destinationChainId);
+      // Parked meanwhile: the hub mines past the message's expirationBlock, and the old attestation cannot mint.
+      await hub.request({ method: 'anvil_mine' as never, params: [toHex(40)] as never });
+      assert.ok((await hub.getBlockNumber({ cacheTime: 0 })) >= expirationOf(first.message));
+      const transmitter = chains.manifest.cctp!.chains.find((c) => c.chainId === request.destinationChainId)!.messageTransmitter;
+      await assert.rejects(
+        hub.simulateContract({
+          address: transmitter,
+          abi: messageTransmitterV2Abi,
+          functionName: 'receiveMessage',
+          args: [first.message, first.attestation],
+          account: base.gasAccount,
+        }),
+        /Message expired and must be re-signed/,
+      );
+
+      const arrive = () => inActivity(() => legs.awaitArrival(arrivalOf(request, burn)));
+      const minted = await arrive();
+      assert.equal(minted.length, 1);
+      const renewed = await bridge.attestation(request.originChainId, burn.requestId as Hex);
+      assert.ok(renewed.message && expirationOf(renewed.message) > expirationOf(first.message), 'Iris signed it again, with a later expirationBlock');
+      const received = await balanceOf('hub', request.recipient);
+      assert.ok(received >= BigInt(burn.amountOut), `minted ${received}`);
+      // A retry of the step finds its own mint: nothing more is minted.
+      assert.deepEqual(await arrive(), minted);
+      assert.equal(await balanceOf('hub', request.recipient), received);
+    } finally {
+      poller.close();
+      await shortIris.stop();
     }
   });
 

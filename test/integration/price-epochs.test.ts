@@ -66,6 +66,24 @@ describe('price epochs shared through Postgres', { timeout: 60_000 }, () => {
     assert.deepEqual(ended?.endsAt, new Date('2026-11-26T11:20:00Z'), 'the epoch the market left ended then');
   });
 
+  test('aligned with exit epochs: a check in one process holds for the exit epoch in every process; the hard stop does not wait', async () => {
+    const aligned = { epochSeconds: 3600, marginBps: 100, holdBps: 50, alignSeconds: 600 };
+    const p = createPriceEpochs(first.db, aligned, () => clock);
+    const q = createPriceEpochs(second.db, aligned, () => clock);
+    const SOL = { chainId: 7113003, address: '0x00000000000000000000000000000000000000501' };
+    const held = async (epochs: PriceEpochs, live: string) => (await epochs.held(SOL, async () => live))!;
+    at('2026-11-26T15:02:00Z');
+    assert.equal((await held(p, '100')).usdPrice, '100');
+    at('2026-11-26T15:10:30Z');
+    assert.deepEqual((await held(q, '100.3')).checkedUntil, new Date('2026-11-26T15:20:00Z'), 'checked at 30 bps: kept, for this exit epoch');
+    at('2026-11-26T15:15:00Z');
+    assert.equal((await held(p, '100.6')).usdPrice, '100', 'the other process: 60 bps past the hold, but the exit epoch was checked');
+    at('2026-11-26T15:20:10Z');
+    assert.equal((await held(p, '100.6')).usdPrice, '100.6', 'the next exit epoch checks again: a new epoch');
+    at('2026-11-26T15:21:00Z');
+    assert.equal((await held(q, '101.4')).usdPrice, '101.4', '79 bps: past the hard stop, at once');
+  });
+
   test('concurrent first quotes of an epoch agree on one price and write one epoch', async () => {
     at('2026-11-26T13:30:00Z');
     const held = await Promise.all(Array.from({ length: 12 }, (_, i) => heldBy(i % 2 ? a : b, i % 2 ? '2600' : '2601')));

@@ -23,7 +23,7 @@ import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import type { WebhookSettings } from '../../src/webhooks/settings.ts';
 import { verifyWebhook } from '../../src/webhooks/signature.ts';
 import { keylessWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
-import { publicEndDelayMs, publicEndShownAt } from '../../src/transfers/publicView.ts';
+import { publicClockOf, publicEndShownAt, publicProgressShownAt } from '../../src/transfers/publicView.ts';
 import { taskQueues } from '../../workflows/types.ts';
 import { temporalWebhookStarter } from '../../src/webhooks/starter.ts';
 import { startTestTemporal } from '../support/temporalTestEnvironment.ts';
@@ -284,7 +284,7 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     }
   });
 
-  test('with the public view’s clock, pool-phase statuses are held and go out with the end when the public view shows it; a deposit’s is not held', async () => {
+  test('with the public view’s clock, pool-phase statuses are held and go out with the end when the public view shows it; a deposit’s when the view shows it', async () => {
     const EPOCH_S = 2;
     const DELAY_MAX_S = 3;
     const HOLD_S = 6;
@@ -298,8 +298,23 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     assert.deepEqual(
       (received.get('/held') ?? []).map((r) => (JSON.parse(r.body) as { status: string }).status),
       ['BRIDGING_IN'],
-      'the deposit’s status goes out at once',
+      'the deposit’s status goes out before the end',
     );
+    const reached = async (seq: number) => {
+      const [row] = await database.db.execute<{ reached_at: Date }>(
+        sql`select reached_at from transfer_statuses where route_id = ${routeId} and status_seq = ${seq}`,
+      );
+      return new Date(row!.reached_at).getTime();
+    };
+    const [token] = await database.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
+    const funded = await reached(2);
+    // Issue 33: not at once (that dates the funding), but when the public view shows BRIDGING_IN: the route's own delay
+    // after the funding, at an epoch start.
+    const clock = publicClockOf({ statusTokenHash: token?.hash ?? null }, clocked.publicView);
+    const progressShownAt = publicProgressShownAt(funded, clock);
+    assert.equal((await deliveryRow(`${routeId}:2`))?.deliverAfter?.getTime(), progressShownAt);
+    const deposited = received.get('/held')![0]!.receivedAt;
+    assert.ok(deposited >= progressShownAt && deposited < progressShownAt + 1_500, `went out when the view showed it (${deposited - progressShownAt} ms)`);
     await assert.rejects(env.client.workflow.getHandle(`webhook-${routeId}:4`).describe(), 'a pool-phase delivery has no workflow before the end');
     assert.equal((await deliveryRow(`${routeId}:4`))?.deliverAfter, null, 'held: no deliver_after yet');
     // The sweep leaves a held delivery alone however old it is.
@@ -312,20 +327,7 @@ describe('webhooks: enqueued by writeStatus, signed, retried, recorded', { timeo
     await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
     // A retried end changes nothing: same moment, no second delivery.
     await writeStatus(clockDeps(), { routeId, seq: 7, status: 'COMPLETED' });
-    const reached = async (seq: number) => {
-      const [row] = await database.db.execute<{ reached_at: Date }>(
-        sql`select reached_at from transfer_statuses where route_id = ${routeId} and status_seq = ${seq}`,
-      );
-      return new Date(row!.reached_at).getTime();
-    };
-    const [token] = await database.db.select({ hash: transfers.statusTokenHash }).from(transfers).where(eq(transfers.routeId, routeId));
-    const funded = await reached(2);
-    const shownAt = publicEndShownAt(await reached(7), {
-      epochSeconds: EPOCH_S,
-      delayMs: publicEndDelayMs({ routeId, statusTokenHash: token?.hash ?? null }, DELAY_MAX_S * 1000),
-      holdMs: HOLD_S * 1000,
-      fundedAt: funded,
-    });
+    const shownAt = publicEndShownAt(await reached(7), { ...clock, fundedAt: funded });
     assert.ok(shownAt >= funded + HOLD_S * 1000, 'not before the hold after the funding has passed');
     await Promise.all([3, 4, 5, 7].map((seq) => finished(`${routeId}:${seq}`)));
     for (const seq of [3, 4, 5, 7])

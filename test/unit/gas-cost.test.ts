@@ -3,6 +3,8 @@ import { describe, test } from 'node:test';
 import { gasCostUsd, onGrid, routeGas, STEP_GAS, stepKind } from '../../src/quote/gasCost.ts';
 import { grossForServiceFee, serviceFee, usdToTokenUnits } from '../../src/money/fees.ts';
 import { dailyGasUnits, runwayDays } from '../../src/observability/hotWallets.ts';
+import { topUpValue } from '../../activities/gas.ts';
+import { aboveCeiling, gweiToWei } from '../../src/chain/fees.ts';
 
 describe('the service gas per route (src/quote/gasCost.ts)', () => {
   test('stepKind drops the per-route parts of a txSender step', () => {
@@ -26,10 +28,10 @@ describe('the service gas per route (src/quote/gasCost.ts)', () => {
     const cctpFromHub = routeGas('cctp', { sourceIsHub: true, destinationIsHub: false });
     assert.ok(cctp.destination > 0n, 'the service relays the mint on the destination');
     assert.equal(cctpToHub.destination, 0n);
-    assert.equal(cctp.hub - cctpToHub.hub, 1_221_000n, 'paid by the withdrawal itself: no exit-account top-up');
+    assert.equal(cctp.hub - cctpToHub.hub, 1_521_000n, 'paid by the withdrawal itself: no exit-account top-up');
     assert.equal(cctp.hub - cctpFromHub.hub, 200_000n, 'no mint on the hub for a deposit made there');
-    assert.equal(cctpFromHub.source, 1_221_000n, 'a top-up of the deposit account for its transfer to the hub account');
-    assert.equal(relay.source, 1_221_000n, "the deposit account's top-up: twice a step's gas, plus its own transfer");
+    assert.equal(cctpFromHub.source, 1_521_000n, 'a top-up of the deposit account for its transfer to the hub account');
+    assert.equal(relay.source, 1_521_000n, "the deposit account's top-up: up to 2.5 × a step's gas, plus its own transfer");
     // Every budgeted step is one bench/gas can measure: the names are what txSender records.
     for (const mode of ['relay', 'cctp'] as const) for (const step of STEP_GAS[mode]) assert.equal(stepKind(step.step), step.step);
   });
@@ -111,5 +113,49 @@ describe('hot wallets: spend a day and runway (src/observability/hotWallets.ts)'
     assert.equal(runwayDays(10n ** 18n, 10n ** 17n), 10);
     assert.equal(runwayDays(10n ** 18n, 3n * 10n ** 17n), 3.33);
     assert.equal(runwayDays(0n, 1n), 0);
+  });
+});
+
+describe('gas top-ups of route accounts', { timeout: 10_000 }, () => {
+  test('a round value of the 1-2-5 grid that covers the step and stays within what the quotes charge', () => {
+    const GWEI = 10n ** 9n;
+    const needed = 600_000n * 20n * GWEI; // 0.012 ETH
+    const cases: Array<[needed: bigint, balance: bigint, value: bigint]> = [
+      [needed, 0n, 2n * 10n ** 16n], // ≤ 0.03 → 0.02 ETH
+      [needed, 5n * 10n ** 15n, 2n * 10n ** 16n], // ≤ 0.025 → 0.02
+      [needed, 11n * 10n ** 15n, 10n ** 16n], // ≤ 0.019 → 0.01
+      [6n * 10n ** 12n, 0n, 10n ** 13n], // ≤ 1.5e13 → 1e13
+      [10n ** 13n, 0n, 2n * 10n ** 13n], // ≤ 2.5e13 → 2e13
+      [4n * 10n ** 12n, 0n, 10n ** 13n], // ≤ 1e13: exactly on the grid
+    ];
+    for (const [need, balance, value] of cases) {
+      const sent = topUpValue(need, balance);
+      assert.equal(sent, value, `needed ${need}, balance ${balance}`);
+      assert.equal(onGrid(sent), sent, 'on the grid');
+    }
+    // Every shortfall: covered, and never above the 2.5 × the step's gas the quote charges.
+    for (let n = 1n; n < 3_000n; n += 7n)
+      for (const b of [0n, n / 3n, n - 1n]) {
+        const sent = topUpValue(n, b);
+        assert.ok(b + sent >= n, `covers ${n} from ${b}`);
+        assert.ok(sent <= (5n * n) / 2n, `within the charge for ${n}`);
+      }
+  });
+});
+
+describe('fee ceilings (FEE_CEILING_GWEI)', { timeout: 10_000 }, () => {
+  test('gwei as wei per gas; fees above the ceiling, at it, and a chain without one', () => {
+    const cases: Array<[string, bigint]> = [
+      ['50', 50_000_000_000n],
+      ['2.5', 2_500_000_000n],
+      ['0.000000001', 1n],
+      ['0', 0n],
+    ];
+    for (const [gwei, wei] of cases) assert.equal(gweiToWei(gwei), wei, gwei);
+    const eip1559 = (maxFeePerGas: bigint) => ({ type: 'eip1559' as const, maxFeePerGas, maxPriorityFeePerGas: 1n });
+    assert.equal(aboveCeiling(eip1559(50_000_000_001n), gweiToWei('50')), true);
+    assert.equal(aboveCeiling(eip1559(50_000_000_000n), gweiToWei('50')), false, 'at the ceiling: sent');
+    assert.equal(aboveCeiling({ type: 'legacy', gasPrice: 10n ** 12n }, gweiToWei('50')), true);
+    assert.equal(aboveCeiling(eip1559(10n ** 15n), undefined), false, 'no ceiling for the chain');
   });
 });

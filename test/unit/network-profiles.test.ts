@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { getAddress, isAddress } from 'viem';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, priceEpochHoldBps } from '../../src/config.ts';
 import { NETWORK_PROFILES, profileCctp } from '../../src/networks/profiles.ts';
 
 /** Circle's domain of each chain id (developers.circle.com, "Supported chains and domains"), typed in a second time. */
@@ -146,5 +146,19 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     );
     assert.equal(own.PRIVACY_POOLS_START_BLOCK, 404_400_000);
     assert.equal(own.RELAY_API_URL, 'https://relay.internal');
+  });
+});
+
+describe('price epoch settings', { timeout: 10_000 }, () => {
+  test('the hold band: 50 bps by default, half a pinned smaller margin, and always below the margin', () => {
+    const testnet = { ...KEYS_ONLY, NETWORK: 'testnet', CHAIN_RPC_URLS: '{"11155111":"https://sepolia.example","84532":"https://base-sepolia.example"}' };
+    const hold = (env: Record<string, string>) => priceEpochHoldBps(loadConfig({ ...testnet, ...env }, 'worker'));
+    assert.equal(hold({}), 50);
+    assert.equal(hold({ PRICE_EPOCH_MARGIN_BPS: '50' }), 25, 'a deployment that pinned the old margin keeps its old band');
+    assert.equal(hold({ PRICE_EPOCH_MARGIN_BPS: '150', PRICE_EPOCH_HOLD_BPS: '100' }), 100);
+    assert.throws(
+      () => hold({ PRICE_EPOCH_MARGIN_BPS: '50', PRICE_EPOCH_HOLD_BPS: '50' }),
+      /PRICE_EPOCH_HOLD_BPS \(50\) must be below PRICE_EPOCH_MARGIN_BPS \(50\)/,
+    );
   });
 });

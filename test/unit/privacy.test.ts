@@ -2,16 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { amountClassKey, amountClassOf, isAmountClass, nextAmountClass, previousAmountClass, roundingBps } from '../../src/privacy/amountClass.ts';
+import { simulate } from '../../bench/exits/simulate.ts';
 import {
   anonymitySetMembers,
   anonymitySetSize,
+  countAnonymitySet,
   clientIdentities,
   type PoolNoteFacts,
   type PoolStateView,
   unsettledMembers,
 } from '../../src/privacy/anonymitySet.ts';
-import { couldLeaveIn, nextEpochStart, nextExitEpoch } from '../../src/privacy/exitEpochs.ts';
-import { publicEndDelayMs, publicEndShownAt, publicStatusAt } from '../../src/transfers/publicView.ts';
+import { nextEpochStart } from '../../src/privacy/exitEpochs.ts';
+import { publicDelayMs, publicEndShownAt, publicLateEndDelayMs, publicProgressShownAt, publicStatusAt } from '../../src/transfers/publicView.ts';
 import { drawPrivacyPlan } from '../../src/transfers/transferService.ts';
 
 const usdc = (whole: number) => BigInt(Math.round(whole * 1e6));
@@ -101,6 +103,7 @@ describe('anonymity set', () => {
     ragequit: false,
     depositedAt: 0,
     approvedAt: 0,
+    gatedAt: 0,
     ...over,
   });
   const everything: PoolStateView = { inState: () => true, approved: () => true };
@@ -132,48 +135,26 @@ describe('anonymity set', () => {
     );
   });
 
-  test('candidates in an exit epoch: only notes that could be leaving in it', () => {
+  test('candidates in an exit epoch: only notes gated by it', () => {
     const own = note('own');
-    // Exit epoch [10 000, 11 000) ms; the gate epoch before it [9 000, 10 000); routes wait at most 2 000 ms.
-    const timing = { startsAt: 10_000, epochMs: 1_000, maxWaitMs: 2_000 };
+    // A withdrawal in the exit epoch starting at 10 000 ms.
     const cases: Array<[string, Partial<PoolNoteFacts>, boolean]> = [
-      ['approved during the gate epoch', { depositedAt: 8_500, approvedAt: 9_500 }, true],
-      ['approved long before, deposited within the longest wait', { depositedAt: 6_000, approvedAt: 6_100 }, true],
-      ['approved just before the exit epoch', { depositedAt: 9_000, approvedAt: 9_999 }, true],
-      ['approved as the exit epoch began: leaves in the one after', { depositedAt: 9_000, approvedAt: 10_000 }, false],
-      ['never seen approved', { depositedAt: 9_000, approvedAt: null }, false],
-      // 4 999 + 2 000 of longest wait + 2 000 of slack < 9 000: it would have left before the gate epoch.
-      ['past its longest wait before the gate epoch (stuck)', { depositedAt: 4_999, approvedAt: 5_000 }, false],
-      ['at the edge of its longest wait and slack', { depositedAt: 5_000, approvedAt: 5_000 }, true],
+      ['gated for this very epoch (its gate opened in the one before)', { gatedAt: 10_000 }, true],
+      ['gated long ago and still in the pool: as likely as any (the lottery forgets waits)', { gatedAt: 1_000 }, true],
+      ['gated for the next epoch', { gatedAt: 13_000 }, false],
+      ['approved but waiting at its gate (a larger minimum of its own, or too young)', { gatedAt: null }, false],
     ];
-    const aged = { ...timing, minPeerAgeMs: 1_500 };
-    for (const [what, over, expected] of [
-      ['in the pool 1 500 ms when the epoch began', { depositedAt: 8_500, approvedAt: 9_000 }, true],
-      ['a deposit 1 000 ms before the epoch: too young to count yet', { depositedAt: 9_000, approvedAt: 9_500 }, false],
-    ] as const) {
-      assert.equal(couldLeaveIn(over, aged), expected, what);
-    }
-    // Leaving at its longest wait: only notes whose own wait (from their deposit's epoch start) had ended by 10 000.
-    const due = { ...timing, dueOnly: true };
-    for (const [what, over, expected] of [
-      ['deposited in the epoch at 8 000: its wait ended at 10 000', { depositedAt: 8_900, approvedAt: 9_000 }, true],
-      ['deposited in the epoch at 9 000: still waiting until 11 000', { depositedAt: 9_000, approvedAt: 9_500 }, false],
-    ] as const) {
-      assert.equal(couldLeaveIn(over, due), expected, what);
-      assert.equal(couldLeaveIn(over, timing), true, `${what}: counted by a route whose set was reached`);
-    }
     for (const [what, over, expected] of cases) {
-      assert.equal(couldLeaveIn({ depositedAt: 0, approvedAt: 0, ...over }, timing), expected, what);
       assert.deepEqual(
-        anonymitySetMembers(own, [own, note('a', over)], everything, 0n, timing).map((m) => m.routeId),
+        anonymitySetMembers(own, [own, note('a', over)], everything, 0n, 10_000).map((m) => m.routeId),
         expected ? ['a'] : [],
         what,
       );
     }
     assert.deepEqual(
-      anonymitySetMembers(own, [own, note('a', { depositedAt: 0, approvedAt: 50_000 })], everything).map((m) => m.routeId),
+      anonymitySetMembers(own, [own, note('a', { gatedAt: null })], everything).map((m) => m.routeId),
       ['a'],
-      'without an exit epoch (routes from before them) time does not count',
+      'without an exit epoch (routes from before them) gates do not count',
     );
   });
 
@@ -247,7 +228,7 @@ describe('anonymity set', () => {
     );
   });
 
-  test('exit epochs follow the clock: a gate in one epoch leaves in the next', () => {
+  test('exit epochs follow the clock', () => {
     const table: Array<[number, number, number]> = [
       [0, 1800, 1_800_000],
       [1, 1800, 1_800_000],
@@ -256,7 +237,6 @@ describe('anonymity set', () => {
       [7_000, 3, 9_000],
     ];
     for (const [now, seconds, expected] of table) assert.equal(nextEpochStart(now, seconds), expected, `${now} ms, epochs of ${seconds} s`);
-    assert.deepEqual(nextExitEpoch({ epochSeconds: 3, maxWaitSeconds: 20 }, 7_000), { startsAt: 9_000, epochMs: 3_000, maxWaitMs: 20_000 });
   });
 
   type Withdrawal = { routeId: string; candidates: string[] };
@@ -402,6 +382,197 @@ describe('anonymity set', () => {
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );
   });
+
+  test('a partner that vouches for its users: they count as distinct clients, filling at most its share of a set', () => {
+    const wallet = { tag: 'wallet', shareBps: 5_000 };
+    const setOf = (own: string, peers: string[], vouched: string[], voucher = wallet) =>
+      anonymitySetSize({ own, candidates: peers, clientOf: (id) => id, voucherOf: (id) => (vouched.includes(id) ? voucher : null) });
+    const users = ['u1', 'u2', 'u3', 'u4'];
+    const table: Array<[string, number, number]> = [
+      ['a victim among four of the wallet’s users and nobody else: half of a set at most is theirs', 2, setOf('victim', users, users)],
+      [
+        'the same users without a voucher (distinct clients all): any one of them may be the observer',
+        4,
+        anonymitySetSize({ own: 'victim', candidates: users, clientOf: (id) => id }),
+      ],
+      ['a partner trusted with the whole set', 4, setOf('victim', users, users, { tag: 'wallet', shareBps: 10_000 })],
+      ['with three other users beside them the wallet’s four are half of eight: nothing to cap', 7, setOf('victim', [...users, 'a', 'b', 'c'], users)],
+      ['with one other user beside them, the wallet’s four would be four of six: capped at twice the two', 4, setOf('victim', [...users, 'a'], users)],
+      ['one of the wallet’s own users, its three other users and one other: capped at twice the two', 4, setOf('u1', ['u2', 'u3', 'u4', 'a'], users)],
+    ];
+    for (const [what, expected, got] of table) assert.equal(got, expected, what);
+  });
+
+  test('candidate sets that do not nest are counted over their matchings, not by the closed form', () => {
+    // Three withdrawals that could take any of a, b, c, then one that could take c or d (a withdrawal counted from a
+    // narrower rule, as longest-wait exits were): c is taken by then, so d is the fourth's, and a, b, c are the first
+    // three's in any order. The closed form for nested sets finds "more withdrawals than notes" for the fourth and
+    // reported 1 for every route of the class: the collapse of issue 32.
+    const w = (routeId: string, candidates: string[]) => ({ routeId, candidates });
+    const chain = [w('a', ['a', 'b', 'c']), w('b', ['a', 'b', 'c']), w('c', ['a', 'b', 'c']), w('d', ['c', 'd'])];
+    const clientOf = (id: string) => id;
+    assert.equal(size('a', ['b', 'c'], [], chain.slice(1)), 2, 'hidden among a, b, c (2 once any one of them is the observer)');
+    assert.equal(size('b', ['a', 'c'], chain.slice(0, 1), chain.slice(2)), 2);
+    assert.equal(size('d', ['c'], chain.slice(0, 3)), 1, 'the fourth is linked: it could only have taken d');
+    for (const [at, own] of chain.entries()) {
+      assert.equal(
+        size(
+          own.routeId,
+          own.candidates.filter((id) => id !== own.routeId),
+          chain.slice(0, at),
+          chain.slice(at + 1),
+        ),
+        bruteForce(own.routeId, chain, at, clientOf),
+        own.routeId,
+      );
+    }
+  });
+
+  test('any candidate sets: the size is the exact odds of a uniform matching (brute force)', () => {
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const candidateSet = fc.subarray(ids, { minLength: 1 });
+    fc.assert(
+      fc.property(
+        fc.array(candidateSet, { minLength: 1, maxLength: 5 }),
+        fc.nat(),
+        fc.array(fc.nat({ max: 2 }), { minLength: 6, maxLength: 6 }),
+        (sets, pick, clientPicks) => {
+          // Each withdrawal spends a note of its own candidates: the route of withdrawal i is the i-th id, always a candidate.
+          const chain = sets.map((set, i) => ({ routeId: ids[i]!, candidates: [...new Set([ids[i]!, ...set])] }));
+          const at = pick % chain.length;
+          const own = chain[at]!.routeId;
+          const clients = Object.fromEntries(ids.map((id, i) => [id, `client${clientPicks[i]}`]));
+          const clientOf = (id: string) => (id === own ? 'own' : clients[id]!);
+          const counted = countAnonymitySet({
+            own,
+            candidates: chain[at]!.candidates.filter((id) => id !== own),
+            withdrawals: { before: chain.slice(0, at), after: chain.slice(at + 1) },
+            clientOf,
+          });
+          const exact = bruteForce(own, chain, at, clientOf);
+          assert.ok(counted.size <= exact, `reported ${counted.size} > exact ${exact}: ${JSON.stringify(chain)}, ours ${own}`);
+          if (counted.method === 'nested' || counted.method === 'counted') assert.equal(counted.size, exact, JSON.stringify(chain));
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 500) },
+    );
+  });
+
+  test('the service’s own histories (gates, the exit lottery, waiters, value filters, shared clients): no report exceeds the exact odds', () => {
+    const rules = {
+      epochSeconds: 3,
+      meanMinSeconds: 6,
+      meanMaxSeconds: 15,
+      flushSeconds: 45,
+      trafficWindowSeconds: 120,
+      maxWaitSeconds: 24,
+      minPeerAgeSeconds: 0,
+      pollSeconds: 1,
+      reviewSeconds: 1,
+      proofSeconds: 1,
+    };
+    const arrival = fc.record({
+      gap: fc.integer({ min: 0, max: 6_000 }),
+      client: fc.integer({ min: 0, max: 5 }),
+      minimum: fc.constantFrom(1, 2, 3, 3, 5, 50),
+      value: fc.constantFrom(100n, 100n, 100n, 98n),
+    });
+    fc.assert(
+      fc.property(fc.array(arrival, { minLength: 1, maxLength: 8 }), fc.integer({ min: 96, max: 100 }), (list, priced) => {
+        let at = 1_800_000_000_000;
+        const arrivals = list.map((a) => ({ at: (at += a.gap), client: `c${a.client}`, minimum: a.minimum, value: a.value }));
+        // The withdrawal's amount moves with the bridge's price: early withdrawals take 96–100, later ones 99.
+        const result = simulate(rules, arrivals, { withdrawalAmount: (now) => (now - arrivals[0]!.at < 20_000 ? BigInt(priced) : 99n) });
+        const chain = result.withdrawals.map((w) => ({ routeId: w.routeId, candidates: w.candidates }));
+        const clientOf = (id: string) => result.routes.find((r) => r.routeId === id)!.client;
+        for (const w of result.withdrawals) {
+          for (const id of w.candidates) {
+            const gatedAt = result.routes.find((r) => r.routeId === id)!.gatedAt;
+            assert.ok(gatedAt !== null && gatedAt <= w.epochAt, `${id} counted by ${w.routeId} before its gate opened`);
+          }
+        }
+        for (const route of result.routes) {
+          assert.ok(route.withdrawnAt !== null, `${route.routeId} never left`);
+          const at = chain.findIndex((w) => w.routeId === route.routeId);
+          const exact = bruteForce(route.routeId, chain, at, clientOf);
+          const label = `${route.routeId} reported ${route.reported} (${route.method}), exact ${exact}; ${JSON.stringify(chain)}`;
+          assert.ok(route.reported! <= exact, label);
+          if (route.method === 'nested' || route.method === 'counted') assert.equal(route.reported, exact, label);
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 150) },
+    );
+  });
+
+  test('waiters are nobody’s peers: three routes that wait for a set of 50 are never counted in a victim’s', () => {
+    const rules = {
+      epochSeconds: 3,
+      meanMinSeconds: 6,
+      meanMaxSeconds: 15,
+      flushSeconds: 45,
+      trafficWindowSeconds: 120,
+      maxWaitSeconds: 120,
+      minPeerAgeSeconds: 0,
+      pollSeconds: 1,
+      reviewSeconds: 1,
+      proofSeconds: 1,
+    };
+    const t0 = 1_800_000_000_000;
+    // Waiters are approved and wait at their gates all the while the victim is in the pool. (One that waited its own
+    // longest leaves whatever its set, and is a peer like any other from then on: here that comes after the victim left.)
+    const waitersAt = (from: number) => [0, 500, 1_000].map((ms, i) => ({ at: from + ms, client: `waiter${i}`, minimum: 50 }));
+    // The victim alone waits its longest (120 s) and then leaves within a flush (45 s); the waiters enter at 100 s.
+    const alone = simulate(rules, [{ at: t0, client: 'victim', minimum: 3 }, ...waitersAt(t0 + 100_000)]);
+    const victim = alone.routes.find((r) => r.client === 'victim')!;
+    assert.equal(victim.gate, 'max-wait', 'with only waiters beside it, the victim’s set never reaches 3');
+    assert.equal(victim.reported, 1, 'and it reports nobody');
+    assert.deepEqual(alone.withdrawals.find((w) => w.routeId === victim.routeId)!.candidates, [victim.routeId]);
+
+    const users = [0, 500, 1_000, 1_500].map((ms, i) => ({ at: t0 + ms, client: `user${i}`, minimum: 3 }));
+    const withPeers = simulate(rules, [...users, ...waitersAt(t0 + 2_000)]);
+    const waiterIds = new Set(withPeers.routes.filter((r) => r.minimum === 50).map((r) => r.routeId));
+    for (const route of withPeers.routes.filter((r) => r.minimum === 3)) {
+      assert.equal(route.gate, 'set-reached');
+      assert.equal(route.reported, 3, `${route.routeId} hides among the four users (3 once any one is the observer), not the waiters`);
+      const own = withPeers.withdrawals.find((w) => w.routeId === route.routeId)!;
+      assert.deepEqual(
+        own.candidates.filter((id) => waiterIds.has(id)),
+        [],
+        'no waiter among its candidates',
+      );
+    }
+  });
+
+  test('sixteen distinct users of one class who ask for 3 all reach it, and none collapses to 1', () => {
+    const rules = {
+      epochSeconds: 3,
+      meanMinSeconds: 9,
+      meanMaxSeconds: 45,
+      flushSeconds: 180,
+      trafficWindowSeconds: 432,
+      maxWaitSeconds: 90,
+      minPeerAgeSeconds: 0,
+      pollSeconds: 1,
+      reviewSeconds: 1,
+      proofSeconds: 2,
+    };
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 1_500 }), { minLength: 16, maxLength: 16 }), (gaps) => {
+        let at = 1_800_000_000_000;
+        const result = simulate(
+          rules,
+          gaps.map((gap, i) => ({ at: (at += gap), client: `user${i}`, minimum: 3 })),
+        );
+        const sets = result.routes.map((r) => r.reported!);
+        assert.ok(result.routes.filter((r) => r.reported! >= 3).length >= 15, `sets ${sets.join(' ')}`);
+        assert.ok(
+          sets.every((n) => n > 1),
+          `sets ${sets.join(' ')}`,
+        );
+      }),
+      { numRuns: 10 },
+    );
+  });
 });
 
 describe('privacy plan', () => {
@@ -446,12 +617,12 @@ describe('the public view (no statusToken)', () => {
     { status: 'COMPLETED', reachedAt: at(290) },
   ];
   test('moves only as exit epochs begin, folds the pool phase into BRIDGING_IN, and shows the end after its delay', () => {
-    // Epochs of 100 s; the end shows 150 s after it happened.
+    // Epochs of 100 s, no hold; the route's delay 150 s: BRIDGING_IN shows 150 s after the funding, the end 150 s after it.
     const cases: Array<[number, string, number]> = [
       [50, 'AWAITING_DEPOSIT', 0],
-      [99, 'AWAITING_DEPOSIT', 0],
-      [100, 'BRIDGING_IN', 1], // funded at 95: shown once the epoch at 100 began
-      [260, 'BRIDGING_IN', 1], // shielded and withdrawn meanwhile: never shown
+      [299, 'AWAITING_DEPOSIT', 0],
+      [300, 'BRIDGING_IN', 1], // funded at 95: shown once the epoch after 245 began
+      [260 + 100, 'BRIDGING_IN', 1], // shielded and withdrawn meanwhile: never shown
       [399, 'BRIDGING_IN', 1], // completed at 290, public from 440, shown from the epoch at 500
       [499, 'BRIDGING_IN', 1],
       [500, 'COMPLETED', 2],
@@ -510,14 +681,56 @@ describe('the public view (no statusToken)', () => {
     assert.equal(publicEndShownAt(30_000, { epochSeconds: 100, delayMs: 0, holdMs: 400_000, fundedAt: null }), 100_000);
   });
 
-  test('each route has its own end delay, within the maximum, that only the service can draw', () => {
-    const delays = Array.from({ length: 200 }, (_, i) => publicEndDelayMs({ routeId: `rt_${i}`, statusTokenHash: `hash-${i}` }, 3_600_000));
-    assert.ok(delays.every((d) => d >= 0 && d < 3_600_000));
-    assert.ok(new Set(delays).size > 190, 'spread, not one value');
-    assert.equal(
-      publicEndDelayMs({ routeId: 'rt_x', statusTokenHash: 'h' }, 3_600_000),
-      publicEndDelayMs({ routeId: 'rt_y', statusTokenHash: 'h' }, 3_600_000),
-    );
-    assert.equal(publicEndDelayMs({ routeId: 'rt_x', statusTokenHash: 'h' }, 0), 0);
+  test('each route has its own delays, within the maximum, that only the service can draw', () => {
+    const routes = Array.from({ length: 200 }, (_, i) => ({ statusTokenHash: `hash-${i}` }));
+    for (const delayOf of [publicDelayMs, publicLateEndDelayMs]) {
+      const delays = routes.map((route) => delayOf(route, 3_600_000));
+      assert.ok(delays.every((d) => d >= 0 && d < 3_600_000));
+      assert.ok(new Set(delays).size > 190, 'spread, not one value');
+      assert.equal(delayOf({ statusTokenHash: 'h' }, 0), 0);
+      // Nothing a routeId holder knows goes in: a row without a hash (none after migration 0023) waits the longest.
+      assert.equal(delayOf({ statusTokenHash: null }, 3_600_000), 3_600_000);
+    }
+    // Two draws: the late end's delay is not the other one.
+    const gaps = routes.map((route) => publicDelayMs(route, 3_600_000) - publicLateEndDelayMs(route, 3_600_000));
+    assert.ok(new Set(gaps).size > 190);
+  });
+
+  test('BRIDGING_IN shows the route’s own delay after the funding: the view does not date the deposit, and its end adds nothing', () => {
+    // Funded at 95, epochs of 100 s, hold 400 s: with no delay BRIDGING_IN shows at 100 (the funding's epoch, as before
+    // issue 33); with a delay of 230 s at 400 (325 → 400): a funding anywhere in (70, 170] shows then.
+    const funded = [
+      { status: 'AWAITING_DEPOSIT', reachedAt: at(0) },
+      { status: 'BRIDGING_IN', reachedAt: at(95) },
+      { status: 'RECEIVED_ON_HUB', reachedAt: at(130) },
+    ];
+    const clock = (delayMs: number) => ({ epochSeconds: 100, delayMs, lateDelayMs: 999_000, holdMs: 400_000 });
+    const view = (s: number, delayMs: number, history = funded) => publicStatusAt(history, { now: s * 1000, ...clock(delayMs) });
+    assert.deepEqual([view(100, 0).status, view(100, 0).since?.getTime()], ['BRIDGING_IN', 100_000]);
+    assert.equal(view(399, 230_000).status, 'AWAITING_DEPOSIT');
+    assert.deepEqual([view(400, 230_000).status, view(400, 230_000).seq, view(400, 230_000).since?.getTime()], ['BRIDGING_IN', 1, 400_000]);
+    assert.equal(publicProgressShownAt(70_000, { epochSeconds: 100, delayMs: 230_000 }), 300_000);
+    // Ended within the hold: the end shows the hold after BRIDGING_IN did (725 → 800), whenever it ended.
+    for (const endedAt of [200, 480]) {
+      const ended = [...funded, { status: 'COMPLETED', reachedAt: at(endedAt) }];
+      assert.equal(view(799, 230_000, ended).status, 'BRIDGING_IN', `ended ${endedAt}`);
+      assert.equal(view(800, 230_000, ended).status, 'COMPLETED', `ended ${endedAt}`);
+    }
+    // Ended past the hold (at 600): its own late delay after the end, not the delay BRIDGING_IN showed with, so the gap
+    // between the two moments is not the route's duration.
+    assert.equal(publicEndShownAt(600_000, { ...clock(230_000), fundedAt: 95_000 }), 1_600_000);
+    // ...but never sooner than the hold after BRIDGING_IN (800): an end shown sooner would bound the funding from above.
+    assert.equal(publicEndShownAt(600_000, { ...clock(230_000), lateDelayMs: 0, fundedAt: 95_000 }), 800_000);
+    // Whatever the draws, a funded route's end never narrows the funding below what BRIDGING_IN tells: the funding is at
+    // most the end's moment less the hold (slow routes end past it), and BRIDGING_IN's moment is already later than that.
+    for (let i = 0; i < 2_000; i++) {
+      const f = Math.floor(Math.random() * 1_000_000);
+      const o = { epochSeconds: 100, delayMs: Math.floor(Math.random() * 600_000), lateDelayMs: Math.floor(Math.random() * 600_000), holdMs: 400_000 };
+      const endedAt = f + Math.floor(Math.random() * 2_000_000);
+      const b = publicProgressShownAt(f, o);
+      const e = publicEndShownAt(endedAt, { ...o, fundedAt: f });
+      assert.ok(e - o.holdMs >= b, `funded ${f}, ended ${endedAt}: the end at ${e}, BRIDGING_IN at ${b}`);
+      if (endedAt <= f + o.holdMs) assert.equal(e, b + o.holdMs, 'within the hold: the hold after BRIDGING_IN, whatever the end');
+    }
   });
 });

@@ -477,6 +477,18 @@ describe('quote cache', () => {
     assert.equal(state.computations, 3, 'expired after the TTL');
   });
 
+  test('one client’s cached quote is not another’s: how fast a quote comes back tells no client who else asked', TIMEOUT, async () => {
+    const { service, state } = countingService();
+    const quotes = withQuoteCache(service, { ttlMs: 60_000 });
+    await quotes.quote(REQUEST, { cacheScope: 'client-a' });
+    await quotes.quote(REQUEST, { cacheScope: 'client-a' });
+    assert.equal(state.computations, 1, 'a client polling its quote is answered from the cache');
+    await quotes.quote(REQUEST, { cacheScope: 'client-b' });
+    assert.equal(state.computations, 2, 'another client’s identical request is priced afresh');
+    await quotes.quote(REQUEST);
+    assert.equal(state.computations, 3, 'an unscoped request shares neither');
+  });
+
   test('fresh (a create) always computes; each caller gets its own copy; failures are not kept', TIMEOUT, async () => {
     const { service, state } = countingService();
     const quotes = withQuoteCache(service, { ttlMs: 60_000 });

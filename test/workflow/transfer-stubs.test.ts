@@ -12,10 +12,11 @@ import { createLogger } from '../../src/logger.ts';
 import { BridgeRouteError } from '../../src/providers/bridge.ts';
 import { activityErrors } from '../../src/temporal/activityErrors.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
-import { depositObservedSignal, failUpdate, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
+import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { SEARCH_ATTRIBUTES, taskQueues, WORKFLOW_TYPE } from '../../workflows/types.ts';
 import type { BridgeOrderRef, RoutePlan } from '../../src/domain/plan.ts';
 import type { ParkedStep } from '../../src/domain/heldFunds.ts';
+import type { ExitDraw } from '../../src/domain/observations.ts';
 import type { TransferStatus } from '../../src/domain/status.ts';
 import { startTestTemporal } from '../support/temporalTestEnvironment.ts';
 
@@ -67,8 +68,14 @@ interface RouteScript {
   noRoute: Set<string>;
   /** depositBalance's answer at the deadline. */
   depositBalance: bigint;
+  /** checkFunding's answer: the recipient, when it funded the route. */
+  reusedAddress: string | null;
   /** How many more unshield calls find the set below the minimum at proof time (and send nothing). */
   deferrals: number;
+  /** How many more unshield calls find their exit epoch passed (and send nothing). */
+  epochsPassed: number;
+  /** Where each refundDeposit call sent the refund. */
+  refundedTo: string[];
   /** The requireAnonymitySet of each unshield call. */
   required: Array<number | undefined>;
   /** When each privacyStatus and unshield call came (ms), and the exit epoch each unshield was given. */
@@ -84,8 +91,11 @@ function script(routeId: string, init: Partial<RouteScript> = {}): RouteScript {
     failing: new Set(),
     noRoute: new Set(),
     depositBalance: 0n,
+    reusedAddress: null,
     deferrals: 0,
+    epochsPassed: 0,
     required: [],
+    refundedTo: [],
     times: [],
     ...init,
   };
@@ -118,6 +128,9 @@ function stubActivities(): Partial<TransferActivities> {
     async depositBalance(plan) {
       return { balance: step((plan as RoutePlan).routeId, 'depositBalance').depositBalance.toString() };
     },
+    async checkFunding(plan) {
+      return { reusedAddress: step(plan.routeId, 'checkFunding').reusedAddress, senders: 1 };
+    },
     async bridgeIn({ plan, generation, projection }) {
       step(plan.routeId, 'bridgeIn', projection);
       return order(`in-${generation}`);
@@ -146,7 +159,12 @@ function stubActivities(): Partial<TransferActivities> {
       if (route.deferrals > 0) {
         route.deferrals -= 1;
         step(plan.routeId, 'unshield');
-        return { funded: null, deferred: { anonymitySet: 3 } };
+        return { funded: null, deferred: { reason: 'anonymity-set', anonymitySet: 3 } };
+      }
+      if (route.epochsPassed > 0) {
+        route.epochsPassed -= 1;
+        step(plan.routeId, 'unshield');
+        return { funded: null, deferred: { reason: 'epoch-passed' } };
       }
       step(plan.routeId, 'unshield', sent);
       return { funded: order('out-1') };
@@ -156,7 +174,7 @@ function stubActivities(): Partial<TransferActivities> {
       return order(`out-${generation}`);
     },
     async refundDeposit({ routeId, to }) {
-      step(routeId, 'refundDeposit');
+      step(routeId, 'refundDeposit').refundedTo.push(to);
       return { amount: '400000', txHash: '0xrefund', to };
     },
     async voidUnsentIntents({ routeId }) {
@@ -219,7 +237,11 @@ function start(plan: RoutePlan) {
 }
 
 /** Polls the workflow's `state` query until `ready` holds (or fails after `ms`). */
-async function until(handle: Awaited<ReturnType<typeof start>>, ready: (state: { status: TransferStatus; parked: ParkedStep | null }) => boolean, ms = 15_000) {
+async function until(
+  handle: Awaited<ReturnType<typeof start>>,
+  ready: (state: { status: TransferStatus; step: string | null; parked: ParkedStep | null }) => boolean,
+  ms = 15_000,
+) {
   const stop = Date.now() + ms;
   for (;;) {
     const state = await handle.query(stateQuery);
@@ -243,7 +265,7 @@ async function refused(update: Promise<unknown>, reason: RegExp) {
   await assert.rejects(update, (error: unknown) => error instanceof WorkflowUpdateFailedError && reason.test(String(error.cause?.message)));
 }
 
-const HAPPY_STEPS = ['bridgeIn', 'awaitDelivery:in', 'shield', 'privacyStatus', 'unshield', 'awaitDelivery:out'];
+const HAPPY_STEPS = ['checkFunding', 'bridgeIn', 'awaitDelivery:in', 'shield', 'privacyStatus', 'unshield', 'awaitDelivery:out'];
 const statuses = (route: RouteScript) => route.projections.map((p) => `${p.seq}:${p.status}`);
 let routes = 0;
 const nextRouteId = (name: string) => `stub-${name}-${Date.now()}-${++routes}`;
@@ -294,10 +316,10 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     const parked = await until(handle, (state) => state.parked !== null);
     assert.equal(parked.parked?.step, 'bridge-in');
     assert.match(parked.parked?.error ?? '', /^no route: bridgeIn pair not supported \(stub\)$/);
-    assert.deepEqual(route.calls, ['bridgeIn'], 'BridgeRouteRejected is never retried');
+    assert.deepEqual(route.calls, ['checkFunding', 'bridgeIn'], 'BridgeRouteRejected is never retried');
     await handle.executeUpdate(failUpdate, { args: [{ reason: 'no bridge for this pair' }] });
     assert.equal(await handle.result(), 'FAILED');
-    assert.deepEqual(route.calls.slice(1), ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'nothing in the pool: no ragequit');
+    assert.deepEqual(route.calls.slice(2), ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'nothing in the pool: no ragequit');
   });
 
   test('the fail update ends a parked route FAILED, ragequitting its pool note', { timeout: 30_000 }, async () => {
@@ -341,6 +363,28 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     );
   });
 
+  for (const refundAddress of [ADDRESS(0xee), null]) {
+    test(`funded from its own recipient: refunded (to ${refundAddress ? 'the refundAddress' : 'the address it came from'}) before the pool, FAILED ADDRESS_REUSE_REFUSED`, {
+      timeout: 30_000,
+    }, async () => {
+      const plan = routePlan(nextRouteId('reuse'), { refundAddress });
+      const route = script(plan.routeId, { reusedAddress: plan.recipient });
+      const handle = await start(plan);
+      await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+      assert.equal(await handle.result(), 'FAILED');
+      assert.deepEqual(route.calls, ['checkFunding', 'refundDeposit', 'projectStatus'], 'no bridge-in, no pool');
+      assert.deepEqual(route.refundedTo, [refundAddress ?? plan.recipient]);
+      const failed = route.projections.at(-1) as { status: string; error?: string };
+      assert.equal(failed.status, 'FAILED');
+      assert.match(
+        failed.error ?? '',
+        /^ADDRESS_REUSE_REFUSED: the deposit came from the recipient 0x[0-9a-fA-F]{40}, which links the payout to it for anyone; refunded 400000 to /,
+      );
+      const recordTo = process.env.RECORD_STUB_REUSE_HISTORY;
+      if (recordTo && refundAddress === null) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+    });
+  }
+
   test('underpaid without a refundAddress parks at the deadline; the retry update waits again and a top-up completes the route', {
     timeout: 30_000,
   }, async () => {
@@ -365,47 +409,88 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     const handle = await start(plan);
     await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
     assert.equal(await handle.result(), 'COMPLETED');
-    assert.deepEqual(route.calls, ['bridgeIn', 'awaitDelivery:in', 'shield', 'privacyStatus', 'unshield', 'privacyStatus', 'unshield', 'awaitDelivery:out']);
+    assert.deepEqual(route.calls, [
+      'checkFunding',
+      'bridgeIn',
+      'awaitDelivery:in',
+      'shield',
+      'privacyStatus',
+      'unshield',
+      'privacyStatus',
+      'unshield',
+      'awaitDelivery:out',
+    ]);
     assert.deepEqual(route.required, [5, 5], 'each withdrawal asks for the minimum the route waited for');
     assert.deepEqual(statuses(route), ['1:BRIDGING_IN', '2:RECEIVED_ON_HUB', '3:SHIELDED', '4:UNSHIELD_SENT', '5:BRIDGING_OUT', '6:COMPLETED']);
     const recordTo = process.env.RECORD_STUB_HISTORY;
     if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
   });
 
-  test('exit epochs: routes that may leave within one epoch withdraw within the next, at moments of their own', { timeout: 60_000 }, async () => {
+  test('the exit lottery: a route withdraws at the moment the privacy watcher drew, in that exit epoch', { timeout: 60_000 }, async () => {
     const EPOCH_S = 3;
-    const plans = [0, 1, 2].map((i) =>
-      routePlan(nextRouteId(`epoch-${i}`), {
-        privacy: { exitEpochSeconds: EPOCH_S, minAnonymitySet: 1, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+    const epochMs = EPOCH_S * 1000;
+    const plans = [0, 1].map((i) =>
+      routePlan(nextRouteId(`lottery-${i}`), {
+        privacy: { exitEpochSeconds: EPOCH_S, minAnonymitySet: 3, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 0 },
       }),
     );
     const routes = plans.map((plan) => script(plan.routeId));
     const handles = await Promise.all(plans.map((plan) => start(plan)));
     await Promise.all(handles.map((handle) => handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 })));
-    assert.deepEqual(await Promise.all(handles.map((handle) => handle.result())), ['COMPLETED', 'COMPLETED', 'COMPLETED']);
-    const epochMs = EPOCH_S * 1000;
-    const withdrawals = routes.map((route) => {
-      const gate = route.times.find((t) => t.call === 'privacyStatus')!;
+    await Promise.all(handles.map((handle) => until(handle, (state) => state.step === 'privacy-wait')));
+    // The watcher drew both routes for the next epoch, at moments of their own; one is told its gate opened at its longest wait.
+    const epochStartsAt = Math.ceil((Date.now() + 500) / epochMs) * epochMs;
+    const draws: ExitDraw[] = [
+      { at: epochStartsAt + 400, epochStartsAt, epochSeconds: EPOCH_S, gate: 'set-reached' },
+      { at: epochStartsAt + 2_100, epochStartsAt, epochSeconds: EPOCH_S, gate: 'max-wait' },
+    ];
+    await Promise.all(handles.map((handle, i) => handle.signal(privacyObservedSignal, { review: 'approved', anonymitySet: 3, exit: draws[i]! })));
+    assert.deepEqual(await Promise.all(handles.map((handle) => handle.result())), ['COMPLETED', 'COMPLETED']);
+    for (const [i, route] of routes.entries()) {
       const unshield = route.times.find((t) => t.call === 'unshield')!;
-      const epoch = unshield.exitEpoch;
-      assert.ok(epoch, 'the withdrawal is told its exit epoch');
-      assert.equal(epoch.seconds, EPOCH_S);
-      assert.equal(epoch.startsAt % epochMs, 0, 'epochs start on the clock');
-      // The gate opened (the route asked the pool, as it does with a review timeout of 0) in the epoch before.
-      assert.ok(gate.at < epoch.startsAt + 500 && gate.at >= epoch.startsAt - epochMs - 500, `gate at ${gate.at}, exit epoch ${epoch.startsAt}`);
+      assert.deepEqual(unshield.exitEpoch, { startsAt: epochStartsAt, seconds: EPOCH_S }, 'the withdrawal is told the epoch it was drawn for');
       assert.ok(
-        unshield.at >= epoch.startsAt - 50 && unshield.at < epoch.startsAt + epochMs + 1000,
-        `withdrawal at ${unshield.at}, exit epoch ${epoch.startsAt}`,
+        unshield.at >= draws[i]!.at && unshield.at < draws[i]!.at + 1_000,
+        `withdrawal at ${unshield.at - epochStartsAt} ms, drawn for ${draws[i]!.at - epochStartsAt}`,
       );
-      return unshield.at - epoch.startsAt;
-    });
-    // Each route draws its own moment in the epoch: the moments drawn, read from the histories, are not one shared
-    // moment (three uniform draws over 3 s fall within 2 ms of each other about once in 700,000 runs).
-    const drawn = await Promise.all(handles.map((handle, i) => drawnMoment(handle, routes[i]!.times.find((t) => t.call === 'unshield')!.exitEpoch!.startsAt)));
-    for (const offset of drawn) assert.ok(offset >= -2 && offset <= epochMs + 2, `a moment inside the epoch: ${drawn}`);
-    assert.ok(Math.max(...drawn) - Math.min(...drawn) > 2, `each route draws its own moment: ${drawn} (withdrawals at ${withdrawals})`);
-    const recordTo = process.env.RECORD_STUB_EPOCH_HISTORY;
+      // Read from the history: the timer the route slept on fires at the drawn moment.
+      const slept = await drawnMoment(handles[i]!, epochStartsAt);
+      assert.ok(Math.abs(slept - (draws[i]!.at - epochStartsAt)) <= 20, `slept until ${slept} ms into the epoch`);
+    }
+    assert.deepEqual(
+      routes.map((route) => route.required),
+      [[3], [1]],
+      'a route whose gate opened at its longest wait asks for no minimum',
+    );
+    const recordTo = process.env.RECORD_STUB_LOTTERY_HISTORY;
     if (recordTo) writeFileSync(recordTo, proto.temporal.api.history.v1.History.encode(await handles[0]!.fetchHistory()).finish());
+  });
+
+  test('a withdrawal whose exit epoch passed sends nothing and waits for a new draw; a draw for that epoch again is spent', { timeout: 60_000 }, async () => {
+    const EPOCH_S = 3;
+    const epochMs = EPOCH_S * 1000;
+    const plan = routePlan(nextRouteId('lottery-late'), {
+      privacy: { exitEpochSeconds: EPOCH_S, minAnonymitySet: 2, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 0 },
+    });
+    const route = script(plan.routeId, { epochsPassed: 1 });
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    await until(handle, (state) => state.step === 'privacy-wait');
+    const first = Math.ceil((Date.now() + 200) / epochMs) * epochMs;
+    const draw = (epochStartsAt: number): ExitDraw => ({ at: epochStartsAt + 100, epochStartsAt, epochSeconds: EPOCH_S, gate: 'set-reached' });
+    await handle.signal(privacyObservedSignal, { review: 'approved', anonymitySet: 2, exit: draw(first) });
+    await eventually(() => route.calls.filter((c) => c === 'unshield').length === 1, 'the first withdrawal');
+    // The same draw again (a new watcher run tells every route once more): the route does not withdraw on it.
+    await handle.signal(privacyObservedSignal, { review: 'approved', anonymitySet: 2, exit: draw(first) });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(route.calls.filter((c) => c === 'unshield').length, 1, 'a draw for the deferred epoch is spent');
+    await handle.signal(privacyObservedSignal, { review: 'approved', anonymitySet: 2, exit: draw(first + 2 * epochMs) });
+    assert.equal(await handle.result(), 'COMPLETED');
+    assert.deepEqual(
+      route.times.filter((t) => t.call === 'unshield').map((t) => t.exitEpoch?.startsAt),
+      [first, first + 2 * epochMs],
+    );
+    assert.deepEqual(statuses(route), ['1:BRIDGING_IN', '2:RECEIVED_ON_HUB', '3:SHIELDED', '4:UNSHIELD_SENT', '5:BRIDGING_OUT', '6:COMPLETED']);
   });
 
   test('a route that waited its longest leaves with what it has: the withdrawal asks for no minimum', { timeout: 30_000 }, async () => {

@@ -23,10 +23,10 @@ import type { IrisMessage, MessageStore } from './store.ts';
 const messageSentEvent = parseAbiItem('event MessageSent(bytes message)');
 
 /**
- * Blocks of the destination chain during which an attested burn can be received (its expirationBlock).
- * The devnet chains only mine on demand, so in practice it never runs out.
+ * Blocks of the destination chain during which an attested burn can be received (its expirationBlock), by default.
+ * The devnet chains only mine on demand, so in practice it never runs out; tests that need it to pass set fewer.
  */
-const EXPIRATION_BLOCKS = 100_000n;
+export const EXPIRATION_BLOCKS = 100_000n;
 
 /** A CCTP domain of the devnet: its chain and contracts. */
 export interface CctpDomain {
@@ -69,6 +69,11 @@ export interface Attester {
    */
   byTransaction(sourceDomain: number, txHash: Hex): Promise<IrisMessage[] | null>;
   byNonce(sourceDomain: number, nonce: Hex): IrisMessage | undefined;
+  /**
+   * Circle's re-attestation (POST /v2/reattest/{nonce}): the message of that nonce is signed again with a fresh
+   * expirationBlock, and served from then on. False for an unknown nonce or a message that was never attested.
+   */
+  reattest(nonce: Hex): Promise<boolean>;
 }
 
 /**
@@ -84,6 +89,8 @@ export function createAttester(deps: {
   pendingMs: number;
   faults: FaultRegistry;
   store: MessageStore;
+  /** Default EXPIRATION_BLOCKS. */
+  expirationBlocks?: bigint;
   log: (obj: object) => void;
 }): Attester {
   const { domains, store, faults, log } = deps;
@@ -144,7 +151,7 @@ export function createAttester(deps: {
     const terms = attestationTerms({ amount: burn.amount, maxFee: burn.maxFee, minFinalityThreshold: header.minFinalityThreshold }, deps.fees);
     if (!terms) return null;
     const destination = domains.get(header.destinationDomain);
-    const expirationBlock = destination ? (await destination.client.getBlockNumber({ cacheTime: 0 })) + EXPIRATION_BLOCKS : 0n;
+    const expirationBlock = destination ? (await destination.client.getBlockNumber({ cacheTime: 0 })) + (deps.expirationBlocks ?? EXPIRATION_BLOCKS) : 0n;
     return { finalityThresholdExecuted: terms.finalityThresholdExecuted, burn: { feeExecuted: terms.feeExecuted, expirationBlock } };
   }
 
@@ -170,6 +177,17 @@ export function createAttester(deps: {
       return pending;
     },
     byNonce: (sourceDomain, nonce) => store.byNonce(sourceDomain, nonce),
+    async reattest(nonce) {
+      const m = [...domains.keys()].map((d) => store.byNonce(d, nonce)).find((x) => x !== undefined);
+      const source = m && domains.get(m.sourceDomain);
+      if (!m?.attested || !source) return false;
+      const fill = await finalFields(source, decodeMessage(m.emitted));
+      if (!fill) return false;
+      const message = fillMessage(m.emitted, { nonce: m.nonce, ...fill });
+      store.update(m, { message, attestation: await sign({ hash: keccak256(message), privateKey: deps.attesterPrivateKey, to: 'hex' }) });
+      log({ event: 'iris.reattested', sourceDomain: m.sourceDomain, nonce });
+      return true;
+    },
   };
 }
 

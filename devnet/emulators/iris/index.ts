@@ -27,6 +27,8 @@ export interface IrisEmulatorOptions {
   pendingMs?: number;
   /** JSON file keeping the attested messages across restarts. */
   statePath?: string;
+  /** Destination blocks an attested burn stays receivable (its expirationBlock). Default 100,000. */
+  expirationBlocks?: bigint;
   log?: (obj: object) => void;
 }
 
@@ -60,6 +62,7 @@ export async function startIrisEmulator(opts: IrisEmulatorOptions): Promise<Iris
     pendingMs: opts.pendingMs ?? 1000,
     faults,
     store: openMessageStore(opts.statePath),
+    ...(opts.expirationBlocks !== undefined && { expirationBlocks: opts.expirationBlocks }),
     log,
   });
   const app = createIrisApp({ attester: service, domains: new Set(domains.keys()), fees, faults, publicKey: attester.publicKey, log });

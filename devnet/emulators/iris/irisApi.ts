@@ -9,7 +9,8 @@ import type { IrisMessage } from './store.ts';
 const bytes32 = /^0x[0-9a-fA-F]{64}$/;
 
 /**
- * The Hono app speaking Iris's CCTP v2 API (GET /v2/burn/USDC/fees, GET /v2/messages, GET /v2/publicKeys),
+ * The Hono app speaking Iris's CCTP v2 API (GET /v2/burn/USDC/fees, GET /v2/messages, GET /v2/publicKeys,
+ * POST /v2/reattest),
  * plus the stack's fault injection under /_emulator/faults.
  */
 export function createIrisApp(ctx: {
@@ -68,6 +69,14 @@ export function createIrisApp(ctx: {
   });
 
   app.get('/v2/publicKeys', (c) => c.json({ publicKeys: [{ publicKey: ctx.publicKey, cctpVersion: 2 }] }));
+
+  // Re-attestation: a message past its expirationBlock is signed again with a fresh one (GET /v2/messages serves it).
+  app.post('/v2/reattest/:nonce', async (c) => {
+    const nonce = c.req.param('nonce');
+    if (!bytes32.test(nonce)) return c.json({ error: 'Invalid nonce' }, 400);
+    if (!(await ctx.attester.reattest(nonce as Hex))) return c.json({ error: 'Message not found' }, 404);
+    return c.json({ message: 'Re-attestation successfully requested for nonce.', nonce });
+  });
 
   // ---- emulator-only ----
 

@@ -42,6 +42,8 @@ export interface MessageStore {
   byTransaction(sourceDomain: number, txHash: Hex): IrisMessage[] | undefined;
   byNonce(sourceDomain: number, nonce: Hex): IrisMessage | undefined;
   add(messages: IrisMessage[]): void;
+  /** A re-attestation: the message's new final form and signature, kept. */
+  update(message: IrisMessage, attested: NonNullable<IrisMessage['attested']>): void;
 }
 
 /**
@@ -76,6 +78,10 @@ export function openMessageStore(statePath?: string): MessageStore {
         messages.push(m);
         index(m);
       }
+      persist();
+    },
+    update(message, attested) {
+      message.attested = attested;
       persist();
     },
   };

@@ -1,5 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { ApiDeps } from '../deps.ts';
+import { clientHashOf } from '../abuseLimits.ts';
 import { ok } from '../envelope.ts';
 import { headerParameters, quoteSchema, responseHeaders, transferRequestSchema } from '../schemas.ts';
 import { failures, jsonObjectBody, newApp, passThrough, servedChains, success } from './common.ts';
@@ -13,7 +14,7 @@ export function quoteRoutes(deps: ApiDeps) {
     tags: ['Transfers'],
     summary: 'Quote a transfer',
     description:
-      'Prices a transfer; nothing is stored and no deposit address is allocated. Quotes are live: re-quote before creating and every 15 to 20 s while one is shown. The same request within QUOTE_CACHE_SECONDS gets the same answer.',
+      'Prices a transfer; nothing is stored and no deposit address is allocated. Quotes are live: re-quote before creating and every 15 to 20 s while one is shown. The same request from the same client within QUOTE_CACHE_SECONDS gets the same answer.',
     middleware: [deps.abuse?.quote ?? passThrough, jsonObjectBody],
     parameters: [headerParameters.apiKey],
     request: { body: { required: true, content: { 'application/json': { schema: transferRequestSchema } } } },
@@ -31,7 +32,7 @@ export function quoteRoutes(deps: ApiDeps) {
     chains.require(request);
     // A partner's key quotes with the partner's fee in it (src/quote/partnerFees.ts).
     const partner = c.get('partner');
-    const { quote } = await deps.quotes.quote({ ...request, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id });
+    const { quote } = await deps.quotes.quote({ ...request, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id }, { cacheScope: clientHashOf(c) });
     return ok(c, quote);
   });
 }

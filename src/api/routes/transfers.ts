@@ -128,11 +128,26 @@ export function transferRoutes(deps: ApiDeps) {
       if (key !== undefined && !IDEMPOTENCY_KEY_RULE.test(key)) {
         throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 8 to 255 printable ASCII characters without spaces (e.g. a UUID)');
       }
+      const partner = c.get('partner');
+      if (request.userReference !== undefined && (partner === undefined || partner.userShareBps === null)) {
+        throw badRequest(
+          'USER_REFERENCE_NOT_ACCEPTED',
+          partner === undefined
+            ? 'userReference needs an API key (X-Api-Key) that vouches for its users; without one, leave it out'
+            : `this API key does not vouch for its users, so its transfers count as one client in every anonymity set: leave userReference out, or ask the operator to let the key vouch for them (routectl apikey vouch --name ${partner.name})`,
+        );
+      }
+      const { userReference, ...transfer } = request;
+      const client = c.get('abuseClient');
+      const vouched = userReference !== undefined && partner?.userShareBps != null && client;
       const createTransfer = async () => {
-        const partner = c.get('partner');
         const created = await deps.transfers.create(
-          { ...request, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id },
-          { clientHash: clientHashOf(c), partnerId: partner?.id },
+          { ...transfer, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id },
+          {
+            clientHash: clientHashOf(c),
+            partnerId: partner?.id,
+            ...(vouched && { user: { client: client.userHash(userReference), voucher: client.hash, shareBps: partner.userShareBps! } }),
+          },
         );
         deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
         return created;

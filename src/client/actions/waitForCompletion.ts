@@ -4,11 +4,16 @@ import type { WaitOptions } from '../options.ts';
 import type { View } from './getTransfer.ts';
 import { pollUntilDone } from './pollStatus.ts';
 import { OnStatusFailure, statusTracker } from './statusTracker.ts';
+import { quietPollUntilDone } from './quietPoll.ts';
 import { streamUntilDone } from './streamStatus.ts';
 
+/** How long the quiet transport reads on after the end, at most (a uniformly random part of it). */
+const QUIET_AFTER_END_MS = 600_000;
+
 /**
- * Follows the transfer to its end: by its event stream unless `transport` is `poll`, then by polling should the
- * stream give up. Resolves with the final view once COMPLETED; rejects with PrivateRouteFailedError once FAILED.
+ * Follows the transfer to its end: by default with quiet reads at a fixed rate that go on for a while after the end
+ * (`quiet`); by its event stream, then by polling should the stream give up (`auto`); or by polling (`poll`). Resolves
+ * with the final view once COMPLETED; rejects with PrivateRouteFailedError once FAILED.
  */
 export async function waitForCompletion(ctx: ClientContext, routeId: string, waitOptions: WaitOptions = {}): Promise<View> {
   const { statusToken, signal } = waitOptions;
@@ -23,7 +28,12 @@ export async function waitForCompletion(ctx: ClientContext, routeId: string, wai
   };
 
   try {
-    if (waitOptions.transport !== 'poll') {
+    const transport = waitOptions.transport ?? 'quiet';
+    if (transport === 'quiet') {
+      const afterEndMs = waitOptions.quietAfterEndMs ?? QUIET_AFTER_END_MS;
+      return finish(await quietPollUntilDone(ctx, { routeId, statusToken, intervalMs: pollIntervalMs, afterEndMs, signal }, tracker));
+    }
+    if (transport === 'auto') {
       const streamed = await streamUntilDone(ctx, { routeId, statusToken, firstEventTimeoutMs, signal }, tracker);
       if (streamed) return finish(streamed);
     }

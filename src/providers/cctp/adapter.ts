@@ -8,8 +8,8 @@ import { createAttestationPoller, type AttestationPoller } from './attestationPo
 import { validateCctpChains, type CctpChainConfig } from './chains.ts';
 import { DEFAULT_FEE_BUFFER_BPS, FINALITY_THRESHOLD, feeForAmount, maxFeeFor } from './fees.ts';
 import type { IrisClient, IrisFees } from './iris.ts';
-import { addressToBytes32, parseMessageHeader } from './message.ts';
-import type { BurnAndMintBridge, CctpFinality, MintResult } from './types.ts';
+import { addressToBytes32, parseBurnMessageBody, parseMessageHeader } from './message.ts';
+import type { AttestedMessage, BurnAndMintBridge, CctpFinality, MintResult } from './types.ts';
 import { PrivateRouteError } from '../../errors.ts';
 
 export interface CctpBridgeOptions {
@@ -44,6 +44,19 @@ const ZERO_NONCE: Hex = ANY_CALLER;
 
 export const approveStep = (step: string) => `${step}:approve`;
 export const burnStep = (step: string) => `${step}:burn`;
+
+/** A message whose expirationBlock is this close to the destination's head is re-attested before it is relayed. */
+const EXPIRY_MARGIN_BLOCKS = 20n;
+const REATTEST_POLL_MS = 2_000;
+
+/** A burn message's expirationBlock (0: none, or not a burn). */
+function expirationOf(message: Hex): bigint {
+  try {
+    return parseBurnMessageBody(parseMessageHeader(message).body).expirationBlock;
+  } catch {
+    return 0n;
+  }
+}
 
 export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
   const chains = validateCctpChains(opts.chains);
@@ -151,6 +164,23 @@ export function createCctpBridge(opts: CctpBridgeOptions): BurnAndMintBridge {
     attestation: (srcChainId, burnTxHash) => opts.iris.getMessages(chain(srcChainId).domain, burnTxHash),
 
     awaitAttestation: async (srcChainId, burnTxHash, waitOpts) => attestations.awaitAttestation(chain(srcChainId).domain, burnTxHash, waitOpts),
+
+    async receivable(srcChainId, dstChainId, burnTxHash, attested, waitOpts) {
+      const expirationBlock = expirationOf(attested.message);
+      if (expirationBlock === 0n) return { ...attested, renewed: false, expirationBlock };
+      const head = await opts.clients.publicClient(chain(dstChainId).chainId).getBlockNumber({ cacheTime: 0 });
+      if (expirationBlock > head + EXPIRY_MARGIN_BLOCKS) return { ...attested, renewed: false, expirationBlock };
+      await opts.iris.reattest(parseMessageHeader(attested.message).nonce);
+      for (;;) {
+        waitOpts?.signal?.throwIfAborted();
+        const status = await opts.iris.getMessages(chain(srcChainId).domain, burnTxHash);
+        if (status.state === 'complete' && status.message && status.attestation) {
+          const renewed = expirationOf(status.message);
+          if (renewed > head + EXPIRY_MARGIN_BLOCKS) return { ...(status as AttestedMessage), renewed: true, expirationBlock: renewed };
+        }
+        await new Promise((resolve) => setTimeout(resolve, REATTEST_POLL_MS));
+      }
+    },
 
     async mint(input): Promise<MintResult> {
       const dst = chain(input.dstChainId);

@@ -7,7 +7,7 @@ import { describeError, truncate } from '../errorText.ts';
 import { PrivateRouteError } from '../../errors.ts';
 
 /**
- * A small typed client for Circle's Iris API (CCTP v2), the two endpoints the adapter needs:
+ * A small typed client for Circle's Iris API (CCTP v2), the endpoints the adapter needs:
  *
  * - GET /v2/burn/USDC/fees/{sourceDomainId}/{destDomainId} → a JSON array of
  *   `{ finalityThreshold, minimumFee }`, minimumFee in basis points (number, possibly fractional
@@ -16,6 +16,8 @@ import { PrivateRouteError } from '../../errors.ts';
  *   attestation, status, cctpVersion, delayReason, decodedMessage }] }`; status is "complete" or
  *   "pending_confirmations", and attestation is "PENDING" until signed. 404 until Iris has indexed
  *   the burn.
+ * - POST /v2/reattest/{nonce} → `{ message, nonce }`: signs the message again, with a fresh expirationBlock (a burn's
+ *   message can be received only before that block of the destination chain).
  *
  * Errors: 429 → IrisRateLimitedError (Circle allows 35 requests/s and blocks a client that exceeds it
  * for 5 minutes: stop calling until retryAfterMs has passed). The client enforces that itself: after
@@ -51,6 +53,8 @@ export interface IrisClient {
   getFees(sourceDomain: number, destDomain: number): Promise<IrisFees>;
   /** One lookup of the burn's message; the first one when a transaction holds several. */
   getMessages(sourceDomain: number, txHash: Hex): Promise<AttestationStatus>;
+  /** Asks Iris to sign the message of `nonce` again (a fresh expirationBlock); GET /v2/messages then serves it. */
+  reattest(nonce: Hex): Promise<void>;
 }
 
 /** Iris answered 429. Nothing may be sent to Iris before `retryAfterMs` has passed. */
@@ -107,12 +111,12 @@ export function createIrisClient(opts: IrisClientOptions): IrisClient {
   const now = opts.now ?? Date.now;
   let blockedUntil = 0;
 
-  async function get(path: string, what: string): Promise<{ status: number; text: string; headers: Headers }> {
+  async function get(path: string, what: string, method: 'GET' | 'POST' = 'GET'): Promise<{ status: number; text: string; headers: Headers }> {
     const wait = blockedUntil - now();
     if (wait > 0) throw new IrisRateLimitedError(`iris rate limit in force (${what} not sent); retry after ${Math.ceil(wait / 1000)} s`, wait);
     let res: Response;
     try {
-      res = await doFetch(`${baseUrl}${path}`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+      res = await doFetch(`${baseUrl}${path}`, { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
       return { status: res.status, text: await res.text(), headers: res.headers };
     } catch (err) {
       const reason =
@@ -185,6 +189,13 @@ export function createIrisClient(opts: IrisClientOptions): IrisClient {
         status.attestation = first.attestation;
       }
       return status;
+    },
+
+    async reattest(nonce) {
+      if (!isHex(nonce, { strict: true }) || nonce.length !== 66) throw new Error(`not a CCTP v2 nonce: ${nonce}`);
+      const what = `POST /v2/reattest/${nonce}`;
+      const res = await get(`/v2/reattest/${nonce}`, what, 'POST');
+      if (res.status !== 200) fail(what, res);
     },
   };
 }

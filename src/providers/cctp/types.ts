@@ -79,6 +79,18 @@ export interface BurnAndMintBridge {
    * request budget, per-burn backoff, a 429 honoured for every burn). Cancellable with `opts.signal`.
    */
   awaitAttestation(srcChainId: number, burnTxHash: Hex, opts?: AwaitAttestationOptions): Promise<AttestedMessage>;
+  /**
+   * The attested message, re-attested when its expirationBlock has passed on the destination or is about to (a parked
+   * route's burn): Iris is asked to sign it again (POST /v2/reattest) and its renewed message is awaited. `renewed`
+   * says it was; the mint of a renewed message is a new transaction (the old one could only revert).
+   */
+  receivable(
+    srcChainId: number,
+    dstChainId: number,
+    burnTxHash: Hex,
+    attested: AttestedMessage,
+    opts?: { signal?: AbortSignal },
+  ): Promise<AttestedMessage & { renewed: boolean; expirationBlock: bigint }>;
   /** receiveMessage on the destination, skipped when the message's nonce is already used. */
   mint(input: MintInput): Promise<MintResult>;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "price_epochs" ADD COLUMN "checked_until" timestamp with time zone;
