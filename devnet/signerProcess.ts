@@ -24,6 +24,8 @@ export interface SignerProcess {
  */
 export async function startSignerProcess(opts: {
   keys: { mnemonic: string; gasPrivateKey: string; poolRelayerPrivateKey: string };
+  /** The spending policy's settings (SIGNER_DATABASE_URL, SIGNER_AUDIT_LOG, the contracts); without them the policy is off. */
+  policyEnv?: Record<string, string | undefined>;
   port?: number;
   processes?: ProcessRegistry;
   logLevel?: string;
@@ -40,6 +42,7 @@ export async function startSignerProcess(opts: {
     SIGNER_HOST: '127.0.0.1',
     SIGNER_PORT: String(port),
     LOG_LEVEL: opts.logLevel ?? 'warn',
+    ...(opts.policyEnv ?? { SIGNER_POLICY: 'off' }),
   };
   // Own process group, like the Temporal dev server: Ctrl-C reaches the stack, which stops the signer after the worker drained.
   const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'src/signer.ts')], {

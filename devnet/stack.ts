@@ -160,21 +160,23 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const processes = await claimDataDir(opts.dataDir, { log });
     stops.add('the process record', async () => processes.close());
     const webhookSigningSecret = await devnetWebhookSigningSecret(opts.dataDir, opts.ephemeral);
-    // The signer process is stopped after the worker (registered first; StopList stops in reverse).
-    const [infrastructure, signerProcess] = await allStarted(stops, logger, ['local infrastructure', 'signer process'], [
-      startLocalInfrastructure({ ...opts, processes, logger }),
-      // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
-      startSignerProcess({
-        keys: {
-          mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
-          gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
-          poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
-        },
-        processes,
-        logLevel: opts.env?.LOG_LEVEL,
-      }),
-    ] as const);
+    const infrastructure = await startLocalInfrastructure({ ...opts, processes, logger });
+    stops.add('local infrastructure', infrastructure.stop);
     const { configEnv, temporalServer, manifest, relay, asp, iris, payloadCodec, codecUrl } = infrastructure;
+    // Started once the contracts are deployed: its spending policy reads their addresses and the route records
+    // (read-only) and keeps its audit log in the data folder. Stopped after the worker (StopList stops in reverse).
+    const signerProcess = await startSignerProcess({
+      // The keys (the data folder's own mnemonic, the devnet's gas and relayer keys) go to the signer process only.
+      keys: {
+        mnemonic: opts.env?.SIGNER_MNEMONIC ?? (await devnetSignerMnemonic(opts.dataDir, opts.ephemeral)),
+        gasPrivateKey: opts.env?.GAS_ACCOUNT_PRIVATE_KEY ?? DEVNET_ACCOUNTS.gas,
+        poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
+      },
+      policyEnv: signerPolicyEnv(configEnv, opts.dataDir),
+      processes,
+      logLevel: opts.env?.LOG_LEVEL,
+    });
+    stops.add('signer process', signerProcess.stop);
     const { xpubs } = signerProcess.publicKeys;
     // The webhook signing secret is the worker's alone (the API neither needs nor gets it).
     const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken, WEBHOOK_SIGNING_SECRET: webhookSigningSecret };
@@ -480,3 +482,19 @@ function withoutKeys(env: Record<string, string>): Record<string, string> {
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
+
+/** The signer's spending policy on the local stack: the stack's database and contracts, the audit log in the data folder. */
+export function signerPolicyEnv(configEnv: Record<string, string>, dataDir: string): Record<string, string | undefined> {
+  const pick = ['NETWORK', 'HUB_TOKEN_SYMBOL', 'PRIVACY_POOLS_ENTRYPOINT', 'CCTP_ENVIRONMENT', 'CCTP_LOCAL_CHAINS'] as const;
+  return {
+    SIGNER_POLICY: 'enforce',
+    SIGNER_DATABASE_URL: configEnv.DATABASE_URL,
+    // Tests spike the base fee to 1000 gwei: a top-up then needs about 1 ETH.
+    SIGNER_TOP_UP_CAP_WEI: '10000000000000000000',
+    SIGNER_AUDIT_LOG: path.join(dataDir, SIGNER_AUDIT_LOG_FILE),
+    ...Object.fromEntries(pick.filter((k) => configEnv[k] !== undefined).map((k) => [k, configEnv[k]])),
+  };
+}
+
+/** The signer's audit log in the local stack's data folder (npm run signer:audit -- verify <file>). */
+export const SIGNER_AUDIT_LOG_FILE = 'signer-audit.log';

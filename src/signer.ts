@@ -8,6 +8,13 @@ import { createLogger } from './logger.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { loadSignerConfig } from './signer/config.ts';
 import { createLocalSigner } from './signer/local.ts';
+import { createRouteAddressBook } from './accounts/routeAccounts.ts';
+import { CCTP_V2_CONTRACTS } from './providers/cctp/chains.ts';
+import { openAuditLog } from './signer/policy/auditLog.ts';
+import { connectRouteRecords } from './signer/policy/routeFacts.ts';
+import { createSpendingPolicy, type SpendingPolicy } from './signer/policy/spendingPolicy.ts';
+import type { SignerConfig } from './signer/config.ts';
+import type { Signer } from './signer/signer.ts';
 import { startSignerServer } from './signer/signerApi.ts';
 
 const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'info', fields: { component: 'signer' } });
@@ -19,10 +26,11 @@ try {
     gasPrivateKey: config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`,
     poolRelayerPrivateKey: config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`,
   });
-  const server = await startSignerServer(signer, { authToken: config.SIGNER_AUTH_TOKEN, logger, host: config.SIGNER_HOST, port: config.SIGNER_PORT });
-  const keys = await signer.publicKeys();
-  logger.info('signer listening', { url: server.url, gasAddress: keys.gasAddress, poolRelayerAddress: keys.poolRelayerAddress });
   const stops = new StopList(logger);
+  const policy = config.SIGNER_POLICY === 'enforce' ? await spendingPolicyOf(config, signer, stops) : undefined;
+  const server = await startSignerServer(signer, { authToken: config.SIGNER_AUTH_TOKEN, logger, host: config.SIGNER_HOST, port: config.SIGNER_PORT, policy });
+  const keys = await signer.publicKeys();
+  logger.info('signer listening', { url: server.url, gasAddress: keys.gasAddress, poolRelayerAddress: keys.poolRelayerAddress, policy: config.SIGNER_POLICY });
   stops.add('signer HTTP', server.stop);
   onShutdown(logger, () => stops.stopAll());
 } catch (error) {
@@ -30,4 +38,34 @@ try {
   const detail = (error as NodeJS.ErrnoException).code ? String(error) : error instanceof Error ? error.name : 'unknown';
   logger.error(error instanceof ConfigError ? error.message : 'signer failed to start', { error: detail });
   process.exit(1);
+}
+
+/** The spending policy (docs/security.md) on this signer's own records reader and audit log. */
+async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: StopList): Promise<SpendingPolicy> {
+  const keys = await signer.publicKeys();
+  const book = createRouteAddressBook(keys.xpubs);
+  const records = connectRouteRecords({
+    url: config.SIGNER_DATABASE_URL!,
+    hubSymbol: config.HUB_TOKEN_SYMBOL,
+    ownAccounts: (index) => book.routeAddresses(index),
+  });
+  const audit = await openAuditLog(config.SIGNER_AUDIT_LOG!);
+  stops.add('audit log', audit.close);
+  stops.add('policy database reads', records.close);
+  // The worker's own choice: the local deployments when given, else Circle's one pair per environment.
+  const cctp = config.CCTP_LOCAL_CHAINS ?? [CCTP_V2_CONTRACTS[config.CCTP_ENVIRONMENT]];
+  const { default: topUpDefault, byChain } = config.SIGNER_TOP_UP_CAP_WEI;
+  return createSpendingPolicy({
+    records,
+    audit,
+    rateLimits: config.SIGNER_RATE_LIMITS,
+    contracts: {
+      entrypoints: [config.PRIVACY_POOLS_ENTRYPOINT as `0x${string}`],
+      tokenMessengers: cctp.map((c) => c.tokenMessenger as `0x${string}`),
+      messageTransmitters: cctp.map((c) => c.messageTransmitter as `0x${string}`),
+      gasAccount: keys.gasAddress,
+      poolRelayer: keys.poolRelayerAddress,
+      topUpCap: (chainId) => byChain[String(chainId)] ?? topUpDefault,
+    },
+  });
 }

@@ -6,6 +6,8 @@
 --                         audit, webhook targets; on transfers only INSERT and the UPDATE of its status columns
 --                         (a create whose workflow cannot start marks its row FAILED), never its recipient or
 --                         refund address. The API runs with DATABASE_MIGRATIONS=skip.
+--   private_route_signer  the signer's spending policy (docs/security.md): SELECT on the route records it checks
+--                         a request against, nothing else (its connection is read-only besides).
 --
 -- Order on a new database: run this file as a superuser (it creates the group roles), create the login roles
 -- (below), start the worker once (it creates the tables as private_route_worker), run this file again (the grants
@@ -15,6 +17,7 @@
 --   CREATE ROLE route_worker LOGIN PASSWORD '…' IN ROLE private_route_worker;
 --   ALTER ROLE route_worker SET ROLE private_route_worker;   -- tables it creates belong to the group, not the login
 --   CREATE ROLE route_api LOGIN PASSWORD '…' IN ROLE private_route_api;
+--   CREATE ROLE route_signer LOGIN PASSWORD '…' IN ROLE private_route_signer;   -- the signer's SIGNER_DATABASE_URL
 --   -- and, for a database created by the superuser:
 --   ALTER DATABASE private_route OWNER TO private_route_worker;
 
@@ -26,11 +29,15 @@ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'private_route_api') THEN
     CREATE ROLE private_route_api NOLOGIN;
   END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'private_route_signer') THEN
+    CREATE ROLE private_route_signer NOLOGIN;
+  END IF;
 END
 $$;
 
 GRANT USAGE, CREATE ON SCHEMA public TO private_route_worker;
 GRANT USAGE ON SCHEMA public TO private_route_api;
+GRANT USAGE ON SCHEMA public TO private_route_signer;
 
 DO $$
 DECLARE
@@ -39,7 +46,8 @@ BEGIN
   -- Before the worker's first start there are no tables to grant on yet: the roles exist, the grants wait.
   SELECT string_agg(name, ', ') INTO missing
     FROM unnest(ARRAY['transfers', 'transfer_statuses', 'pool_notes', 'price_epochs', 'idempotency_keys', 'api_keys',
-                      'rate_limit_counters', 'service_secrets', 'signer_fingerprints']) AS name
+                      'rate_limit_counters', 'service_secrets', 'signer_fingerprints', 'bridge_orders',
+                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions']) AS name
    WHERE to_regclass('public.' || name) IS NULL;
   IF missing IS NOT NULL THEN
     RAISE NOTICE 'tables % do not exist yet: start the worker once (it applies the migrations), then run this file again', missing;
@@ -64,5 +72,10 @@ BEGIN
   GRANT SELECT, INSERT ON service_secrets TO private_route_api;
   -- the start check that the API's xpubs are the worker's signer's
   GRANT SELECT, INSERT ON signer_fingerprints TO private_route_api;
+
+  -- the signer's spending policy: what a route planned, funded, recorded and an operator named
+  REVOKE ALL ON ALL TABLES IN SCHEMA public FROM private_route_signer;
+  GRANT SELECT ON transfers, bridge_orders, deposit_transfers, ledger_entries, deposit_tokens, operator_actions, pool_notes
+    TO private_route_signer;
 END
 $$;

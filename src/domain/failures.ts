@@ -38,6 +38,7 @@ export const FAILURES = {
   NonceConsumedError: { retry: 'policy', meaning: "the sender's nonce was used by a transaction that is not ours: an operator, never an automatic re-sign" },
   // Pool and privacy.
   HubBalanceShort: { retry: 'always', meaning: 'the hub account holds less than the pool deposit needs yet' },
+  AwaitingFinality: { retry: 'always', meaning: 'the pool deposit is not yet CHAIN_CONFIRMATIONS blocks deep: the note is recorded once it is' },
   PoolNoteMissing: { retry: 'never', meaning: 'the route has no note in the pool' },
   AspRejected: { retry: 'never', meaning: 'the ASP rejected the pool deposit; `fail` ragequits the note back to the hub account' },
   AspReviewTimeout: { retry: 'never', meaning: 'the ASP has not approved the deposit within the review timeout; `retry` waits again' },
@@ -54,6 +55,10 @@ export const FAILURES = {
   VoidRefused: { retry: 'never', meaning: "an operator's void or cancel does not apply (the transaction may still mine, or it mined)" },
   VoidFailed: { retry: 'never', meaning: 'a void stopped after its attempts' },
   OperatorActionRefused: { retry: 'never', meaning: "an operator action's audit row does not match the request, or has ended" },
+  SignerRefused: {
+    retry: 'never',
+    meaning: "the signer's spending policy refused the signature or the note secrets (docs/security.md): an operator reads the signer's audit log",
+  },
   // Webhooks (activities/webhooks.ts).
   WebhookUnknown: { retry: 'never', meaning: 'no such webhook delivery' },
   WebhookRefused: { retry: 'never', meaning: 'the route has no webhook URL, or its URL is not one the service calls' },

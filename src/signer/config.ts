@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import { ConfigError, mnemonic } from '../config.ts';
+import { ConfigError, configSchema, mnemonic } from '../config.ts';
+import { applyNetworkProfile } from '../networks/profiles.ts';
 import { signerAuthToken } from './protocol.ts';
 
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key');
+const wei = z.string().regex(/^\d{1,30}$/, 'must be an amount in wei (a decimal integer)');
 
-/** The signer process's configuration: the keys, the shared secret, and where it listens (loopback by default). */
+/**
+ * The signer process's configuration: the keys, the shared secret, where it listens (loopback by default), and its
+ * spending policy (docs/security.md): the database it reads read-only, the audit log it appends to, and the
+ * contracts the service calls (the same variables, and network profile, as the worker's).
+ */
 export const signerConfigSchema = z.object({
   SIGNER_MNEMONIC: mnemonic,
   GAS_ACCOUNT_PRIVATE_KEY: hexKey,
@@ -13,12 +19,55 @@ export const signerConfigSchema = z.object({
   SIGNER_HOST: z.string().min(1).default('127.0.0.1'),
   SIGNER_PORT: z.coerce.number().int().min(0).max(65535).default(3100),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  NETWORK: configSchema.shape.NETWORK,
+  /** `enforce` (the default; the only choice with NETWORK=mainnet) or `off` (signs what the token holder asks: tests of the signer itself). */
+  SIGNER_POLICY: z.enum(['enforce', 'off'], { message: 'must be "enforce" or "off"' }).default('enforce'),
+  /** The service's database, read by the policy only (every transaction read-only); a role with SELECT only is best (deploy/postgres/roles.sql). */
+  SIGNER_DATABASE_URL: z.string().min(1).optional(),
+  /** The append-only, hash-chained audit log (created owner-only). */
+  SIGNER_AUDIT_LOG: z.string().min(1).optional(),
+  /** The largest native top-up of a route account in one transaction, in wei: one value, or a JSON object by chain id. */
+  SIGNER_TOP_UP_CAP_WEI: z
+    .string()
+    .default('200000000000000000')
+    .transform((value, ctx) => {
+      try {
+        const parsed: unknown = value.trim().startsWith('{') ? JSON.parse(value) : value;
+        if (typeof parsed === 'string') return { default: BigInt(wei.parse(parsed)), byChain: {} as Record<string, bigint> };
+        const byChain = z.record(z.string().regex(/^\d+$/), wei).parse(parsed);
+        return { default: 0n, byChain: Object.fromEntries(Object.entries(byChain).map(([k, v]) => [k, BigInt(v)])) };
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be wei as a decimal integer, or a JSON object {"<chainId>":"<wei>"}' });
+        return z.NEVER;
+      }
+    }),
+  /** Signatures per minute per role, as JSON ({"gas":300,…}); unset roles keep their defaults (src/signer/policy/spendingPolicy.ts). */
+  SIGNER_RATE_LIMITS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return {};
+      try {
+        return z
+          .record(z.enum(['deposit', 'hub', 'exit', 'gas', 'poolRelayer', 'noteSecrets']), z.number().int().positive())
+          .parse(JSON.parse(value)) as Partial<Record<string, number>>;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON like {"gas":300,"poolRelayer":300} (positive integers per role)' });
+        return z.NEVER;
+      }
+    }),
+  HUB_TOKEN_SYMBOL: configSchema.shape.HUB_TOKEN_SYMBOL,
+  PRIVACY_POOLS_ENTRYPOINT: configSchema.shape.PRIVACY_POOLS_ENTRYPOINT.optional(),
+  CCTP_ENVIRONMENT: configSchema.shape.CCTP_ENVIRONMENT,
+  CCTP_LOCAL_CHAINS: configSchema.shape.CCTP_LOCAL_CHAINS,
 });
 
 export type SignerConfig = z.infer<typeof signerConfigSchema>;
 
 export function loadSignerConfig(env: Record<string, string | undefined> = process.env): SignerConfig {
-  const result = signerConfigSchema.safeParse(env);
+  // The network profile fills in the Entrypoint and the CCTP environment as it does for the worker.
+  const profiled = applyNetworkProfile(env).env;
+  const result = signerConfigSchema.safeParse(profiled);
   if (!result.success) {
     // Only the variable names and the rule: a zod message never quotes the value here, and must not.
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
@@ -27,6 +76,17 @@ export function loadSignerConfig(env: Record<string, string | undefined> = proce
   const config = result.data;
   if (config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY.toLowerCase()) {
     throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
+  }
+  if (config.SIGNER_POLICY === 'off' && config.NETWORK === 'mainnet') {
+    throw new ConfigError('SIGNER_POLICY=off is refused with NETWORK=mainnet: the signer must check every request against its spending policy');
+  }
+  if (config.SIGNER_POLICY === 'enforce') {
+    const missing = (['SIGNER_DATABASE_URL', 'SIGNER_AUDIT_LOG', 'PRIVACY_POOLS_ENTRYPOINT'] as const).filter((name) => !config[name]);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `the signer's spending policy (SIGNER_POLICY=enforce, the default) needs ${missing.join(', ')} (docs/security.md); SIGNER_POLICY=off signs without it (never on mainnet)`,
+      );
+    }
   }
   return config;
 }

@@ -13,6 +13,20 @@ export class SignerRequestError extends Error {
   }
 }
 
+/**
+ * The signer's spending policy refused the request (docs/security.md, "The signer's spending policy"): a retry asks
+ * the same, so the step parks (failure type SignerRefused) and an operator reads the signer's audit log.
+ */
+export class SignerRefusedError extends SignerRequestError {
+  override name = 'SignerRefusedError';
+  constructor(
+    message: string,
+    readonly rule: string,
+  ) {
+    super(message, 403);
+  }
+}
+
 /** The worker's side of the signer process's request API (SIGNER_URL, SIGNER_AUTH_TOKEN). */
 export function createRemoteSigner(opts: { url: string; authToken: string; timeoutMs?: number }): Signer {
   const base = opts.url.replace(/\/+$/, '');
@@ -30,7 +44,9 @@ export function createRemoteSigner(opts: { url: string; authToken: string; timeo
         `the signer at ${base} did not answer ${path}: ${error instanceof Error ? error.message : String(error)}; is the signer process running (npm run start:signer)?`,
       );
     }
-    const answer = (await response.json().catch(() => null)) as { success?: boolean; data?: T; error?: string } | null;
+    const answer = (await response.json().catch(() => null)) as { success?: boolean; data?: T; error?: string; code?: string; rule?: string } | null;
+    if (response.status === 403 && answer?.code === 'SIGNER_POLICY_REFUSED')
+      throw new SignerRefusedError(`the signer refused ${path}: ${answer.error}`, answer.rule ?? 'unknown');
     if (!response.ok || !answer?.success) {
       const reason = answer?.error ?? `HTTP ${response.status}`;
       const hint = response.status === 401 ? ' (SIGNER_AUTH_TOKEN of the worker and the signer differ)' : '';

@@ -1,19 +1,44 @@
 import { Hono, type Context } from 'hono';
+import { BaseError } from 'viem';
 import type { Logger } from '../logger.ts';
 import { serveHttp, type HttpServer } from '../observability/http.ts';
 import { bearerToken, matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { SIGNER_PATHS, noteSecretsRequest, signTransactionRequest } from './protocol.ts';
-import { describeSignerAccount, type Signer } from './signer.ts';
+import { createRouteAddressBook } from '../accounts/routeAccounts.ts';
+import { SignerPolicyRefusal, type SpendingPolicy } from './policy/spendingPolicy.ts';
+import { describeSignerAccount, type Signer, type SignerAccount } from './signer.ts';
 
 /**
  * The signer process's request API: three authenticated routes, nothing else. Every request carries
- * `Authorization: Bearer <SIGNER_AUTH_TOKEN>`; bodies are validated before any key is touched; answers
- * and logs carry addresses and signatures, never a key or the token.
+ * `Authorization: Bearer <SIGNER_AUTH_TOKEN>`; bodies are validated before any key is touched; then the spending
+ * policy (when given: always, in the signer process unless SIGNER_POLICY=off) decides, and a refusal is a 403 with
+ * code SIGNER_POLICY_REFUSED and the rule. Answers and logs carry addresses and signatures, never a key or the token.
  */
-export function createSignerApp(signer: Signer, opts: { authToken: string; logger: Logger }): Hono {
+export function createSignerApp(signer: Signer, opts: { authToken: string; logger: Logger; policy?: SpendingPolicy }): Hono {
   const app = new Hono();
   const expected = secretDigest(opts.authToken);
   const fail = (c: Context, status: 400 | 401 | 404 | 500, error: string) => c.json({ success: false, error }, status);
+  const refused = (c: Context, refusal: SignerPolicyRefusal) => {
+    opts.logger.warn('the spending policy refused a request', { rule: refusal.rule, reason: refusal.message });
+    return c.json(
+      {
+        success: false,
+        error: `refused by the signer's spending policy (${refusal.rule}): ${refusal.message}`,
+        code: 'SIGNER_POLICY_REFUSED',
+        rule: refusal.rule,
+      },
+      403,
+    );
+  };
+  let addresses: Promise<(account: SignerAccount) => `0x${string}`> | undefined;
+  const addressOf = async (account: SignerAccount) => {
+    addresses ??= signer.publicKeys().then((keys) => {
+      const book = createRouteAddressBook(keys.xpubs);
+      return (a: SignerAccount) =>
+        a.role === 'gas' ? keys.gasAddress : a.role === 'poolRelayer' ? keys.poolRelayerAddress : book.routeAddresses(a.index)[a.role];
+    });
+    return (await addresses)(account);
+  };
 
   app.use('*', async (c, next) => {
     if (!matchesSecretDigest(bearerToken(c.req.header('authorization')) ?? '', expected))
@@ -28,6 +53,14 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
     const { account, transaction } = parsed.data;
     try {
+      if (opts.policy) await opts.policy.checkTransaction(account, await addressOf(account), transaction as `0x${string}`);
+    } catch (error) {
+      if (error instanceof SignerPolicyRefusal) return refused(c, error);
+      // An unreadable transaction is the caller's error, as below.
+      if (!(error instanceof BaseError)) throw error;
+      return fail(c, 400, `the transaction cannot be signed: ${error.shortMessage}`);
+    }
+    try {
       const signed = await signer.signTransaction(account, transaction as `0x${string}`);
       opts.logger.info('signed a transaction', { account: describeSignerAccount(account) });
       return c.json({ success: true, data: { signedTransaction: signed } });
@@ -41,6 +74,16 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     const parsed = noteSecretsRequest.safeParse(await jsonBody(c));
     if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
     const request = parsed.data;
+    try {
+      await opts.policy?.checkNoteSecrets(
+        request.kind === 'deposit'
+          ? { kind: 'deposit', index: BigInt(request.index) }
+          : { kind: 'withdrawal', label: BigInt(request.label), index: BigInt(request.index) },
+      );
+    } catch (error) {
+      if (error instanceof SignerPolicyRefusal) return refused(c, error);
+      throw error;
+    }
     const secrets =
       request.kind === 'deposit'
         ? await signer.depositSecrets(BigInt(request.scope), BigInt(request.index))
@@ -56,7 +99,10 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
   return app;
 }
 
-export function startSignerServer(signer: Signer, opts: { authToken: string; logger: Logger; host: string; port: number }): Promise<HttpServer> {
+export function startSignerServer(
+  signer: Signer,
+  opts: { authToken: string; logger: Logger; host: string; port: number; policy?: SpendingPolicy },
+): Promise<HttpServer> {
   return serveHttp(createSignerApp(signer, opts), opts.port, opts.host);
 }
 

@@ -15,6 +15,7 @@ import { CctpBurnMismatchError } from '../providers/cctp/adapter.ts';
 import { AspError } from '../providers/privacy-pools/asp.ts';
 import { CircuitArtifactError, ProofInvalidError, ProverError } from '../providers/privacy-pools/prover.ts';
 import { redactUrls } from '../redact.ts';
+import { SignerRefusedError } from '../signer/remote.ts';
 
 /** Known error classes and the catalogued failure each becomes (first match wins: subclasses before their base). */
 const TRANSLATIONS: [new (...args: never[]) => Error, FailureType][] = [
@@ -28,6 +29,7 @@ const TRANSLATIONS: [new (...args: never[]) => Error, FailureType][] = [
   [TransactionRevertedError, 'TransactionRevertedError'],
   [NonceConsumedError, 'NonceConsumedError'],
   [VoidRefusedError, 'VoidRefused'],
+  [SignerRefusedError, 'SignerRefused'],
 ];
 
 /** What an activity's error leaves the worker as. */

@@ -474,9 +474,10 @@ describe('the production API entry (src/api.ts) holds no key', { timeout: 60_000
 
       // The signer process signs for exactly these addresses: a signature it makes for the route's index recovers to them.
       const own = stack.service.keyring.routeAccounts(row!.accountIndex);
-      const tx = { type: 'eip1559', chainId: source, nonce: 0, to: RECIPIENT, value: 0n, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } as const;
+      // A 0-value send to itself: the one transaction the signer's spending policy signs for any route account.
+      const tx = { type: 'eip1559', chainId: source, nonce: 0, value: 0n, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } as const;
       const signer = async (account: typeof own.deposit) =>
-        recoverTransactionAddress({ serializedTransaction: (await account.signTransaction(tx)) as `0x02${string}` });
+        recoverTransactionAddress({ serializedTransaction: (await account.signTransaction({ ...tx, to: account.address })) as `0x02${string}` });
       assert.equal(created.depositAddress, await signer(own.deposit));
       assert.equal(created.hubAccount, await signer(own.hub));
       // The API has no exit xpub: the exit account is not its to write (the worker writes it at the bridge-in).

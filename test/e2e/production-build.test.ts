@@ -20,7 +20,7 @@ import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } fr
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
 import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { freePorts } from '../../devnet/ports.ts';
-import { startLocalInfrastructure, type LocalInfrastructure } from '../../devnet/stack.ts';
+import { signerPolicyEnv, startLocalInfrastructure, type LocalInfrastructure } from '../../devnet/stack.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createRemoteSigner } from '../../src/signer/remote.ts';
 import { waitFor } from '../support/testStack.ts';
@@ -157,7 +157,21 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       PAYLOAD_CODEC_KEY_ID: configEnv.PAYLOAD_CODEC_KEY_ID!,
     };
 
-    // The signer: the only process with the mnemonic and the keys.
+    // The database roles as documented: the API logs in as a member of private_route_api, the signer's policy as one
+    // of private_route_signer (read-only).
+    const admin = postgres(superuserUrl, { max: 1, onnotice: () => {} });
+    const apiPassword = randomBytes(16).toString('hex');
+    const signerPassword = randomBytes(16).toString('hex');
+    try {
+      await admin.file(path.join(repoRoot, 'deploy/postgres/roles.sql'));
+      await admin.unsafe(`CREATE ROLE route_api LOGIN PASSWORD '${apiPassword}' IN ROLE private_route_api`);
+      await admin.unsafe(`CREATE ROLE route_signer LOGIN PASSWORD '${signerPassword}' IN ROLE private_route_signer`);
+    } finally {
+      await admin.end();
+    }
+    const signerDatabaseUrl = Object.assign(new URL(superuserUrl), { username: 'route_signer', password: signerPassword }).toString();
+
+    // The signer: the only process with the mnemonic and the keys, and its spending policy (the default).
     const signerAuthToken = randomBytes(32).toString('hex');
     const [signerPort, apiPortA, apiPortB, workerHttpA, workerHttpB, temporalMetricsA, temporalMetricsB] = ports.slice(8) as number[];
     const signer = startFromBuild(
@@ -169,6 +183,8 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
         POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
         SIGNER_AUTH_TOKEN: signerAuthToken,
         SIGNER_PORT: String(signerPort),
+        ...signerPolicyEnv(configEnv, dataDir),
+        SIGNER_DATABASE_URL: signerDatabaseUrl,
       },
       'signer listening',
     );
@@ -176,15 +192,6 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     const signerUrl = `http://127.0.0.1:${signerPort}`;
     const { xpubs } = await createRemoteSigner({ url: signerUrl, authToken: signerAuthToken, timeoutMs: 5000 }).publicKeys();
 
-    // The database roles as documented: the API logs in as a member of private_route_api.
-    const admin = postgres(superuserUrl, { max: 1, onnotice: () => {} });
-    const apiPassword = randomBytes(16).toString('hex');
-    try {
-      await admin.file(path.join(repoRoot, 'deploy/postgres/roles.sql'));
-      await admin.unsafe(`CREATE ROLE route_api LOGIN PASSWORD '${apiPassword}' IN ROLE private_route_api`);
-    } finally {
-      await admin.end();
-    }
     const apiDatabaseUrl = Object.assign(new URL(superuserUrl), { username: 'route_api', password: apiPassword }).toString();
 
     const apiEnv = (port: number) => ({

@@ -214,7 +214,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
   test('fail voids a bridge-in that was signed but never broadcast; the refund returns the whole deposit; dust is refused', async () => {
     const created = await parkAtBridgeIn('3');
     const route = await projection(created.routeId);
-    const { deposit } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const { deposit } = stack.routeKeys(route.accountIndex);
     const bridge = freshAddress();
     // A worker killed between recording the bridge-in's send and broadcasting it.
     const transfer = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [bridge, BigInt(created.amount)] });
@@ -349,7 +349,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const created = await parkAtBridgeIn('2');
     assert.equal((await routectl('fail', created.routeId, '--reason', 'refund it')).code, 0);
     const route = await projection(created.routeId);
-    const { deposit } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const { deposit } = stack.routeKeys(route.accountIndex);
     const source = chain('source').chainId;
     await stack.chainClient('source').request({ method: 'anvil_setBalance' as never, params: [deposit.address, toHex(10n ** 18n)] as never });
     // An earlier refund run gave up while its refund was pending; the refund mined afterwards, unbooked.
@@ -406,7 +406,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     const route = await projection(created.routeId);
     const held = BigInt(route.heldFunds?.find((h) => h.place === 'hub')?.amount ?? '0');
     assert.ok(held > 0n, 'the hub account holds the funds');
-    const { hub } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const { hub } = stack.routeKeys(route.accountIndex);
     const hubChain = chain('hub').chainId;
     const hubClient = stack.chainClient('hub');
     await hubClient.request({ method: 'anvil_setBalance' as never, params: [hub.address, toHex(10n ** 18n)] as never });
@@ -451,7 +451,7 @@ describe('ending a route that holds money', { timeout: 900_000 }, () => {
     await db().update(transfers).set({ status: 'FAILED', error: 'failed by operator: test' }).where(eq(transfers.routeId, created.routeId));
     // An earlier ragequit that reverted (it moved nothing): the recovery looks at the note again and ragequits anew.
     const route = await projection(created.routeId);
-    const { hub } = stack.service.keyring.routeAccounts(route.accountIndex);
+    const { hub } = stack.routeKeys(route.accountIndex);
     const hubClient = stack.chainClient('hub');
     await hubClient.request({ method: 'anvil_setBalance' as never, params: [hub.address, toHex(10n ** 18n)] as never });
     const failing = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [freshAddress(), 10n ** 30n] });

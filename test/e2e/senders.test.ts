@@ -251,7 +251,7 @@ describe('routectl senders and void', { timeout: 180_000 }, () => {
     assert.equal(status, 200, JSON.stringify(body));
     const routeId = body.data!.routeId;
     const [route] = await db().select().from(transfers).where(eq(transfers.routeId, routeId));
-    const { deposit } = stack.service.keyring.routeAccounts(route!.accountIndex);
+    const { deposit } = stack.routeKeys(route!.accountIndex);
     await rpc('anvil_setBalance', [deposit.address, toHex(10n ** 18n)]);
     const payee = freshAddress();
     const stuck = await recordUnsent(deposit, routeId, 'probe', { nonce: 0, to: payee, value: 7n });

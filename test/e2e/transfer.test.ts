@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -7,12 +7,15 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
-import { encodeFunctionData, erc20Abi, formatUnits, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, formatUnits, serializeTransaction, type Address, type Hex } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { TRACKING_PAGE_CSP } from '../../src/api/routes/trackingPage.ts';
 import { apiKeys, ledgerEntries, transfers, txIntents } from '../../src/db/schema.ts';
 import { keylessWebhookSecret, partnerWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
+import { SIGNER_AUDIT_LOG_FILE } from '../../devnet/stack.ts';
+import { verifyAuditLines } from '../../src/signer/policy/auditLog.ts';
+import { createRemoteSigner, SignerRefusedError } from '../../src/signer/remote.ts';
 import { createLogger } from '../../src/logger.ts';
 import { allText, databaseRows, findLeaks, routePrivateKeys, secretsOfDataDir, secretsOfEnv, type KnownSecret } from '../support/secrets.ts';
 import { startRecordingForwarder, type RecordingForwarder } from '../support/recordingForwarder.ts';
@@ -410,6 +413,95 @@ describe('full transfers on the local stack', () => {
     assert.ok(body.data!.privacy, 'a finished transfer reports its privacy');
     assert.ok(body.data!.privacy.anonymitySet >= 1);
     assert.ok(body.data!.privacy.waitedSeconds >= 1, 'it waited at least the local stack’s minimum delay');
+  });
+
+  test("the signer's spending policy: the route's own sends passed it; with the worker's token, off-plan requests are refused and logged", async () => {
+    const [route] = await stack.service.db.select().from(transfers).where(eq(transfers.status, 'COMPLETED')).limit(1);
+    assert.ok(route, 'a completed route of the test before');
+    const signer = createRemoteSigner({ url: stack.signerUrl, authToken: stack.config.SIGNER_AUTH_TOKEN! });
+    const hub = stack.manifest.chains.find((c) => c.role === 'hub')!;
+    const usdc = stack.token('hub', 'USDC');
+    const tx = (to: Address, data?: Hex, value = 0n) =>
+      serializeTransaction({
+        chainId: hub.chainId,
+        type: 'eip1559',
+        to,
+        data,
+        value,
+        nonce: 0,
+        gas: 100_000n,
+        maxFeePerGas: 10n ** 9n,
+        maxPriorityFeePerGas: 1n,
+      });
+    const stranger = freshRecipient();
+    const refusedBy = async (request: Promise<unknown>) => {
+      const error = await request.then(
+        () => assert.fail('the signer signed an off-plan request'),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof SignerRefusedError, String(error));
+      return error.rule;
+    };
+    const index = route.accountIndex;
+    // A token to an address no route planned, from the route's own exit account.
+    assert.equal(
+      await refusedBy(
+        signer.signTransaction({ role: 'exit', index }, tx(usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [stranger, 1n] }))),
+      ),
+      'payee-not-planned',
+    );
+    // A contract call outside the allowlist, and an approval to a stranger.
+    assert.equal(
+      await refusedBy(
+        signer.signTransaction(
+          { role: 'hub', index },
+          tx(usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [route.hubAccount as Address, stranger, 1n] })),
+        ),
+      ),
+      'call-not-allowed',
+    );
+    assert.equal(
+      await refusedBy(
+        signer.signTransaction({ role: 'hub', index }, tx(usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [stranger, 1n] }))),
+      ),
+      'spender-not-allowed',
+    );
+    // Gas to a stranger; an account of no route; note secrets of no route.
+    assert.equal(await refusedBy(signer.signTransaction({ role: 'gas' }, tx(stranger, undefined, 1n))), 'top-up-not-to-route-account');
+    assert.equal(
+      await refusedBy(
+        signer.signTransaction(
+          { role: 'exit', index: 2 ** 31 - 2 },
+          tx(usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [route.userDestinationAddress as Address, 1n] })),
+        ),
+      ),
+      'unknown-route-account',
+    );
+    assert.equal(await refusedBy(signer.depositSecrets(1n, BigInt(2 ** 31 - 2))), 'note-of-no-route');
+    assert.equal(await refusedBy(signer.withdrawalSecrets(12345n, 0n)), 'note-of-no-route');
+
+    // The audit log: a whole chain; the route's own sends signed under its id, the refusals with their rules.
+    const lines = (await readFile(path.join(stack.dataDir, SIGNER_AUDIT_LOG_FILE), 'utf8')).trim().split('\n');
+    assert.equal(verifyAuditLines(lines).ok, true);
+    const records = lines.map((l) => JSON.parse(l) as { verdict: string; routeId?: string; rule?: string; account?: string });
+    const ofRoute = records.filter((r) => r.routeId === route.routeId);
+    assert.ok(ofRoute.filter((r) => r.verdict === 'signed').length >= 3, 'the route signed its bridge-in, shield and bridge-out through the policy');
+    assert.ok(
+      ofRoute.some((r) => r.verdict === 'answered'),
+      "the route's note secrets were asked through the policy",
+    );
+    assert.deepEqual(
+      records.filter((r) => r.verdict === 'refused').map((r) => r.rule),
+      [
+        'payee-not-planned',
+        'call-not-allowed',
+        'spender-not-allowed',
+        'top-up-not-to-route-account',
+        'unknown-route-account',
+        'note-of-no-route',
+        'note-of-no-route',
+      ],
+    );
   });
 
   test('USDC → WETH (18 decimals): exact output on the destination chain, through a failed bridge-in quote and a rejected withdrawal', async () => {

@@ -4,6 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicClient, erc20Abi, http, type Address, type PublicClient } from 'viem';
+import { english, generateMnemonic } from 'viem/accounts';
+import { createRouteKeyring, type RouteAccounts } from '../../src/accounts/routeAccounts.ts';
 import { freePorts } from '../../devnet/ports.ts';
 import { startLocalStack, type LocalStack } from '../../devnet/stack.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
@@ -25,6 +27,12 @@ export interface TransferView {
 
 export interface TestStack extends LocalStack {
   dataDir: string;
+  /**
+   * A route's accounts signing with the keys themselves, past the signer's spending policy: for a test to set up what
+   * a crash or an earlier release left recorded (a send to an address no plan names). The service always signs
+   * through the signer process (stack.service.keyring).
+   */
+  routeKeys(accountIndex: number): RouteAccounts;
   /**
    * Calls the API. A GET of a transfer this helper created sends its statusToken (remembered from the create
    * answer) for the full view; `headers` are added last.
@@ -61,6 +69,8 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     number,
     number,
   ];
+  const mnemonic = opts.env?.SIGNER_MNEMONIC ?? generateMnemonic(english);
+  const keyring = createRouteKeyring(mnemonic);
   const stack = await startLocalStack({
     dataDir,
     ports: { api, temporal, temporalUi, postgres, relay, source, hub, destination, workerHttp: 0, temporalMetrics },
@@ -68,7 +78,7 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     workflowBundle: await bundleWorkflows(),
     pollIntervalMs: 200,
     // Tests create many transfers from one address: no abuse limits unless a test sets them (test/api/abuse-limits.test.ts covers them).
-    env: { DATABASE_URL: process.env.TEST_DATABASE_URL, RATE_LIMIT_PER_MINUTE: '0', ...opts.env },
+    env: { DATABASE_URL: process.env.TEST_DATABASE_URL, RATE_LIMIT_PER_MINUTE: '0', ...opts.env, SIGNER_MNEMONIC: mnemonic },
     logger: opts.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
   });
 
@@ -95,6 +105,7 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     ...stack,
     dataDir,
     statusTokens,
+    routeKeys: (accountIndex) => keyring.routeAccounts(accountIndex),
     async api(method, route, body, headers = {}) {
       const routeId = method === 'GET' ? /^\/api\/private-route\/(rt_[0-9a-f]{32})$/.exec(route)?.[1] : undefined;
       const statusToken = routeId ? statusTokens.get(routeId) : undefined;

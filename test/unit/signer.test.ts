@@ -120,9 +120,22 @@ describe('configuration by component', () => {
       GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
       POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
       SIGNER_AUTH_TOKEN: TOKEN,
+      SIGNER_DATABASE_URL: 'postgres://route_signer@127.0.0.1/private_route',
+      SIGNER_AUDIT_LOG: '/var/lib/private-route/signer-audit.log',
+      PRIVACY_POOLS_ENTRYPOINT: '0x6818809EefCe719E480a7526D76bD3e561526b46',
     };
     const config = loadSignerConfig(env);
     assert.equal(config.SIGNER_HOST, '127.0.0.1');
+    assert.equal(config.SIGNER_POLICY, 'enforce');
+    // The policy is on by default and needs its settings; off is refused on mainnet.
+    assert.throws(
+      () => loadSignerConfig({ ...env, SIGNER_DATABASE_URL: undefined, SIGNER_AUDIT_LOG: undefined }),
+      /needs SIGNER_DATABASE_URL, SIGNER_AUDIT_LOG/,
+    );
+    assert.equal(loadSignerConfig({ ...env, SIGNER_POLICY: 'off', SIGNER_DATABASE_URL: undefined }).SIGNER_POLICY, 'off');
+    assert.throws(() => loadSignerConfig({ ...env, SIGNER_POLICY: 'off', NETWORK: 'mainnet' }), /SIGNER_POLICY=off is refused with NETWORK=mainnet/);
+    assert.deepEqual(loadSignerConfig({ ...env, SIGNER_TOP_UP_CAP_WEI: '{"8453":"1000"}' }).SIGNER_TOP_UP_CAP_WEI, { default: 0n, byChain: { '8453': 1000n } });
+    assert.throws(() => loadSignerConfig({ ...env, SIGNER_RATE_LIMITS: '{"gas":-1}' }), /SIGNER_RATE_LIMITS: must be JSON/);
     assert.throws(() => loadSignerConfig({ ...env, SIGNER_AUTH_TOKEN: undefined }), /SIGNER_AUTH_TOKEN/);
     assert.throws(
       () => loadSignerConfig({ ...env, GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas.slice(0, 40) }),

@@ -1,0 +1,90 @@
+import { type Address, type Hex, decodeAbiParameters, decodeFunctionData, erc20Abi, getAddress, parseTransaction, sliceHex } from 'viem';
+import { messageTransmitterV2Abi, tokenMessengerV2Abi } from '../../providers/cctp/abi.ts';
+import { entrypointAbi, poolAbi, relayDataParameters } from '../../providers/privacy-pools/abi.ts';
+
+/**
+ * What a transaction asks for, in the policy's words: the one call the service makes of each kind, with the
+ * arguments a rule looks at. Anything else is `other` (and refused): the policy allows calls it can read, never the
+ * rest. Pure: the table tests in test/unit/signer-policy.test.ts run it on serialized transactions.
+ */
+export type Call =
+  | { kind: 'cancel' }
+  | { kind: 'native'; to: Address; value: bigint }
+  | { kind: 'transfer'; token: Address; to: Address; amount: bigint }
+  | { kind: 'approve'; token: Address; spender: Address; amount: bigint }
+  | { kind: 'burn'; messenger: Address; token: Address; amount: bigint; mintRecipient: Address }
+  | { kind: 'mint'; transmitter: Address }
+  | { kind: 'poolDeposit'; entrypoint: Address; asset: Address; amount: bigint }
+  | { kind: 'relay'; entrypoint: Address; processooor: Address; recipient: Address; feeRecipient: Address }
+  | { kind: 'ragequit'; pool: Address }
+  | { kind: 'other'; to: Address | null; selector: Hex | null; value: bigint };
+
+export interface ReadTransaction {
+  chainId: number | undefined;
+  from: Address;
+  call: Call;
+}
+
+const callAbi = [...erc20Abi, ...tokenMessengerV2Abi, ...messageTransmitterV2Abi, ...entrypointAbi, ...poolAbi];
+
+/** Reads an unsigned serialized transaction as the account `from` would send it. */
+export function readTransaction(unsigned: Hex, from: Address): ReadTransaction {
+  const tx = parseTransaction(unsigned);
+  const value = tx.value ?? 0n;
+  const data = tx.data && tx.data !== '0x' ? tx.data : undefined;
+  const to = tx.to ? getAddress(tx.to) : null;
+  return { chainId: tx.chainId, from, call: callOf(to, data, value, from) };
+}
+
+function callOf(to: Address | null, data: Hex | undefined, value: bigint, from: Address): Call {
+  if (!to) return { kind: 'other', to, selector: data ? sliceHex(data, 0, 4) : null, value };
+  // A replacement that only burns the nonce: nothing to anyone.
+  if (!data) return to === getAddress(from) && value === 0n ? { kind: 'cancel' } : { kind: 'native', to, value };
+  const other: Call = { kind: 'other', to, selector: data.length >= 10 ? sliceHex(data, 0, 4) : null, value };
+  if (value !== 0n) return other;
+  let decoded: ReturnType<typeof decodeFunctionData<typeof callAbi>>;
+  try {
+    decoded = decodeFunctionData({ abi: callAbi, data });
+  } catch {
+    return other;
+  }
+  switch (decoded.functionName) {
+    case 'transfer': {
+      const [recipient, amount] = decoded.args as readonly [Address, bigint];
+      return { kind: 'transfer', token: to, to: getAddress(recipient), amount };
+    }
+    case 'approve': {
+      const [spender, amount] = decoded.args as readonly [Address, bigint];
+      return { kind: 'approve', token: to, spender: getAddress(spender), amount };
+    }
+    case 'depositForBurn': {
+      const [amount, , mintRecipient, burnToken] = decoded.args as readonly [bigint, number, Hex, Address, Hex, bigint, number];
+      return { kind: 'burn', messenger: to, token: getAddress(burnToken), amount, mintRecipient: getAddress(sliceHex(mintRecipient, 12)) };
+    }
+    case 'receiveMessage':
+      return { kind: 'mint', transmitter: to };
+    case 'deposit': {
+      const [asset, amount] = decoded.args as readonly [Address, bigint, bigint];
+      return { kind: 'poolDeposit', entrypoint: to, asset: getAddress(asset), amount };
+    }
+    case 'relay': {
+      const [withdrawal] = decoded.args as readonly [{ processooor: Address; data: Hex }, unknown, bigint];
+      try {
+        const [relayData] = decodeAbiParameters(relayDataParameters, withdrawal.data);
+        return {
+          kind: 'relay',
+          entrypoint: to,
+          processooor: getAddress(withdrawal.processooor),
+          recipient: getAddress(relayData.recipient),
+          feeRecipient: getAddress(relayData.feeRecipient),
+        };
+      } catch {
+        return other;
+      }
+    }
+    case 'ragequit':
+      return { kind: 'ragequit', pool: to };
+    default:
+      return other;
+  }
+}

@@ -1,0 +1,100 @@
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { type Address, getAddress, isAddress } from 'viem';
+import type { RouteAddresses } from '../../accounts/routeAccounts.ts';
+import { bridgeOrders, depositTokens, depositTransfers, ledgerEntries, operatorActions, poolNotes, transfers } from '../../db/schema.ts';
+import { type RouteAmounts, capOf } from './caps.ts';
+import type { RouteFacts } from './rules.ts';
+
+/**
+ * What the signer reads of the service's records, read-only (its own connection, every transaction read-only, so a
+ * role with more rights still writes nothing): the route of an account index or of an address, and the pool notes.
+ * The route's own accounts are derived by the signer from the index, never read.
+ */
+export interface RouteRecords {
+  routeOfIndex(index: number): Promise<RouteFacts | undefined>;
+  /** The route whose own account, recipient or bridge order deposit address `address` is (the newest, if several). */
+  routeOfAddress(address: Address): Promise<RouteFacts | undefined>;
+  /** Whether a pool note with this label is recorded (the change note's secrets are asked by label). */
+  noteWithLabel(label: bigint): Promise<{ routeId: string } | undefined>;
+  close(): Promise<void>;
+}
+
+export function connectRouteRecords(opts: { url: string; hubSymbol: string; ownAccounts(index: number): RouteAddresses }): RouteRecords {
+  const client = postgres(opts.url, { max: 4, onnotice: () => {}, connection: { default_transaction_read_only: true } });
+  const db = drizzle(client);
+
+  async function factsOf(route: typeof transfers.$inferSelect): Promise<RouteFacts> {
+    const [orders, funding, ledger, strays, actions] = await Promise.all([
+      db.select().from(bridgeOrders).where(eq(bridgeOrders.routeId, route.routeId)),
+      db.select({ sender: depositTransfers.sender, value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, route.routeId)),
+      db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, route.routeId)),
+      db.select({ token: depositTokens.token }).from(depositTokens).where(eq(depositTokens.routeId, route.routeId)),
+      db.select({ params: operatorActions.params }).from(operatorActions).where(eq(operatorActions.routeId, route.routeId)),
+    ]);
+    const payees = [
+      route.userDestinationAddress,
+      route.refundAddress,
+      ...orders.map((o) => o.depositAddress),
+      ...funding.map((f) => f.sender),
+      // An operator's refund or recovery names its destination in its audit row (routectl refund --to, recover --to).
+      ...actions.map((a) => a.params.to),
+    ].filter((a): a is string => typeof a === 'string' && isAddress(a, { strict: false }));
+    const amounts: RouteAmounts = {
+      sourceChainId: route.sourceChainId,
+      hubChainId: route.hubChainId,
+      destChainId: route.destChainId,
+      tokens: { source: route.sourceToken as Address, hub: route.hubToken as Address, dest: route.destToken as Address },
+      decimals: { source: route.sourceDecimals, hub: route.hubDecimals, dest: route.destDecimals },
+      symbols: { source: route.symbol, hub: opts.hubSymbol, dest: route.destSymbol },
+      amount: BigInt(route.amount),
+      quotedOutputAmount: BigInt(route.quotedOutputAmount),
+      funded: funding.reduce((sum, f) => sum + BigInt(f.value), 0n),
+      orders: orders.map((o) => ({ leg: o.leg, amountIn: BigInt(o.amountIn), amountOut: BigInt(o.amountOut) })),
+      ledger: ledger.map((l) => ({ chainId: l.chainId, token: l.token, amount: BigInt(l.amount) })),
+      strays: strays.map((s) => s.token as Address),
+    };
+    return {
+      routeId: route.routeId,
+      accountIndex: route.accountIndex,
+      own: opts.ownAccounts(route.accountIndex),
+      payees: [...new Set(payees.map((a) => getAddress(a)))],
+      capOf: (chainId, token) => capOf(amounts, chainId, token),
+    };
+  }
+
+  return {
+    async routeOfIndex(index) {
+      const [route] = await db.select().from(transfers).where(eq(transfers.accountIndex, index));
+      return route && factsOf(route);
+    },
+    async routeOfAddress(address) {
+      const lower = address.toLowerCase();
+      const byOrder = db.select({ routeId: bridgeOrders.routeId }).from(bridgeOrders).where(sql`lower(${bridgeOrders.depositAddress}) = ${lower}`);
+      const [route] = await db
+        .select()
+        .from(transfers)
+        .where(
+          or(
+            sql`lower(${transfers.depositAddress}) = ${lower}`,
+            sql`lower(${transfers.hubAccount}) = ${lower}`,
+            sql`lower(${transfers.exitAccount}) = ${lower}`,
+            sql`lower(${transfers.userDestinationAddress}) = ${lower}`,
+            inArray(transfers.routeId, byOrder),
+          ),
+        )
+        .orderBy(sql`${transfers.createdAt} desc`)
+        .limit(1);
+      return route && factsOf(route);
+    },
+    async noteWithLabel(label) {
+      const [note] = await db
+        .select({ routeId: poolNotes.routeId })
+        .from(poolNotes)
+        .where(and(eq(poolNotes.label, label.toString())));
+      return note;
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}

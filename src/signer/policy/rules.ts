@@ -1,0 +1,162 @@
+import type { Address } from 'viem';
+import type { RouteAccountRole, RouteAddresses } from '../../accounts/routeAccounts.ts';
+import type { SignerAccount } from '../signer.ts';
+import type { Call } from './calls.ts';
+
+/**
+ * The signer's spending policy as a pure function: a request and the facts the signer read for it (the route the
+ * account or the payee belongs to, the contracts it may call) give a verdict. The rule table is in
+ * docs/security.md; test/unit/signer-policy.test.ts runs every rule both ways.
+ */
+
+/** A route as the signer knows it: its own accounts derived by the signer itself, the rest read from the database. */
+export interface RouteFacts {
+  routeId: string;
+  accountIndex: number;
+  /** Derived by the signer from the index (a row cannot name an account that is not the route's). */
+  own: RouteAddresses;
+  /** Addresses the route's plan names: recipient, refund address, bridge orders' deposit addresses, funders, operators' refund destinations. */
+  payees: Address[];
+  /** The most a single move of `token` may carry for this route: from its quote and its records; undefined when nothing is recorded in that token. */
+  capOf(chainId: number, token: Address): bigint | undefined;
+}
+
+/** The contracts the service calls, and the service's own two accounts. */
+export interface PolicyContracts {
+  /** Privacy Pools Entrypoints (approve spender, deposit, relay). */
+  entrypoints: Address[];
+  /** CCTP TokenMessengers (approve spender, depositForBurn). */
+  tokenMessengers: Address[];
+  /** CCTP MessageTransmitters (receiveMessage: anyone may mint a burn to its recipient). */
+  messageTransmitters: Address[];
+  gasAccount: Address;
+  poolRelayer: Address;
+  /** The largest native top-up the gas account or the relayer sends a route account in one transaction, per chain (wei). */
+  topUpCap(chainId: number): bigint;
+}
+
+export type Verdict = { allow: true; routeId?: string } | { allow: false; rule: RefusalRule; reason: string; routeId?: string };
+
+export const REFUSAL_RULES = {
+  'no-chain-id': 'the transaction names no chainId (replayable on every chain)',
+  'unknown-route-account': 'the route account belongs to no recorded route',
+  'call-not-allowed': 'the role may not make this call (contract or function outside the allowlist, or native value from a route account)',
+  'payee-not-planned': "the recipient is not an address the route's plan names",
+  'spender-not-allowed': 'the approval names a spender that is not an Entrypoint or a TokenMessenger',
+  'contract-not-allowed': 'the call goes to a contract that is not the configured Entrypoint, TokenMessenger or MessageTransmitter',
+  'above-cap': "the amount is above what the route's quote and records allow",
+  'no-recorded-amount': 'the route has recorded no amount of this token, so nothing of it may move',
+  'top-up-not-to-route-account': 'a native top-up goes to an address that is no route account',
+  'top-up-above-cap': 'a native top-up is above SIGNER_TOP_UP_CAP_WEI',
+  'relay-fee-recipient': "a withdrawal's relay fee goes to another account than the pool relayer",
+  'rate-limited': "the role's signatures per minute are above SIGNER_RATE_LIMITS",
+  'note-of-no-route': 'the note secrets asked for belong to no recorded route or pool note',
+} as const;
+
+export type RefusalRule = keyof typeof REFUSAL_RULES;
+
+/** What the signer must look up before deciding: the route of a route account, or the route an address belongs to. */
+export function factsNeeded(account: SignerAccount, call: Call): { index?: number; address?: Address } {
+  if ('index' in account) return { index: account.index };
+  if (call.kind === 'native') return { address: call.to };
+  if (call.kind === 'relay') return { address: call.recipient };
+  return {};
+}
+
+const refuse = (rule: RefusalRule, reason: string, routeId?: string): Verdict => ({ allow: false, rule, reason, routeId });
+const has = (list: readonly Address[], address: Address) => list.some((a) => a.toLowerCase() === address.toLowerCase());
+const ownList = (route: RouteFacts) => Object.values(route.own) as Address[];
+
+/**
+ * The verdict on a transaction. `route`: for a route account, the route of its index; for the gas account and the
+ * relayer, the route whose account or payee the transaction pays (undefined: none).
+ */
+export function decideTransaction(
+  request: { account: SignerAccount; chainId: number | undefined; call: Call },
+  route: RouteFacts | undefined,
+  contracts: PolicyContracts,
+): Verdict {
+  const { account, chainId, call } = request;
+  if (chainId === undefined) return refuse('no-chain-id', REFUSAL_RULES['no-chain-id']);
+  if (call.kind === 'cancel') return { allow: true, routeId: route?.routeId };
+  if ('index' in account) return decideRouteAccount(account.role, chainId, call, route, contracts);
+  return decideServiceAccount(account.role, chainId, call, route, contracts);
+}
+
+function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call, route: RouteFacts | undefined, contracts: PolicyContracts): Verdict {
+  if (!route) return refuse('unknown-route-account', `${role} account: ${REFUSAL_RULES['unknown-route-account']}`);
+  const { routeId } = route;
+  const planned = (address: Address) => has(route.payees, address) || has(ownList(route), address);
+  const capped = (token: Address, amount: bigint): Verdict => {
+    const cap = route.capOf(chainId, token);
+    if (cap === undefined) return refuse('no-recorded-amount', `${REFUSAL_RULES['no-recorded-amount']} (token ${token})`, routeId);
+    if (amount > cap) return refuse('above-cap', `${amount} of ${token}: ${REFUSAL_RULES['above-cap']} (${cap})`, routeId);
+    return { allow: true, routeId };
+  };
+  switch (call.kind) {
+    case 'transfer':
+      if (!planned(call.to)) return refuse('payee-not-planned', `transfer to ${call.to}: ${REFUSAL_RULES['payee-not-planned']}`, routeId);
+      return capped(call.token, call.amount);
+    case 'approve':
+      if (!has([...contracts.entrypoints, ...contracts.tokenMessengers], call.spender))
+        return refuse('spender-not-allowed', `approve ${call.spender}: ${REFUSAL_RULES['spender-not-allowed']}`, routeId);
+      return capped(call.token, call.amount);
+    case 'burn':
+      if (!has(contracts.tokenMessengers, call.messenger))
+        return refuse('contract-not-allowed', `depositForBurn on ${call.messenger}: ${REFUSAL_RULES['contract-not-allowed']}`, routeId);
+      if (!planned(call.mintRecipient)) return refuse('payee-not-planned', `burn to ${call.mintRecipient}: ${REFUSAL_RULES['payee-not-planned']}`, routeId);
+      return capped(call.token, call.amount);
+    case 'mint':
+      return has(contracts.messageTransmitters, call.transmitter)
+        ? { allow: true, routeId }
+        : refuse('contract-not-allowed', `receiveMessage on ${call.transmitter}: ${REFUSAL_RULES['contract-not-allowed']}`, routeId);
+    case 'poolDeposit':
+      if (role !== 'hub') break;
+      if (!has(contracts.entrypoints, call.entrypoint))
+        return refuse('contract-not-allowed', `deposit on ${call.entrypoint}: ${REFUSAL_RULES['contract-not-allowed']}`, routeId);
+      return capped(call.asset, call.amount);
+    case 'ragequit':
+      // A ragequit pays the note's depositor (this hub account) only; it moves nothing of the account's own.
+      if (role === 'hub') return { allow: true, routeId };
+      break;
+  }
+  return refuse('call-not-allowed', `${role} account: ${REFUSAL_RULES['call-not-allowed']} (${describeCall(call)})`, routeId);
+}
+
+function decideServiceAccount(role: 'gas' | 'poolRelayer', chainId: number, call: Call, route: RouteFacts | undefined, contracts: PolicyContracts): Verdict {
+  switch (call.kind) {
+    case 'native': {
+      if (!route || !has(ownList(route), call.to))
+        return refuse('top-up-not-to-route-account', `top-up to ${call.to}: ${REFUSAL_RULES['top-up-not-to-route-account']}`);
+      const cap = contracts.topUpCap(chainId);
+      if (call.value > cap) return refuse('top-up-above-cap', `top-up of ${call.value} wei: ${REFUSAL_RULES['top-up-above-cap']} (${cap})`, route.routeId);
+      return { allow: true, routeId: route.routeId };
+    }
+    case 'mint':
+      return has(contracts.messageTransmitters, call.transmitter)
+        ? { allow: true }
+        : refuse('contract-not-allowed', `receiveMessage on ${call.transmitter}: ${REFUSAL_RULES['contract-not-allowed']}`);
+    case 'relay': {
+      if (role !== 'poolRelayer') break;
+      if (!has(contracts.entrypoints, call.entrypoint) || call.processooor.toLowerCase() !== call.entrypoint.toLowerCase())
+        return refuse('contract-not-allowed', `relay on ${call.entrypoint}: ${REFUSAL_RULES['contract-not-allowed']}`);
+      if (call.feeRecipient.toLowerCase() !== contracts.poolRelayer.toLowerCase())
+        return refuse('relay-fee-recipient', `${REFUSAL_RULES['relay-fee-recipient']} (${call.feeRecipient})`, route?.routeId);
+      if (!route || !(has(route.payees, call.recipient) || has(ownList(route), call.recipient)))
+        return refuse('payee-not-planned', `withdrawal to ${call.recipient}: ${REFUSAL_RULES['payee-not-planned']}`, route?.routeId);
+      return { allow: true, routeId: route.routeId };
+    }
+  }
+  return refuse('call-not-allowed', `${role} account: ${REFUSAL_RULES['call-not-allowed']} (${describeCall(call)})`, route?.routeId);
+}
+
+export function describeCall(call: Call): string {
+  switch (call.kind) {
+    case 'other':
+      return `${call.selector ?? 'no calldata'} on ${call.to ?? 'a contract creation'}${call.value ? ` with ${call.value} wei` : ''}`;
+    case 'native':
+      return `${call.value} wei to ${call.to}`;
+    default:
+      return call.kind;
+  }
+}

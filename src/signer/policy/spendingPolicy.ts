@@ -1,0 +1,90 @@
+import type { Address, Hex } from 'viem';
+import { describeSignerAccount, type SignerAccount } from '../signer.ts';
+import type { AuditEntry, AuditLog } from './auditLog.ts';
+import { readTransaction } from './calls.ts';
+import type { RouteRecords } from './routeFacts.ts';
+import { REFUSAL_RULES, type PolicyContracts, type RefusalRule, decideTransaction, describeCall, factsNeeded } from './rules.ts';
+
+/** The policy said no: the worker parks the route on it (failure type SignerRefused), never retries it blindly. */
+export class SignerPolicyRefusal extends Error {
+  override name = 'SignerPolicyRefusal';
+  constructor(
+    readonly rule: RefusalRule,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Signatures (and note-secret answers) per minute per role; above it the request is refused, not queued. */
+export type RateLimits = Record<SignerAccount['role'] | 'noteSecrets', number>;
+
+export const DEFAULT_RATE_LIMITS: RateLimits = { deposit: 600, hub: 600, exit: 600, gas: 300, poolRelayer: 300, noteSecrets: 600 };
+
+export interface SpendingPolicy {
+  /** Resolves when the request may be signed; rejects with SignerPolicyRefusal otherwise. Every verdict is in the audit log. */
+  checkTransaction(account: SignerAccount, from: Address, unsigned: Hex): Promise<void>;
+  checkNoteSecrets(request: { kind: 'deposit'; index: bigint } | { kind: 'withdrawal'; label: bigint; index: bigint }): Promise<void>;
+}
+
+/**
+ * The spending policy of the signer process (docs/security.md): the rules of src/signer/policy/rules.ts on the facts
+ * the signer reads itself, a rate limit per role, and the audit log.
+ */
+export function createSpendingPolicy(opts: {
+  records: RouteRecords;
+  contracts: PolicyContracts;
+  audit: AuditLog;
+  rateLimits?: Partial<RateLimits>;
+  now?: () => number;
+}): SpendingPolicy {
+  const limits = { ...DEFAULT_RATE_LIMITS, ...opts.rateLimits };
+  const now = opts.now ?? Date.now;
+  const windows = new Map<string, { start: number; count: number }>();
+  const withinRate = (key: keyof RateLimits) => {
+    const minute = Math.floor(now() / 60_000);
+    const window = windows.get(key);
+    if (!window || window.start !== minute) windows.set(key, { start: minute, count: 1 });
+    else window.count += 1;
+    return windows.get(key)!.count <= limits[key];
+  };
+  const refused = async (entry: Omit<AuditEntry, 'verdict'> & { rule: RefusalRule; reason: string }) => {
+    await opts.audit.append({ ...entry, verdict: 'refused' });
+    return new SignerPolicyRefusal(entry.rule, entry.reason);
+  };
+
+  return {
+    async checkTransaction(account, from, unsigned) {
+      const read = readTransaction(unsigned, from);
+      const base = { request: 'sign-transaction' as const, account: describeSignerAccount(account), chainId: read.chainId, call: describeCall(read.call) };
+      if (!withinRate(account.role)) throw await refused({ ...base, rule: 'rate-limited', reason: REFUSAL_RULES['rate-limited'] });
+      const needed = factsNeeded(account, read.call);
+      const route =
+        needed.index !== undefined
+          ? await opts.records.routeOfIndex(needed.index)
+          : needed.address
+            ? await opts.records.routeOfAddress(needed.address)
+            : undefined;
+      const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call }, route, opts.contracts);
+      if (!verdict.allow) throw await refused({ ...base, routeId: verdict.routeId, rule: verdict.rule, reason: verdict.reason });
+      await opts.audit.append({ ...base, routeId: verdict.routeId, verdict: 'signed' });
+    },
+
+    async checkNoteSecrets(request) {
+      const base = {
+        request: 'note-secrets' as const,
+        call: request.kind === 'deposit' ? `deposit note of account ${request.index}` : `change note of label ${request.label}`,
+      };
+      if (!withinRate('noteSecrets')) throw await refused({ ...base, rule: 'rate-limited', reason: REFUSAL_RULES['rate-limited'] });
+      // A deposit note's index is its route's account index; a change note is asked by its parent's label, index 0.
+      const route =
+        request.kind === 'deposit'
+          ? await opts.records.routeOfIndex(Number(request.index))
+          : request.index === 0n
+            ? await opts.records.noteWithLabel(request.label)
+            : undefined;
+      if (!route) throw await refused({ ...base, rule: 'note-of-no-route', reason: REFUSAL_RULES['note-of-no-route'] });
+      await opts.audit.append({ ...base, routeId: route.routeId, verdict: 'answered' });
+    },
+  };
+}

@@ -1,0 +1,355 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Address, type Hex, encodeAbiParameters, encodeFunctionData, erc20Abi, getAddress, pad, serializeTransaction } from 'viem';
+import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
+import { createRouteKeyring } from '../../src/accounts/routeAccounts.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { HttpServer } from '../../src/observability/http.ts';
+import { messageTransmitterV2Abi, tokenMessengerV2Abi } from '../../src/providers/cctp/abi.ts';
+import { entrypointAbi, poolAbi, relayDataParameters } from '../../src/providers/privacy-pools/abi.ts';
+import { openAuditLog, verifyAuditLines } from '../../src/signer/policy/auditLog.ts';
+import { type Call, readTransaction } from '../../src/signer/policy/calls.ts';
+import { type RouteAmounts, UNCAPPED, capOf } from '../../src/signer/policy/caps.ts';
+import type { RouteRecords } from '../../src/signer/policy/routeFacts.ts';
+import { type PolicyContracts, type RouteFacts, decideTransaction } from '../../src/signer/policy/rules.ts';
+import { createSpendingPolicy } from '../../src/signer/policy/spendingPolicy.ts';
+import { createLocalSigner } from '../../src/signer/local.ts';
+import { SignerRefusedError, createRemoteSigner } from '../../src/signer/remote.ts';
+import type { SignerAccount } from '../../src/signer/signer.ts';
+import { startSignerServer } from '../../src/signer/signerApi.ts';
+
+const MNEMONIC = 'test test test test test test test test test test test junk';
+const keyring = createRouteKeyring(MNEMONIC);
+const at = (n: number) => getAddress(`0x${n.toString(16).padStart(40, '0')}`);
+const USDC = at(0xa1);
+const ENTRYPOINT = at(0xe1);
+const MESSENGER = at(0xc1);
+const TRANSMITTER = at(0xc2);
+const POOL = at(0xb1);
+const RECIPIENT = at(0x11);
+const ORDER = at(0x22);
+const STRANGER = at(0x66);
+const gas = at(0x9a);
+const relayer = at(0x9b);
+const own = keyring.routeAddresses(7);
+
+const contracts: PolicyContracts = {
+  entrypoints: [ENTRYPOINT],
+  tokenMessengers: [MESSENGER],
+  messageTransmitters: [TRANSMITTER],
+  gasAccount: gas,
+  poolRelayer: relayer,
+  topUpCap: () => 10n ** 17n,
+};
+const route: RouteFacts = {
+  routeId: 'rt_7',
+  accountIndex: 7,
+  own,
+  payees: [RECIPIENT, ORDER],
+  capOf: (_chainId, token) => (token === USDC ? 1_000_000n : undefined),
+};
+
+const transfer = (to: Address, amount: bigint): Call => ({ kind: 'transfer', token: USDC, to, amount });
+const relayCall = (recipient: Address, feeRecipient = relayer): Call => ({
+  kind: 'relay',
+  entrypoint: ENTRYPOINT,
+  processooor: ENTRYPOINT,
+  recipient,
+  feeRecipient,
+});
+
+describe('the spending policy: rules', () => {
+  const cases: [string, SignerAccount, Call, RouteFacts | undefined, string | true][] = [
+    ['deposit account pays a planned bridge order', { role: 'deposit', index: 7 }, transfer(ORDER, 1_000_000n), route, true],
+    ['deposit account pays its own hub account', { role: 'deposit', index: 7 }, transfer(own.hub, 5n), route, true],
+    ['a token sent to an address no route planned', { role: 'deposit', index: 7 }, transfer(STRANGER, 5n), route, 'payee-not-planned'],
+    ['more than the route records', { role: 'exit', index: 7 }, transfer(RECIPIENT, 1_000_001n), route, 'above-cap'],
+    [
+      'a token the route never recorded',
+      { role: 'exit', index: 7 },
+      { kind: 'transfer', token: STRANGER, to: RECIPIENT, amount: 1n },
+      route,
+      'no-recorded-amount',
+    ],
+    ['an account of no route', { role: 'hub', index: 8 }, transfer(RECIPIENT, 1n), undefined, 'unknown-route-account'],
+    ['approve the Entrypoint', { role: 'hub', index: 7 }, { kind: 'approve', token: USDC, spender: ENTRYPOINT, amount: 10n }, route, true],
+    ['approve a stranger', { role: 'hub', index: 7 }, { kind: 'approve', token: USDC, spender: STRANGER, amount: 10n }, route, 'spender-not-allowed'],
+    [
+      'burn to the recipient',
+      { role: 'exit', index: 7 },
+      { kind: 'burn', messenger: MESSENGER, token: USDC, amount: 9n, mintRecipient: RECIPIENT },
+      route,
+      true,
+    ],
+    [
+      'burn to a stranger',
+      { role: 'exit', index: 7 },
+      { kind: 'burn', messenger: MESSENGER, token: USDC, amount: 9n, mintRecipient: STRANGER },
+      route,
+      'payee-not-planned',
+    ],
+    [
+      'burn on another contract',
+      { role: 'exit', index: 7 },
+      { kind: 'burn', messenger: STRANGER, token: USDC, amount: 9n, mintRecipient: RECIPIENT },
+      route,
+      'contract-not-allowed',
+    ],
+    ['pool deposit from the hub account', { role: 'hub', index: 7 }, { kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n }, route, true],
+    [
+      'pool deposit from the deposit account',
+      { role: 'deposit', index: 7 },
+      { kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n },
+      route,
+      'call-not-allowed',
+    ],
+    ['ragequit from the hub account', { role: 'hub', index: 7 }, { kind: 'ragequit', pool: POOL }, route, true],
+    ['native value from a route account', { role: 'exit', index: 7 }, { kind: 'native', to: RECIPIENT, value: 1n }, route, 'call-not-allowed'],
+    ['an unknown function', { role: 'exit', index: 7 }, { kind: 'other', to: USDC, selector: '0x23b872dd', value: 0n }, route, 'call-not-allowed'],
+    ['a cancel (0-value self-send)', { role: 'exit', index: 7 }, { kind: 'cancel' }, route, true],
+    ['gas top-up of a route account', { role: 'gas' }, { kind: 'native', to: own.deposit, value: 10n ** 16n }, route, true],
+    ['gas top-up above the cap', { role: 'gas' }, { kind: 'native', to: own.deposit, value: 10n ** 18n }, route, 'top-up-above-cap'],
+    ['gas to a stranger', { role: 'gas' }, { kind: 'native', to: STRANGER, value: 1n }, undefined, 'top-up-not-to-route-account'],
+    ["gas to a route's recipient (not its own account)", { role: 'gas' }, { kind: 'native', to: RECIPIENT, value: 1n }, route, 'top-up-not-to-route-account'],
+    ['gas account calls a token', { role: 'gas' }, transfer(RECIPIENT, 1n), undefined, 'call-not-allowed'],
+    ['gas account mints a burn', { role: 'gas' }, { kind: 'mint', transmitter: TRANSMITTER }, undefined, true],
+    ['relay to a planned order', { role: 'poolRelayer' }, relayCall(ORDER), route, true],
+    ['relay to an exit account', { role: 'poolRelayer' }, relayCall(own.exit), route, true],
+    ['relay to a stranger', { role: 'poolRelayer' }, relayCall(STRANGER), undefined, 'payee-not-planned'],
+    ['relay fee to another account', { role: 'poolRelayer' }, relayCall(ORDER, STRANGER), route, 'relay-fee-recipient'],
+    ['relay by the gas account', { role: 'gas' }, relayCall(ORDER), route, 'call-not-allowed'],
+  ];
+  for (const [name, account, call, facts, expected] of cases) {
+    test(name, () => {
+      const verdict = decideTransaction({ account, chainId: 1, call }, facts, contracts);
+      if (expected === true) assert.deepEqual(verdict.allow, true, JSON.stringify(verdict));
+      else assert.equal(verdict.allow === false && verdict.rule, expected);
+    });
+  }
+  test('a transaction without a chain id is refused', () => {
+    const verdict = decideTransaction({ account: { role: 'gas' }, chainId: undefined, call: { kind: 'cancel' } }, undefined, contracts);
+    assert.equal(verdict.allow === false && verdict.rule, 'no-chain-id');
+  });
+});
+
+describe('the spending policy: reading a transaction', () => {
+  const from = own.exit;
+  const tx = (to: Address, data?: Hex, value = 0n) =>
+    serializeTransaction({ chainId: 31337, type: 'eip1559', to, data, value, nonce: 0, gas: 100_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+  const relayData = encodeAbiParameters(relayDataParameters, [{ recipient: ORDER, feeRecipient: relayer, relayFeeBPS: 10n }]);
+  const proof = {
+    pA: [1n, 2n],
+    pB: [
+      [1n, 2n],
+      [3n, 4n],
+    ],
+    pC: [1n, 2n],
+    pubSignals: [1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n],
+  } as const;
+  const cases: [string, Hex, Partial<Call> & { kind: Call['kind'] }][] = [
+    [
+      'transfer',
+      tx(USDC, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [RECIPIENT, 5n] })),
+      { kind: 'transfer', to: RECIPIENT, amount: 5n },
+    ],
+    ['approve', tx(USDC, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [ENTRYPOINT, 5n] })), { kind: 'approve', spender: ENTRYPOINT }],
+    [
+      'depositForBurn',
+      tx(MESSENGER, encodeFunctionData({ abi: tokenMessengerV2Abi, functionName: 'depositForBurn', args: [9n, 6, pad(RECIPIENT), USDC, pad('0x'), 1n, 1000] })),
+      { kind: 'burn', mintRecipient: RECIPIENT, amount: 9n, token: USDC },
+    ],
+    [
+      'receiveMessage',
+      tx(TRANSMITTER, encodeFunctionData({ abi: messageTransmitterV2Abi, functionName: 'receiveMessage', args: ['0x01', '0x02'] })),
+      { kind: 'mint' },
+    ],
+    [
+      'Entrypoint.deposit',
+      tx(ENTRYPOINT, encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [USDC, 9n, 1n] })),
+      { kind: 'poolDeposit', asset: USDC, amount: 9n },
+    ],
+    [
+      'Entrypoint.relay',
+      tx(ENTRYPOINT, encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [{ processooor: ENTRYPOINT, data: relayData }, proof, 1n] })),
+      { kind: 'relay', recipient: ORDER, feeRecipient: relayer },
+    ],
+    [
+      'ragequit',
+      tx(POOL, encodeFunctionData({ abi: poolAbi, functionName: 'ragequit', args: [{ ...proof, pubSignals: [1n, 2n, 3n, 4n] }] })),
+      { kind: 'ragequit', pool: POOL },
+    ],
+    ['a cancel', tx(from), { kind: 'cancel' }],
+    ['native value', tx(RECIPIENT, undefined, 5n), { kind: 'native', to: RECIPIENT, value: 5n }],
+    [
+      'transferFrom',
+      tx(USDC, encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [RECIPIENT, STRANGER, 5n] })),
+      { kind: 'other', selector: '0x23b872dd' },
+    ],
+    ['a call with value', tx(USDC, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [RECIPIENT, 5n] }), 1n), { kind: 'other', value: 1n }],
+  ];
+  for (const [name, serialized, expected] of cases) {
+    test(name, () => {
+      const read = readTransaction(serialized, from);
+      assert.equal(read.chainId, 31337);
+      for (const [key, value] of Object.entries(expected)) assert.deepEqual((read.call as Record<string, unknown>)[key], value, `${name}: ${key}`);
+    });
+  }
+});
+
+describe('the spending policy: caps from the quote and the records', () => {
+  const HUB_USDC = at(0xa2);
+  const DEST_WETH = at(0xa3);
+  const base: RouteAmounts = {
+    sourceChainId: 1,
+    hubChainId: 2,
+    destChainId: 3,
+    tokens: { source: USDC, hub: HUB_USDC, dest: DEST_WETH },
+    decimals: { source: 6, hub: 6, dest: 18 },
+    symbols: { source: 'USDC', hub: 'USDC', dest: 'WETH' },
+    amount: 250_000_000n,
+    quotedOutputAmount: 10n ** 17n,
+    funded: 251_000_000n,
+    orders: [{ leg: 'out', amountIn: 248_000_000n, amountOut: 99n * 10n ** 15n }],
+    ledger: [{ chainId: 2, token: HUB_USDC, amount: 249_000_000n }],
+    strays: [at(0x5a)],
+  };
+  const cases: [string, number, Address, bigint | undefined][] = [
+    ['source token: what funded it, above the quote', 1, USDC, 251_000_000n],
+    ['hub token: the same asset on another chain counts', 2, HUB_USDC, 251_000_000n],
+    ['destination token of another asset: its own amounts only', 3, DEST_WETH, 10n ** 17n],
+    ['a stray token: the payee rule alone', 1, at(0x5a), UNCAPPED],
+    ['a token on a chain the route does not use', 4, USDC, undefined],
+  ];
+  for (const [name, chainId, token, expected] of cases) test(name, () => assert.equal(capOf(base, chainId, token), expected));
+  test('decimals scale within one asset', () => {
+    assert.equal(capOf({ ...base, decimals: { source: 6, hub: 18, dest: 18 }, funded: 0n, ledger: [], orders: [] }, 2, HUB_USDC), 250n * 10n ** 18n);
+  });
+});
+
+describe('the audit log', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'signer-audit-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  test('chains every entry to the one before; an edit, a dropped line or a swap is found; a reopened log continues the chain', async () => {
+    const file = path.join(dir, 'audit.log');
+    const log = await openAuditLog(file);
+    await Promise.all([1, 2, 3].map((n) => log.append({ verdict: 'signed', request: 'sign-transaction', account: `exit account ${n}`, chainId: 1 })));
+    await log.close();
+    const again = await openAuditLog(file);
+    await again.append({ verdict: 'refused', request: 'sign-transaction', rule: 'payee-not-planned', reason: 'x' });
+    await again.close();
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    assert.equal(lines.length, 4);
+    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 4 });
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { seq: number }).seq),
+      [1, 2, 3, 4],
+    );
+
+    const edited = [...lines];
+    edited[1] = edited[1]!.replace('exit account', 'hub account');
+    assert.match(String((verifyAuditLines(edited) as { problem: string }).problem), /line 2 .* was changed/);
+    assert.equal(verifyAuditLines([lines[0]!, lines[2]!, lines[3]!]).ok, false);
+    assert.equal(verifyAuditLines([lines[1]!, lines[0]!, lines[2]!, lines[3]!]).ok, false);
+
+    // A log whose last line is cut off (a crash inside a write) is not continued blindly.
+    await writeFile(file, `${lines.join('\n')}\n{"seq":5,"at"`);
+    await assert.rejects(openAuditLog(file), /does not end in a whole entry/);
+  });
+});
+
+describe('the signer process with its policy', { timeout: 30_000 }, () => {
+  const TOKEN = 'signer-policy-test-token-0123456789abcdef';
+  let server: HttpServer;
+  let dir: string;
+  const local = createLocalSigner({ mnemonic: MNEMONIC, gasPrivateKey: DEVNET_ACCOUNTS.gas, poolRelayerPrivateKey: DEVNET_ACCOUNTS.poolRelayer });
+  const records: RouteRecords = {
+    routeOfIndex: async (index) => (index === 7 ? route : undefined),
+    routeOfAddress: async (address) => ([...Object.values(own), RECIPIENT, ORDER].includes(address) ? route : undefined),
+    noteWithLabel: async (label) => (label === 42n ? { routeId: 'rt_7' } : undefined),
+    close: async () => {},
+  };
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'signer-policy-'));
+    const audit = await openAuditLog(path.join(dir, 'audit.log'));
+    const policy = createSpendingPolicy({ records, audit, contracts, rateLimits: { noteSecrets: 4 }, now: () => 0 });
+    server = await startSignerServer(local, { authToken: TOKEN, logger: createLogger({ level: 'error' }), host: '127.0.0.1', port: 0, policy });
+  });
+  after(async () => {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('refuses off-plan requests with a typed error, signs planned ones, and logs both in a chain that verifies', async () => {
+    const remote = createRemoteSigner({ url: server.url, authToken: TOKEN });
+    const unsigned = (to: Address) =>
+      serializeTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        to: USDC,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 5n] }),
+        nonce: 0,
+        gas: 100_000n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      });
+    const exit7: SignerAccount = { role: 'exit', index: 7 };
+    assert.match(await remote.signTransaction(exit7, unsigned(RECIPIENT)), /^0x02/);
+    const refusal = await remote.signTransaction(exit7, unsigned(STRANGER)).catch((e: unknown) => e);
+    assert.ok(refusal instanceof SignerRefusedError, String(refusal));
+    assert.equal(refusal.rule, 'payee-not-planned');
+    // Another route's account, a contract outside the allowlist, another route's note.
+    assert.equal(
+      ((await remote.signTransaction({ role: 'exit', index: 8 }, unsigned(RECIPIENT)).catch((e) => e)) as SignerRefusedError).rule,
+      'unknown-route-account',
+    );
+    const approveStranger = serializeTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      to: USDC,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [STRANGER, 5n] }),
+      nonce: 0,
+      gas: 100_000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    });
+    assert.equal(
+      ((await remote.signTransaction({ role: 'hub', index: 7 }, approveStranger).catch((e) => e)) as SignerRefusedError).rule,
+      'spender-not-allowed',
+    );
+    assert.equal(((await remote.depositSecrets(1n, 8n).catch((e) => e)) as SignerRefusedError).rule, 'note-of-no-route');
+    assert.equal(((await remote.withdrawalSecrets(41n, 0n).catch((e) => e)) as SignerRefusedError).rule, 'note-of-no-route');
+    await remote.depositSecrets(1n, 7n);
+    await remote.withdrawalSecrets(42n, 0n);
+    // The fifth note-secrets request this minute: above the rate limit of 4.
+    assert.equal(((await remote.depositSecrets(1n, 7n).catch((e) => e)) as SignerRefusedError).rule, 'rate-limited');
+
+    const lines = (await readFile(path.join(dir, 'audit.log'), 'utf8')).trim().split('\n');
+    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 9 });
+    const verdicts = lines.map((l) => JSON.parse(l) as { verdict: string; rule?: string });
+    assert.deepEqual(
+      verdicts.map((v) => v.rule ?? v.verdict),
+      [
+        'signed',
+        'payee-not-planned',
+        'unknown-route-account',
+        'spender-not-allowed',
+        'note-of-no-route',
+        'note-of-no-route',
+        'answered',
+        'answered',
+        'rate-limited',
+      ],
+    );
+    // No secret in the log: no signature, no note secret, no token.
+    const text = lines.join('\n');
+    assert.doesNotMatch(text, new RegExp(TOKEN));
+    assert.doesNotMatch(text, /"(signedTransaction|nullifier|secret)"/);
+  });
+});
