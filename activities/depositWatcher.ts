@@ -149,7 +149,7 @@ export function depositWatcherActivities(deps: ActivityDeps) {
      */
     async watchDeposits(input: WatchDepositsInput): Promise<{ nextBlock: number }> {
       const client = deps.chains.publicClient(input.chainId);
-      const confirmations = BigInt(deps.depositConfirmations ?? 0);
+      const confirmations = BigInt(deps.confirmationsOf?.(input.chainId) ?? 0);
       const stopAt = Date.now() + input.runForSeconds * 1000;
       const seen = new Map<string, bigint>();
       let range = LOG_BLOCK_RANGE;

@@ -41,8 +41,11 @@ export interface ActivityDeps {
   privacyPollSeconds?: number;
   /** PRIVACY_*: the privacy gate's and the exit lottery's rules (src/privacy/gate.ts, src/privacy/exitLottery.ts). */
   privacyRules: PrivacyRules;
-  /** DEPOSIT_CONFIRMATIONS: blocks a deposit must be below the source chain's head before it funds a route. */
-  depositConfirmations?: number;
+  /**
+   * Blocks a transaction must be below its chain's head before it counts (CHAIN_CONFIRMATIONS, else
+   * DEPOSIT_CONFIRMATIONS): a deposit before it funds a route, the route's pool deposit before its note is recorded.
+   */
+  confirmationsOf?: (chainId: number) => number;
   /** REFUND_MIN_AMOUNT: the smallest refund per source-token symbol, as a human decimal ("0.10"); unlisted symbols have none. */
   refundMinimums?: Record<string, string>;
   /** REFUND_DELAY_MIN/MAX_SECONDS: the window an automatic refund of a stray deposit waits in (none: at once). */

@@ -17,7 +17,7 @@ import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { assertPlanIsRecorded } from './planGuard.ts';
-import { bookLegSend, type LegMover, type LegRequest } from './legs.ts';
+import { bookLegSend, type LegMover, type LegRequest, sleepHeartbeating } from './legs.ts';
 import { recordLedger } from '../src/transfers/ledgerStore.ts';
 import { writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
@@ -134,7 +134,8 @@ export function poolActivities(deps: ActivityDeps) {
         }
       }
       await ensureGas(deps, plan.routeId, 'shield', plan.hubChainId, hub.address);
-      const note = await deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
+      const deposit = () => deps.pool.deposit({ routeId: plan.routeId, owner: hub, asset: plan.hubToken, amount, noteIndex: plan.accountIndex });
+      const note = await finalDeposit(deps, plan.hubChainId, await deposit(), deposit);
       await insertNote(plan.routeId, note);
       await recordLedger(deps.db, {
         routeId: plan.routeId,
@@ -281,6 +282,36 @@ async function aboveFeeCeiling(deps: ActivityDeps, plan: RoutePlan): Promise<Def
  * any wait for a prover, and again after an attempt that reverted): a fresh order, priced now, never one quoted
  * minutes ago.
  */
+/** How long one shield waits in its activity for its deposit to be deep enough; then the step's retry waits on. */
+const FINALITY_WAIT_MS = 90_000;
+
+/**
+ * The pool deposit once it is `confirmationsOf(hub)` blocks below the head, read again from the chain as it is then
+ * (`again` settles the recorded sends and parses the canonical receipt): a reorg that moved it behind another
+ * deposit (another label) or took it (the sender broadcasts it again) changes what is recorded, never a note the
+ * chain no longer has. The note's label and commitment are what every proof and ragequit of the route uses.
+ */
+async function finalDeposit(deps: ActivityDeps, chainId: number, first: PoolNote, again: () => Promise<PoolNote>): Promise<PoolNote> {
+  const depth = BigInt(deps.confirmationsOf?.(chainId) ?? 0);
+  if (depth === 0n) return first;
+  const client = deps.chains.publicClient(chainId);
+  const giveUpAt = Date.now() + FINALITY_WAIT_MS;
+  let note = first;
+  for (;;) {
+    const head = await client.getBlockNumber();
+    if (note.blockNumber + depth <= head) {
+      const now = await again();
+      if (now.txHash === note.txHash && now.blockNumber === note.blockNumber && now.label === note.label) return now;
+      note = now;
+      continue;
+    }
+    if (Date.now() >= giveUpAt) {
+      throw failure('AwaitingFinality', `the pool deposit is ${head - note.blockNumber} of ${depth} blocks deep; the step waits on`);
+    }
+    await sleepHeartbeating(deps.pollIntervalMs, { awaiting: 'finality', depth: Number(depth), block: Number(note.blockNumber) });
+  }
+}
+
 function withdrawalDestination(
   mover: LegMover,
   leg: LegRequest,

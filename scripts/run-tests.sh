@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: every layer of tests, in two processes side by side, each running its files one at a time:
-# - the first runs the longest whole-stack tests (privacy pools, burn-and-mint, recovery, crash recovery, the drill);
+# - the first runs the longest whole-stack tests (privacy pools, burn-and-mint, recovery, crash recovery, the drill, reorgs);
 #   its output streams as it comes;
 # - the second runs the other whole-stack tests, then the unit, workflow, API and integration tests; its output follows
 #   when both are done.
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 run() { node --import tsx --test --test-concurrency=1 --test-timeout=600000 "$@"; }
 
-long=(test/e2e/privacy-pools.test.ts test/e2e/cctp-transfer.test.ts test/e2e/recover.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts)
+long=(test/e2e/privacy-pools.test.ts test/e2e/cctp-transfer.test.ts test/e2e/recover.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts test/e2e/reorg.test.ts)
 rest=()
 for file in test/e2e/*.test.ts; do
   [[ " ${long[*]} " == *" $file "* ]] || rest+=("$file")

@@ -213,8 +213,16 @@ export const configSchema = z.object({
     .regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"')
     .default('1'),
   DEPOSIT_TIMEOUT_SECONDS: positiveInt.default(3600),
-  /** Blocks a deposit must be below its chain's head before it funds a route (the deposit watcher's confirmation depth). */
+  /** Blocks a transaction must be below its chain's head before it counts, for chains CHAIN_CONFIRMATIONS does not name. */
   DEPOSIT_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(2),
+  /**
+   * Per chain: blocks a deposit into a route and the route's pool deposit must be below the head before they count (the
+   * network profiles fill it in, docs/networks.md "Finality"). A chain not named uses DEPOSIT_CONFIRMATIONS.
+   */
+  CHAIN_CONFIRMATIONS: jsonVariable(
+    z.record(z.string().regex(/^\d+$/, 'keys are chain ids'), z.number().int().nonnegative().max(10_000)),
+    '{"1":12,"8453":10}',
+  ).default({}),
   /** The task queues this worker polls (docs/performance.md): steps (workflows, short steps), waits (long waits), proofs (pool withdrawals). */
   WORKER_QUEUES: z
     .string()

@@ -84,7 +84,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     strayListBatchSeconds: config.STRAY_LIST_BATCH_SECONDS,
     feeCeilingsWei: Object.fromEntries(Object.entries(config.FEE_CEILING_GWEI).map(([chainId, gwei]) => [Number(chainId), gweiToWei(gwei)])),
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
-    depositConfirmations: config.DEPOSIT_CONFIRMATIONS,
+    confirmationsOf: (chainId) => config.CHAIN_CONFIRMATIONS[String(chainId)] ?? config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
     privacyRules: privacyRules(config),
     webhooks: webhookSettings(config),

@@ -69,6 +69,16 @@ export async function markMined(db: Db, id: number, hash: string): Promise<Inten
   return recorded ?? null;
 }
 
+/** A mined intent whose block a reorg took: pending again, so its signed attempt is broadcast again. Returns the row as it now is. */
+export async function markReorged(db: Db, row: Intent): Promise<Intent> {
+  const [reopened] = await db
+    .update(txIntents)
+    .set({ status: 'pending', minedTxHash: null })
+    .where(and(eq(txIntents.id, row.id), eq(txIntents.status, 'mined')))
+    .returning();
+  return reopened ?? (await intentById(db, row.id)) ?? row;
+}
+
 /** A sender: the chain and the address that signs. */
 export interface Sender {
   chainId: number;

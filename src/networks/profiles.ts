@@ -17,6 +17,11 @@ export interface ChainInfo {
   chainId: number;
   explorerUrl: string;
   nativeCurrency: { symbol: string; decimals: number };
+  /**
+   * Blocks a transaction must be below the head before the service counts it (a deposit funding a route, a pool note
+   * recorded): deep enough that a reorg of the chain's usual depth leaves it in place (docs/networks.md, "Finality").
+   */
+  confirmations: number;
 }
 
 /**
@@ -50,10 +55,11 @@ export interface NetworkProfile {
 }
 
 /** A chain whose native currency has 18 decimals (every one listed), ETH unless named. */
-const chain = (chainId: number, explorerUrl: string, nativeSymbol = 'ETH'): ChainInfo => ({
+const chain = (chainId: number, explorerUrl: string, confirmations: number, nativeSymbol = 'ETH'): ChainInfo => ({
   chainId,
   explorerUrl,
   nativeCurrency: { symbol: nativeSymbol, decimals: 18 },
+  confirmations,
 });
 
 const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
@@ -71,18 +77,18 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
       },
     ],
     chains: [
-      chain(11155111, 'https://sepolia.etherscan.io'),
-      chain(43113, 'https://testnet.snowtrace.io', 'AVAX'),
-      chain(11155420, 'https://sepolia-optimism.etherscan.io'),
-      chain(421614, 'https://sepolia.arbiscan.io'),
-      chain(84532, 'https://sepolia.basescan.org'),
-      chain(80002, 'https://amoy.polygonscan.com', 'POL'),
-      chain(1301, 'https://sepolia.uniscan.xyz'),
-      chain(59141, 'https://sepolia.lineascan.build'),
-      chain(812242, 'https://explorer.codex-stg.xyz'),
-      chain(10143, 'https://testnet.monadscan.com', 'MON'),
-      chain(1328, 'https://testnet.seiscan.io', 'SEI'),
-      chain(98867, 'https://testnet-explorer.plume.org', 'PLUME'),
+      chain(11155111, 'https://sepolia.etherscan.io', 6),
+      chain(43113, 'https://testnet.snowtrace.io', 1, 'AVAX'),
+      chain(11155420, 'https://sepolia-optimism.etherscan.io', 10),
+      chain(421614, 'https://sepolia.arbiscan.io', 20),
+      chain(84532, 'https://sepolia.basescan.org', 10),
+      chain(80002, 'https://amoy.polygonscan.com', 32, 'POL'),
+      chain(1301, 'https://sepolia.uniscan.xyz', 10),
+      chain(59141, 'https://sepolia.lineascan.build', 10),
+      chain(812242, 'https://explorer.codex-stg.xyz', 10),
+      chain(10143, 'https://testnet.monadscan.com', 3, 'MON'),
+      chain(1328, 'https://testnet.seiscan.io', 1, 'SEI'),
+      chain(98867, 'https://testnet-explorer.plume.org', 10, 'PLUME'),
     ],
     // Privacy Pools' only testnet deployment.
     defaultHubChainId: 11155111,
@@ -109,23 +115,23 @@ const PROFILES: Record<NetworkProfile['name'], NetworkProfile> = {
       },
     ],
     chains: [
-      chain(1, 'https://etherscan.io'),
-      chain(43114, 'https://snowtrace.io', 'AVAX'),
-      chain(10, 'https://optimistic.etherscan.io'),
-      chain(42161, 'https://arbiscan.io'),
-      chain(8453, 'https://basescan.org'),
-      chain(137, 'https://polygonscan.com', 'POL'),
-      chain(130, 'https://uniscan.xyz'),
-      chain(59144, 'https://lineascan.build'),
-      chain(480, 'https://worldscan.org'),
-      chain(81224, 'https://explorer.codex.xyz'),
-      chain(146, 'https://sonicscan.org', 'S'),
-      chain(143, 'https://monadscan.com', 'MON'),
-      chain(1329, 'https://seiscan.io', 'SEI'),
-      chain(50, 'https://xdcscan.com', 'XDC'),
-      chain(999, 'https://hyperevmscan.io', 'HYPE'),
-      chain(57073, 'https://explorer.inkonchain.com'),
-      chain(98866, 'https://explorer.plume.org', 'PLUME'),
+      chain(1, 'https://etherscan.io', 12),
+      chain(43114, 'https://snowtrace.io', 1, 'AVAX'),
+      chain(10, 'https://optimistic.etherscan.io', 10),
+      chain(42161, 'https://arbiscan.io', 20),
+      chain(8453, 'https://basescan.org', 10),
+      chain(137, 'https://polygonscan.com', 64, 'POL'),
+      chain(130, 'https://uniscan.xyz', 10),
+      chain(59144, 'https://lineascan.build', 10),
+      chain(480, 'https://worldscan.org', 10),
+      chain(81224, 'https://explorer.codex.xyz', 10),
+      chain(146, 'https://sonicscan.org', 1, 'S'),
+      chain(143, 'https://monadscan.com', 3, 'MON'),
+      chain(1329, 'https://seiscan.io', 1, 'SEI'),
+      chain(50, 'https://xdcscan.com', 3, 'XDC'),
+      chain(999, 'https://hyperevmscan.io', 3, 'HYPE'),
+      chain(57073, 'https://explorer.inkonchain.com', 10),
+      chain(98866, 'https://explorer.plume.org', 10, 'PLUME'),
     ],
     defaultHubChainId: null,
     deliberate: {
@@ -188,6 +194,7 @@ export function applyNetworkProfile(env: Record<string, string | undefined>): { 
   fill('PRIVACY_POOLS_ASP_URL', profile.aspUrl);
   fill('RELAY_API_URL', profile.relayApiUrl);
   fill('CCTP_ENVIRONMENT', profile.cctpEnvironment);
+  fill('CHAIN_CONFIRMATIONS', JSON.stringify(Object.fromEntries(profile.chains.map((c) => [String(c.chainId), c.confirmations]))));
   if (!given('CHAIN_RPC_URLS')) {
     const hub = Number.isSafeInteger(hubChainId) && hubChainId > 0 ? ` (at least the hub, ${hubChainId})` : '';
     problems.push(`CHAIN_RPC_URLS must give an RPC URL for every chain the service serves${hub}: {"<chainId>":"https://…"}`);

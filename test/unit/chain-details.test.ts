@@ -17,8 +17,8 @@ describe('chain details', () => {
         { chainId: 7113001, name: 'devnet', displayName: 'Devnet' },
       ]),
       [
-        { chainId: 1, explorerUrl: 'https://etherscan.io', nativeCurrency: { symbol: 'ETH', decimals: 18 } },
-        { chainId: 43114, explorerUrl: 'https://snowtrace.io', nativeCurrency: { symbol: 'AVAX', decimals: 18 } },
+        { chainId: 1, explorerUrl: 'https://etherscan.io', nativeCurrency: { symbol: 'ETH', decimals: 18 }, confirmations: 12 },
+        { chainId: 43114, explorerUrl: 'https://snowtrace.io', nativeCurrency: { symbol: 'AVAX', decimals: 18 }, confirmations: 1 },
       ],
     );
     assert.deepEqual(

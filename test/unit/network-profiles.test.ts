@@ -96,6 +96,20 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     assert.equal(config.PRIVACY_POOLS_ASP_URL, 'https://dw.0xbow.io');
     assert.equal(config.RELAY_API_URL, 'https://api.testnets.relay.link');
     assert.equal(config.CCTP_ENVIRONMENT, 'testnet');
+    // Finality per chain from the profile; a variable given wins.
+    assert.equal(config.CHAIN_CONFIRMATIONS['11155111'], 6);
+    assert.equal(config.CHAIN_CONFIRMATIONS['84532'], 10);
+    const pinned = loadConfig(
+      { ...KEYS_ONLY, NETWORK: 'testnet', CHAIN_RPC_URLS: '{"11155111":"https://sepolia.example"}', CHAIN_CONFIRMATIONS: '{"11155111":30}' },
+      'worker',
+    );
+    assert.deepEqual(pinned.CHAIN_CONFIRMATIONS, { '11155111': 30 });
+  });
+
+  test('every chain of every profile waits at least one block before a transaction counts', () => {
+    for (const profile of NETWORK_PROFILES) {
+      for (const chain of profile.chains) assert.ok(Number.isInteger(chain.confirmations) && chain.confirmations >= 1, `${profile.name} ${chain.chainId}`);
+    }
   });
 
   test('NETWORK=testnet without RPC URLs, or without the hub among them, stops with what to set', () => {

@@ -18,6 +18,7 @@ import {
   type MinedReceipt,
   minedAfterVoidMove,
   nextMove,
+  reorgMove,
   nextNonce,
   replaceMove,
   replacementSigned,
@@ -82,9 +83,9 @@ table('settling: the next move of a waiting send', (facts: IntentFacts) => nextM
   },
   { situation: 'pending, not broadcast by this send yet: push it', given: round({ pushed: false }), expected: { kind: 'push' } },
   {
-    situation: 'recorded mined but a lagging node reports its nonce unused: push (the broadcast skips a mined intent)',
+    situation: 'recorded mined but the chain reports its nonce unused: a lagging node or a reorg, looked into',
     given: round({ pushed: false, intent: intent({ status: 'mined', minedTxHash: '0x02' }) }),
-    expected: { kind: 'push' },
+    expected: { kind: 'confirm-reorged' },
   },
   { situation: 'pushed, the head looked at 10 s ago: look at the head again', given: round({ now: 10_000 }), expected: { kind: 'move-head' } },
   { situation: 'pushed, the head looked at just under 10 s ago: wait', given: round({ now: 9_999 }), expected: { kind: 'wait' } },
@@ -92,6 +93,17 @@ table('settling: the next move of a waiting send', (facts: IntentFacts) => nextM
 table('settling: a quick sender (replaceAfterMs 1 s) looks at the head every second', (facts: IntentFacts) => nextMove(facts, { replaceAfterMs: 1_000 }), [
   { situation: '1 s since the last look: look at the head', given: round({ now: 1_000 }), expected: { kind: 'move-head' } },
   { situation: 'just under 1 s: wait', given: round({ now: 999 }), expected: { kind: 'wait' } },
+]);
+
+const mined = { transactionHash: '0x02', status: 'success' } as const;
+table('settling: a mined intent whose nonce the chain reports unused', reorgMove, [
+  {
+    situation: 'a receipt of its attempt: the node asked for the nonce lags, it is mined',
+    given: { look: 0, receipt: mined },
+    expected: { kind: 'finish-mined', receipt: mined },
+  },
+  { situation: 'no receipt at the first look: look again', given: { look: 0, receipt: null }, expected: { kind: 'look-again' } },
+  { situation: 'no receipt at the last look: a reorg took it, pending again', given: { look: LOOKS - 1, receipt: null }, expected: { kind: 'reopen' } },
 ]);
 
 table('settling: after a round, give up for this try or poll again', roundEnd, [

@@ -13,6 +13,7 @@
  *              route ended before any node had it
  *   voided  ── one of its attempts mined after all ───────────────────────▶ mined (only the hash is recorded if
  *                                                                             the step has signed anew meanwhile)
+ *   mined   ── a reorg took its block: nonce unused, no receipt ──────────▶ pending (broadcast again, the same bytes)
  *
  * A fact that costs a call (a receipt, a sibling intent, the chain's nonce) is fetched only when a decision needs
  * it, in the order the decisions need it: a move named `look-…` asks for the next fact, and the caller decides
@@ -91,14 +92,29 @@ export type NextMove =
   | { kind: 'push' }
   /** Keep the sender's queue moving: push, or replace, whatever waits at its head (`headMove`). */
   | { kind: 'move-head' }
+  /** Recorded mined, yet the chain reports its nonce unused: a node that lags, or a reorg that took its block (`reorgMove`). */
+  | { kind: 'confirm-reorged' }
   | { kind: 'wait' };
 
 export function nextMove(facts: IntentFacts, timings: Pick<SenderTimings, 'replaceAfterMs'>): NextMove {
   if (facts.usedNonce > facts.intent.nonce) return { kind: 'resolve-used-nonce' };
   if (facts.intent.status === 'voided') return { kind: 'refuse-voided' };
+  if (facts.intent.status === 'mined') return { kind: 'confirm-reorged' };
   if (!facts.pushed) return { kind: 'push' };
   if (facts.now - facts.headLookedAt >= Math.min(timings.replaceAfterMs, HEAD_LOOK_INTERVAL_MS)) return { kind: 'move-head' };
   return { kind: 'wait' };
+}
+
+/**
+ * One look at an intent recorded mined whose nonce the chain reports unused. A receipt of its mined attempt: the
+ * node asked for the nonce lags, it is mined. None over LOOKS looks: a reorg took the block, and the intent is
+ * pending again (its signed bytes are still valid at that nonce, so broadcasting them again pays nothing twice).
+ */
+export type ReorgMove<R extends MinedReceipt = MinedReceipt> = { kind: 'finish-mined'; receipt: R } | { kind: 'look-again' } | { kind: 'reopen' };
+
+export function reorgMove<R extends MinedReceipt>(facts: { look: number; receipt: R | null }): ReorgMove<R> {
+  if (facts.receipt) return { kind: 'finish-mined', receipt: facts.receipt };
+  return facts.look + 1 < LOOKS ? { kind: 'look-again' } : { kind: 'reopen' };
 }
 
 /** After a round's move: give up for this try once the send has waited its time, else poll again. */

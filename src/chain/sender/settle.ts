@@ -1,8 +1,8 @@
 import type { LocalAccount, TransactionReceipt } from 'viem';
-import { describe, type Intent, markVoided, pendingAtNonce } from '../intentStore.ts';
+import { describe, type Intent, markReorged, markVoided, pendingAtNonce } from '../intentStore.ts';
 import { push } from './broadcast.ts';
 import { reload, type SenderContext, sleep, usedNonces } from './context.ts';
-import { headMove, nextMove, roundEnd, usedNonceMove } from './decide.ts';
+import { headMove, nextMove, reorgMove, roundEnd, usedNonceMove } from './decide.ts';
 import { IntentVoidedError, NonceConsumedError, TransactionPendingError, TransactionRevertedError } from './errors.ts';
 import { minedAttempt, minedSibling, recordMined } from './receipts.ts';
 import { replace } from './replace.ts';
@@ -36,6 +36,13 @@ export async function settle(ctx: SenderContext, initial: Intent, account: Local
         headLookedAt = now;
         row = await moveHead(ctx, row, usedNonce, account);
         break;
+      case 'confirm-reorged': {
+        const mined = await confirmReorged(ctx, row);
+        if (mined) return mined;
+        row = await reload(ctx, row);
+        pushed = false;
+        continue;
+      }
       case 'wait':
         break;
     }
@@ -48,6 +55,27 @@ export async function settle(ctx: SenderContext, initial: Intent, account: Local
     }
     await sleep(ctx.timings.pollIntervalMs);
     row = await reload(ctx, row);
+  }
+}
+
+/**
+ * An intent recorded mined whose nonce the chain reports unused: mined after all (a node that lags), or taken by a
+ * reorg, and then pending again so that the caller broadcasts it again (null).
+ */
+async function confirmReorged(ctx: SenderContext, row: Intent): Promise<SentTransaction | null> {
+  for (let look = 0; ; look++) {
+    const receipt = await minedAttempt(ctx, row);
+    const move = reorgMove({ look, receipt });
+    switch (move.kind) {
+      case 'finish-mined':
+        if (move.receipt.status === 'reverted') throw new TransactionRevertedError(`${describe(row)} reverted on chain ${row.chainId}`);
+        return { txHash: move.receipt.transactionHash, receipt: move.receipt };
+      case 'reopen':
+        await markReorged(ctx.db, row);
+        return null;
+      case 'look-again':
+        await sleep(ctx.timings.pollIntervalMs);
+    }
   }
 }
 
