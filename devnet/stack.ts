@@ -489,8 +489,9 @@ export function signerPolicyEnv(configEnv: Record<string, string>, dataDir: stri
   return {
     SIGNER_POLICY: 'enforce',
     SIGNER_DATABASE_URL: configEnv.DATABASE_URL,
-    // Tests spike the base fee to 1000 gwei: a top-up then needs about 1 ETH.
+    // Tests spike the base fee to 1000 gwei: a top-up then needs about 1 ETH, a withdrawal's fees about as much.
     SIGNER_TOP_UP_CAP_WEI: '10000000000000000000',
+    SIGNER_TX_FEE_CAP_WEI: '10000000000000000000',
     SIGNER_AUDIT_LOG: path.join(dataDir, SIGNER_AUDIT_LOG_FILE),
     ...Object.fromEntries(pick.filter((k) => configEnv[k] !== undefined).map((k) => [k, configEnv[k]])),
   };

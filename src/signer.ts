@@ -8,6 +8,7 @@ import { createLogger } from './logger.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { loadSignerConfig } from './signer/config.ts';
 import { createLocalSigner } from './signer/local.ts';
+import { hashPrecommitment, type Secret } from '@0xbow/privacy-pools-core-sdk';
 import { createRouteAddressBook } from './accounts/routeAccounts.ts';
 import { CCTP_V2_CONTRACTS } from './providers/cctp/chains.ts';
 import { openAuditLog } from './signer/policy/auditLog.ts';
@@ -58,6 +59,10 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
   return createSpendingPolicy({
     records,
     audit,
+    precommitmentOf: async (scope, index) => {
+      const { nullifier, secret } = await signer.depositSecrets(scope, index);
+      return hashPrecommitment(nullifier as Secret, secret as Secret);
+    },
     rateLimits: config.SIGNER_RATE_LIMITS,
     contracts: {
       entrypoints: [config.PRIVACY_POOLS_ENTRYPOINT as `0x${string}`],
@@ -66,6 +71,7 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
       gasAccount: keys.gasAddress,
       poolRelayer: keys.poolRelayerAddress,
       topUpCap: (chainId) => byChain[String(chainId)] ?? topUpDefault,
+      txFeeCap: (chainId) => config.SIGNER_TX_FEE_CAP_WEI.byChain[String(chainId)] ?? config.SIGNER_TX_FEE_CAP_WEI.default,
     },
   });
 }

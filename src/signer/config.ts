@@ -6,6 +6,23 @@ import { signerAuthToken } from './protocol.ts';
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key');
 const wei = z.string().regex(/^\d{1,30}$/, 'must be an amount in wei (a decimal integer)');
 
+/** Wei: one value for every chain, or a JSON object by chain id (chains not named: nothing allowed). */
+const weiByChain = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      try {
+        const parsed: unknown = value.trim().startsWith('{') ? JSON.parse(value) : value;
+        if (typeof parsed === 'string') return { default: BigInt(wei.parse(parsed)), byChain: {} as Record<string, bigint> };
+        const byChain = z.record(z.string().regex(/^\d+$/), wei).parse(parsed);
+        return { default: 0n, byChain: Object.fromEntries(Object.entries(byChain).map(([k, v]) => [k, BigInt(v)])) };
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be wei as a decimal integer, or a JSON object {"<chainId>":"<wei>"}' });
+        return z.NEVER;
+      }
+    });
+
 /**
  * The signer process's configuration: the keys, the shared secret, where it listens (loopback by default), and its
  * spending policy (docs/security.md): the database it reads read-only, the audit log it appends to, and the
@@ -27,20 +44,9 @@ export const signerConfigSchema = z.object({
   /** The append-only, hash-chained audit log (created owner-only). */
   SIGNER_AUDIT_LOG: z.string().min(1).optional(),
   /** The largest native top-up of a route account in one transaction, in wei: one value, or a JSON object by chain id. */
-  SIGNER_TOP_UP_CAP_WEI: z
-    .string()
-    .default('200000000000000000')
-    .transform((value, ctx) => {
-      try {
-        const parsed: unknown = value.trim().startsWith('{') ? JSON.parse(value) : value;
-        if (typeof parsed === 'string') return { default: BigInt(wei.parse(parsed)), byChain: {} as Record<string, bigint> };
-        const byChain = z.record(z.string().regex(/^\d+$/), wei).parse(parsed);
-        return { default: 0n, byChain: Object.fromEntries(Object.entries(byChain).map(([k, v]) => [k, BigInt(v)])) };
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be wei as a decimal integer, or a JSON object {"<chainId>":"<wei>"}' });
-        return z.NEVER;
-      }
-    }),
+  SIGNER_TOP_UP_CAP_WEI: weiByChain('200000000000000000'),
+  /** The most one transaction may pay in fees (gas limit × price per gas), in wei: one value, or a JSON object by chain id. */
+  SIGNER_TX_FEE_CAP_WEI: weiByChain('500000000000000000'),
   /** Signatures per minute per role, as JSON ({"gas":300,…}); unset roles keep their defaults (src/signer/policy/spendingPolicy.ts). */
   SIGNER_RATE_LIMITS: z
     .string()

@@ -77,7 +77,7 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     try {
       await opts.policy?.checkNoteSecrets(
         request.kind === 'deposit'
-          ? { kind: 'deposit', index: BigInt(request.index) }
+          ? { kind: 'deposit', scope: BigInt(request.scope), index: BigInt(request.index) }
           : { kind: 'withdrawal', label: BigInt(request.label), index: BigInt(request.index) },
       );
     } catch (error) {

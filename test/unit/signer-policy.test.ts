@@ -43,6 +43,7 @@ const contracts: PolicyContracts = {
   gasAccount: gas,
   poolRelayer: relayer,
   topUpCap: () => 10n ** 17n,
+  txFeeCap: () => 10n ** 16n,
 };
 const route: RouteFacts = {
   routeId: 'rt_7',
@@ -50,7 +51,19 @@ const route: RouteFacts = {
   own,
   payees: [RECIPIENT, ORDER],
   capOf: (_chainId, token) => (token === USDC ? 1_000_000n : undefined),
+  precommitments: [77n],
 };
+const burn = (change: Partial<Extract<Call, { kind: 'burn' }>> = {}): Call => ({
+  kind: 'burn',
+  messenger: MESSENGER,
+  token: USDC,
+  amount: 9n,
+  mintRecipient: RECIPIENT,
+  mintRecipientPadded: true,
+  anyCaller: true,
+  ...change,
+});
+const poolDeposit = (precommitment = 77n): Call => ({ kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n, precommitment });
 
 const transfer = (to: Address, amount: bigint): Call => ({ kind: 'transfer', token: USDC, to, amount });
 const relayCall = (recipient: Address, feeRecipient = relayer): Call => ({
@@ -77,35 +90,14 @@ describe('the spending policy: rules', () => {
     ['an account of no route', { role: 'hub', index: 8 }, transfer(RECIPIENT, 1n), undefined, 'unknown-route-account'],
     ['approve the Entrypoint', { role: 'hub', index: 7 }, { kind: 'approve', token: USDC, spender: ENTRYPOINT, amount: 10n }, route, true],
     ['approve a stranger', { role: 'hub', index: 7 }, { kind: 'approve', token: USDC, spender: STRANGER, amount: 10n }, route, 'spender-not-allowed'],
-    [
-      'burn to the recipient',
-      { role: 'exit', index: 7 },
-      { kind: 'burn', messenger: MESSENGER, token: USDC, amount: 9n, mintRecipient: RECIPIENT },
-      route,
-      true,
-    ],
-    [
-      'burn to a stranger',
-      { role: 'exit', index: 7 },
-      { kind: 'burn', messenger: MESSENGER, token: USDC, amount: 9n, mintRecipient: STRANGER },
-      route,
-      'payee-not-planned',
-    ],
-    [
-      'burn on another contract',
-      { role: 'exit', index: 7 },
-      { kind: 'burn', messenger: STRANGER, token: USDC, amount: 9n, mintRecipient: RECIPIENT },
-      route,
-      'contract-not-allowed',
-    ],
-    ['pool deposit from the hub account', { role: 'hub', index: 7 }, { kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n }, route, true],
-    [
-      'pool deposit from the deposit account',
-      { role: 'deposit', index: 7 },
-      { kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n },
-      route,
-      'call-not-allowed',
-    ],
+    ['burn to the recipient', { role: 'exit', index: 7 }, burn(), route, true],
+    ['burn to a stranger', { role: 'exit', index: 7 }, burn({ mintRecipient: STRANGER }), route, 'payee-not-planned'],
+    ['burn on another contract', { role: 'exit', index: 7 }, burn({ messenger: STRANGER }), route, 'contract-not-allowed'],
+    ['burn that names who may mint', { role: 'exit', index: 7 }, burn({ anyCaller: false }), route, 'burn-not-plain'],
+    ['burn to a recipient that is no EVM address', { role: 'exit', index: 7 }, burn({ mintRecipientPadded: false }), route, 'burn-not-plain'],
+    ['pool deposit from the hub account', { role: 'hub', index: 7 }, poolDeposit(), route, true],
+    ['pool deposit with a precommitment the signer never derived', { role: 'hub', index: 7 }, poolDeposit(78n), route, 'precommitment-not-the-routes'],
+    ['pool deposit from the deposit account', { role: 'deposit', index: 7 }, poolDeposit(), route, 'call-not-allowed'],
     ['ragequit from the hub account', { role: 'hub', index: 7 }, { kind: 'ragequit', pool: POOL }, route, true],
     ['native value from a route account', { role: 'exit', index: 7 }, { kind: 'native', to: RECIPIENT, value: 1n }, route, 'call-not-allowed'],
     ['an unknown function', { role: 'exit', index: 7 }, { kind: 'other', to: USDC, selector: '0x23b872dd', value: 0n }, route, 'call-not-allowed'],
@@ -124,14 +116,19 @@ describe('the spending policy: rules', () => {
   ];
   for (const [name, account, call, facts, expected] of cases) {
     test(name, () => {
-      const verdict = decideTransaction({ account, chainId: 1, call }, facts, contracts);
+      const verdict = decideTransaction({ account, chainId: 1, call, maxFee: 10n ** 15n }, facts, contracts);
       if (expected === true) assert.deepEqual(verdict.allow, true, JSON.stringify(verdict));
       else assert.equal(verdict.allow === false && verdict.rule, expected);
     });
   }
   test('a transaction without a chain id is refused', () => {
-    const verdict = decideTransaction({ account: { role: 'gas' }, chainId: undefined, call: { kind: 'cancel' } }, undefined, contracts);
+    const verdict = decideTransaction({ account: { role: 'gas' }, chainId: undefined, call: { kind: 'cancel' }, maxFee: 0n }, undefined, contracts);
     assert.equal(verdict.allow === false && verdict.rule, 'no-chain-id');
+  });
+  test('fees are value: even a cancel that may pay more than the fee cap is refused', () => {
+    const verdict = decideTransaction({ account: { role: 'gas' }, chainId: 1, call: { kind: 'cancel' }, maxFee: 10n ** 16n + 1n }, undefined, contracts);
+    assert.equal(verdict.allow === false && verdict.rule, 'fee-above-cap');
+    assert.equal(decideTransaction({ account: { role: 'gas' }, chainId: 1, call: { kind: 'cancel' }, maxFee: 10n ** 16n }, undefined, contracts).allow, true);
   });
 });
 
@@ -159,7 +156,7 @@ describe('the spending policy: reading a transaction', () => {
     [
       'depositForBurn',
       tx(MESSENGER, encodeFunctionData({ abi: tokenMessengerV2Abi, functionName: 'depositForBurn', args: [9n, 6, pad(RECIPIENT), USDC, pad('0x'), 1n, 1000] })),
-      { kind: 'burn', mintRecipient: RECIPIENT, amount: 9n, token: USDC },
+      { kind: 'burn', mintRecipient: RECIPIENT, amount: 9n, token: USDC, mintRecipientPadded: true, anyCaller: true },
     ],
     [
       'receiveMessage',
@@ -190,6 +187,19 @@ describe('the spending policy: reading a transaction', () => {
     ],
     ['a call with value', tx(USDC, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [RECIPIENT, 5n] }), 1n), { kind: 'other', value: 1n }],
   ];
+  test('a set-code (EIP-7702) transaction is never one of the calls, even as a self-send', () => {
+    const setCode = serializeTransaction({
+      chainId: 31337,
+      type: 'eip7702',
+      to: from,
+      nonce: 0,
+      gas: 100_000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+      authorizationList: [{ address: STRANGER, chainId: 31337, nonce: 1, r: pad('0x01'), s: pad('0x02'), yParity: 0 }],
+    });
+    assert.equal(readTransaction(setCode, from).call.kind, 'other');
+  });
   for (const [name, serialized, expected] of cases) {
     test(name, () => {
       const read = readTransaction(serialized, from);
@@ -278,7 +288,14 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'signer-policy-'));
     const audit = await openAuditLog(path.join(dir, 'audit.log'));
-    const policy = createSpendingPolicy({ records, audit, contracts, rateLimits: { noteSecrets: 4 }, now: () => 0 });
+    const policy = createSpendingPolicy({
+      records,
+      audit,
+      contracts,
+      rateLimits: { noteSecrets: 4 },
+      now: () => 0,
+      precommitmentOf: async (scope, index) => scope * 1000n + index,
+    });
     server = await startSignerServer(local, { authToken: TOKEN, logger: createLogger({ level: 'error' }), host: '127.0.0.1', port: 0, policy });
   });
   after(async () => {
@@ -327,11 +344,28 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
     assert.equal(((await remote.withdrawalSecrets(41n, 0n).catch((e) => e)) as SignerRefusedError).rule, 'note-of-no-route');
     await remote.depositSecrets(1n, 7n);
     await remote.withdrawalSecrets(42n, 0n);
+    // The hub's pool deposit: only with the precommitment of the secrets just handed out for its index (here 1 × 1000 + 7).
+    const poolDeposit = (precommitment: bigint) =>
+      serializeTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        to: ENTRYPOINT,
+        data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [USDC, 9n, precommitment] }),
+        nonce: 0,
+        gas: 100_000n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      });
+    assert.match(await remote.signTransaction({ role: 'hub', index: 7 }, poolDeposit(1007n)), /^0x02/);
+    assert.equal(
+      ((await remote.signTransaction({ role: 'hub', index: 7 }, poolDeposit(1008n)).catch((e) => e)) as SignerRefusedError).rule,
+      'precommitment-not-the-routes',
+    );
     // The fifth note-secrets request this minute: above the rate limit of 4.
     assert.equal(((await remote.depositSecrets(1n, 7n).catch((e) => e)) as SignerRefusedError).rule, 'rate-limited');
 
     const lines = (await readFile(path.join(dir, 'audit.log'), 'utf8')).trim().split('\n');
-    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 9 });
+    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 11 });
     const verdicts = lines.map((l) => JSON.parse(l) as { verdict: string; rule?: string });
     assert.deepEqual(
       verdicts.map((v) => v.rule ?? v.verdict),
@@ -344,6 +378,8 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
         'note-of-no-route',
         'answered',
         'answered',
+        'signed',
+        'precommitment-not-the-routes',
         'rate-limited',
       ],
     );

@@ -43,7 +43,8 @@ export async function openAuditLog(path: string): Promise<AuditLog> {
     throw error;
   });
   const lines = existing.split('\n').filter(Boolean);
-  const check = verifyAuditLines(lines.slice(-1), lines.length > 1 ? null : GENESIS);
+  // The last two lines: the last is whole and follows the one before it (a full check: npm run signer:audit).
+  const check = verifyAuditLines(lines.slice(-2), lines.length > 2 ? null : GENESIS);
   if (!check.ok) throw new Error(`the signer's audit log ${path} does not end in a whole entry (${check.problem}): an operator looks before the signer starts`);
   const last = lines.length ? (JSON.parse(lines.at(-1)!) as AuditRecord) : undefined;
   let seq = last?.seq ?? 0;
@@ -57,9 +58,10 @@ export async function openAuditLog(path: string): Promise<AuditLog> {
         const record: Omit<AuditRecord, 'hash'> = { seq: seq + 1, at: new Date().toISOString(), ...entry, prev };
         const hash = hashOf(record);
         await file.appendFile(`${JSON.stringify({ ...record, hash })}\n`);
-        await file.datasync();
+        // Written: the chain goes on from it even if the sync fails (the caller is told, and nothing is signed).
         seq += 1;
         prev = hash;
+        await file.datasync();
       });
       queue = run.catch(() => {});
       return run;

@@ -12,9 +12,9 @@ export type Call =
   | { kind: 'native'; to: Address; value: bigint }
   | { kind: 'transfer'; token: Address; to: Address; amount: bigint }
   | { kind: 'approve'; token: Address; spender: Address; amount: bigint }
-  | { kind: 'burn'; messenger: Address; token: Address; amount: bigint; mintRecipient: Address }
+  | { kind: 'burn'; messenger: Address; token: Address; amount: bigint; mintRecipient: Address; mintRecipientPadded: boolean; anyCaller: boolean }
   | { kind: 'mint'; transmitter: Address }
-  | { kind: 'poolDeposit'; entrypoint: Address; asset: Address; amount: bigint }
+  | { kind: 'poolDeposit'; entrypoint: Address; asset: Address; amount: bigint; precommitment: bigint }
   | { kind: 'relay'; entrypoint: Address; processooor: Address; recipient: Address; feeRecipient: Address }
   | { kind: 'ragequit'; pool: Address }
   | { kind: 'other'; to: Address | null; selector: Hex | null; value: bigint };
@@ -23,6 +23,8 @@ export interface ReadTransaction {
   chainId: number | undefined;
   from: Address;
   call: Call;
+  /** The most the transaction can pay in fees: gas limit × the highest price per gas it offers. */
+  maxFee: bigint;
 }
 
 const callAbi = [...erc20Abi, ...tokenMessengerV2Abi, ...messageTransmitterV2Abi, ...entrypointAbi, ...poolAbi];
@@ -33,7 +35,12 @@ export function readTransaction(unsigned: Hex, from: Address): ReadTransaction {
   const value = tx.value ?? 0n;
   const data = tx.data && tx.data !== '0x' ? tx.data : undefined;
   const to = tx.to ? getAddress(tx.to) : null;
-  return { chainId: tx.chainId, from, call: callOf(to, data, value, from) };
+  const maxFee = (tx.gas ?? 0n) * ((tx as { maxFeePerGas?: bigint }).maxFeePerGas ?? (tx as { gasPrice?: bigint }).gasPrice ?? 0n);
+  // The service sends plain transactions only: a blob or a set-code (EIP-7702) transaction is never one of its calls.
+  if (tx.type !== 'legacy' && tx.type !== 'eip2930' && tx.type !== 'eip1559') {
+    return { chainId: tx.chainId, from, maxFee, call: { kind: 'other', to, selector: data && data.length >= 10 ? sliceHex(data, 0, 4) : null, value } };
+  }
+  return { chainId: tx.chainId, from, maxFee, call: callOf(to, data, value, from) };
 }
 
 function callOf(to: Address | null, data: Hex | undefined, value: bigint, from: Address): Call {
@@ -58,14 +65,24 @@ function callOf(to: Address | null, data: Hex | undefined, value: bigint, from: 
       return { kind: 'approve', token: to, spender: getAddress(spender), amount };
     }
     case 'depositForBurn': {
-      const [amount, , mintRecipient, burnToken] = decoded.args as readonly [bigint, number, Hex, Address, Hex, bigint, number];
-      return { kind: 'burn', messenger: to, token: getAddress(burnToken), amount, mintRecipient: getAddress(sliceHex(mintRecipient, 12)) };
+      const [amount, , mintRecipient, burnToken, destinationCaller] = decoded.args as readonly [bigint, number, Hex, Address, Hex, bigint, number];
+      return {
+        kind: 'burn',
+        messenger: to,
+        token: getAddress(burnToken),
+        amount,
+        mintRecipient: getAddress(sliceHex(mintRecipient, 12)),
+        // An EVM recipient is an address left-padded with zeros; anything else names an account the service cannot read.
+        mintRecipientPadded: BigInt(sliceHex(mintRecipient, 0, 12)) === 0n,
+        // Only "anyone may mint" (zero): a named caller could hold the mint hostage.
+        anyCaller: BigInt(destinationCaller) === 0n,
+      };
     }
     case 'receiveMessage':
       return { kind: 'mint', transmitter: to };
     case 'deposit': {
-      const [asset, amount] = decoded.args as readonly [Address, bigint, bigint];
-      return { kind: 'poolDeposit', entrypoint: to, asset: getAddress(asset), amount };
+      const [asset, amount, precommitment] = decoded.args as readonly [Address, bigint, bigint];
+      return { kind: 'poolDeposit', entrypoint: to, asset: getAddress(asset), amount, precommitment };
     }
     case 'relay': {
       const [withdrawal] = decoded.args as readonly [{ processooor: Address; data: Hex }, unknown, bigint];

@@ -14,8 +14,11 @@ import type { RouteFacts } from './rules.ts';
  */
 export interface RouteRecords {
   routeOfIndex(index: number): Promise<RouteFacts | undefined>;
-  /** The route whose own account, recipient or bridge order deposit address `address` is (the newest, if several). */
-  routeOfAddress(address: Address): Promise<RouteFacts | undefined>;
+  /**
+   * The route whose own account, recipient or bridge order deposit address `address` is (the newest, if several);
+   * `ownOnly`: whose own account it is (a recipient is anyone's to name, so it must not hide another route's account).
+   */
+  routeOfAddress(address: Address, opts?: { ownOnly?: boolean }): Promise<RouteFacts | undefined>;
   /** Whether a pool note with this label is recorded (the change note's secrets are asked by label). */
   noteWithLabel(label: bigint): Promise<{ routeId: string } | undefined>;
   close(): Promise<void>;
@@ -28,16 +31,27 @@ export function connectRouteRecords(opts: { url: string; hubSymbol: string; ownA
   async function factsOf(route: typeof transfers.$inferSelect): Promise<RouteFacts> {
     const [orders, funding, ledger, strays, actions] = await Promise.all([
       db.select().from(bridgeOrders).where(eq(bridgeOrders.routeId, route.routeId)),
-      db.select({ sender: depositTransfers.sender, value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, route.routeId)),
+      db.select({ value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, route.routeId)),
       db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, route.routeId)),
       db.select({ token: depositTokens.token }).from(depositTokens).where(eq(depositTokens.routeId, route.routeId)),
-      db.select({ params: operatorActions.params }).from(operatorActions).where(eq(operatorActions.routeId, route.routeId)),
+      // Refunds and recoveries an operator asked for and that were not refused.
+      db
+        .select({ params: operatorActions.params })
+        .from(operatorActions)
+        .where(
+          and(
+            eq(operatorActions.routeId, route.routeId),
+            inArray(operatorActions.action, ['refund', 'recover']),
+            inArray(operatorActions.outcome, ['requested', 'done']),
+          ),
+        ),
     ]);
+    // Not the senders of transfers into the deposit address: anyone can add one by sending dust (or a forged zero-value
+    // transferFrom). Refunds go to the refund address, the recipient (address reuse) or where an operator said.
     const payees = [
       route.userDestinationAddress,
       route.refundAddress,
       ...orders.map((o) => o.depositAddress),
-      ...funding.map((f) => f.sender),
       // An operator's refund or recovery names its destination in its audit row (routectl refund --to, recover --to).
       ...actions.map((a) => a.params.to),
     ].filter((a): a is string => typeof a === 'string' && isAddress(a, { strict: false }));
@@ -69,21 +83,19 @@ export function connectRouteRecords(opts: { url: string; hubSymbol: string; ownA
       const [route] = await db.select().from(transfers).where(eq(transfers.accountIndex, index));
       return route && factsOf(route);
     },
-    async routeOfAddress(address) {
+    async routeOfAddress(address, { ownOnly = false } = {}) {
       const lower = address.toLowerCase();
       const byOrder = db.select({ routeId: bridgeOrders.routeId }).from(bridgeOrders).where(sql`lower(${bridgeOrders.depositAddress}) = ${lower}`);
+      const own = [
+        sql`lower(${transfers.depositAddress}) = ${lower}`,
+        sql`lower(${transfers.hubAccount}) = ${lower}`,
+        sql`lower(${transfers.exitAccount}) = ${lower}`,
+      ];
+      const named = ownOnly ? [] : [sql`lower(${transfers.userDestinationAddress}) = ${lower}`, inArray(transfers.routeId, byOrder)];
       const [route] = await db
         .select()
         .from(transfers)
-        .where(
-          or(
-            sql`lower(${transfers.depositAddress}) = ${lower}`,
-            sql`lower(${transfers.hubAccount}) = ${lower}`,
-            sql`lower(${transfers.exitAccount}) = ${lower}`,
-            sql`lower(${transfers.userDestinationAddress}) = ${lower}`,
-            inArray(transfers.routeId, byOrder),
-          ),
-        )
+        .where(or(...own, ...named))
         .orderBy(sql`${transfers.createdAt} desc`)
         .limit(1);
       return route && factsOf(route);

@@ -15,10 +15,12 @@ export interface RouteFacts {
   accountIndex: number;
   /** Derived by the signer from the index (a row cannot name an account that is not the route's). */
   own: RouteAddresses;
-  /** Addresses the route's plan names: recipient, refund address, bridge orders' deposit addresses, funders, operators' refund destinations. */
+  /** Addresses the route's plan names: recipient, refund address, bridge orders' deposit addresses, operators' refund destinations. */
   payees: Address[];
   /** The most a single move of `token` may carry for this route: from its quote and its records; undefined when nothing is recorded in that token. */
   capOf(chainId: number, token: Address): bigint | undefined;
+  /** The precommitments of the deposit note secrets the signer handed out for this route (its pool deposit must use one). */
+  precommitments?: bigint[];
 }
 
 /** The contracts the service calls, and the service's own two accounts. */
@@ -33,6 +35,8 @@ export interface PolicyContracts {
   poolRelayer: Address;
   /** The largest native top-up the gas account or the relayer sends a route account in one transaction, per chain (wei). */
   topUpCap(chainId: number): bigint;
+  /** The most one transaction may pay in fees (gas limit × its highest price per gas), per chain (wei). */
+  txFeeCap(chainId: number): bigint;
 }
 
 export type Verdict = { allow: true; routeId?: string } | { allow: false; rule: RefusalRule; reason: string; routeId?: string };
@@ -49,6 +53,9 @@ export const REFUSAL_RULES = {
   'top-up-not-to-route-account': 'a native top-up goes to an address that is no route account',
   'top-up-above-cap': 'a native top-up is above SIGNER_TOP_UP_CAP_WEI',
   'relay-fee-recipient': "a withdrawal's relay fee goes to another account than the pool relayer",
+  'fee-above-cap': 'the transaction may pay more in fees than SIGNER_TX_FEE_CAP_WEI allows (gas limit × price per gas)',
+  'burn-not-plain': 'a burn names a mint caller, or a mint recipient that is no EVM address',
+  'precommitment-not-the-routes': "a pool deposit's precommitment is not the one of the note secrets the signer gave for the route",
   'rate-limited': "the role's signatures per minute are above SIGNER_RATE_LIMITS",
   'note-of-no-route': 'the note secrets asked for belong to no recorded route or pool note',
 } as const;
@@ -72,12 +79,15 @@ const ownList = (route: RouteFacts) => Object.values(route.own) as Address[];
  * relayer, the route whose account or payee the transaction pays (undefined: none).
  */
 export function decideTransaction(
-  request: { account: SignerAccount; chainId: number | undefined; call: Call },
+  request: { account: SignerAccount; chainId: number | undefined; call: Call; maxFee: bigint },
   route: RouteFacts | undefined,
   contracts: PolicyContracts,
 ): Verdict {
   const { account, chainId, call } = request;
   if (chainId === undefined) return refuse('no-chain-id', REFUSAL_RULES['no-chain-id']);
+  // Fees are value too: a 0-value self-send offering a whole balance per gas pays it to the block's builder.
+  const feeCap = contracts.txFeeCap(chainId);
+  if (request.maxFee > feeCap) return refuse('fee-above-cap', `${request.maxFee} wei: ${REFUSAL_RULES['fee-above-cap']} (${feeCap})`, route?.routeId);
   if (call.kind === 'cancel') return { allow: true, routeId: route?.routeId };
   if ('index' in account) return decideRouteAccount(account.role, chainId, call, route, contracts);
   return decideServiceAccount(account.role, chainId, call, route, contracts);
@@ -104,6 +114,7 @@ function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call,
     case 'burn':
       if (!has(contracts.tokenMessengers, call.messenger))
         return refuse('contract-not-allowed', `depositForBurn on ${call.messenger}: ${REFUSAL_RULES['contract-not-allowed']}`, routeId);
+      if (!call.mintRecipientPadded || !call.anyCaller) return refuse('burn-not-plain', REFUSAL_RULES['burn-not-plain'], routeId);
       if (!planned(call.mintRecipient)) return refuse('payee-not-planned', `burn to ${call.mintRecipient}: ${REFUSAL_RULES['payee-not-planned']}`, routeId);
       return capped(call.token, call.amount);
     case 'mint':
@@ -114,6 +125,9 @@ function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call,
       if (role !== 'hub') break;
       if (!has(contracts.entrypoints, call.entrypoint))
         return refuse('contract-not-allowed', `deposit on ${call.entrypoint}: ${REFUSAL_RULES['contract-not-allowed']}`, routeId);
+      // A note whose secrets someone else chose is theirs to withdraw: only the route's own, derived by this signer.
+      if (!route.precommitments?.includes(call.precommitment))
+        return refuse('precommitment-not-the-routes', REFUSAL_RULES['precommitment-not-the-routes'], routeId);
       return capped(call.asset, call.amount);
     case 'ragequit':
       // A ragequit pays the note's depositor (this hub account) only; it moves nothing of the account's own.
@@ -150,13 +164,28 @@ function decideServiceAccount(role: 'gas' | 'poolRelayer', chainId: number, call
   return refuse('call-not-allowed', `${role} account: ${REFUSAL_RULES['call-not-allowed']} (${describeCall(call)})`, route?.routeId);
 }
 
+/** The call as the audit log records it: what moves, where, how much (addresses and amounts are public on chain anyway). */
 export function describeCall(call: Call): string {
   switch (call.kind) {
     case 'other':
       return `${call.selector ?? 'no calldata'} on ${call.to ?? 'a contract creation'}${call.value ? ` with ${call.value} wei` : ''}`;
     case 'native':
       return `${call.value} wei to ${call.to}`;
-    default:
-      return call.kind;
+    case 'transfer':
+      return `transfer ${call.amount} of ${call.token} to ${call.to}`;
+    case 'approve':
+      return `approve ${call.amount} of ${call.token} to ${call.spender}`;
+    case 'burn':
+      return `depositForBurn ${call.amount} of ${call.token} on ${call.messenger} to ${call.mintRecipient}`;
+    case 'mint':
+      return `receiveMessage on ${call.transmitter}`;
+    case 'poolDeposit':
+      return `deposit ${call.amount} of ${call.asset} on ${call.entrypoint}`;
+    case 'relay':
+      return `relay on ${call.entrypoint} to ${call.recipient}, fee to ${call.feeRecipient}`;
+    case 'ragequit':
+      return `ragequit on ${call.pool}`;
+    case 'cancel':
+      return 'cancel (0-value self-send)';
   }
 }

@@ -24,7 +24,7 @@ export const DEFAULT_RATE_LIMITS: RateLimits = { deposit: 600, hub: 600, exit: 6
 export interface SpendingPolicy {
   /** Resolves when the request may be signed; rejects with SignerPolicyRefusal otherwise. Every verdict is in the audit log. */
   checkTransaction(account: SignerAccount, from: Address, unsigned: Hex): Promise<void>;
-  checkNoteSecrets(request: { kind: 'deposit'; index: bigint } | { kind: 'withdrawal'; label: bigint; index: bigint }): Promise<void>;
+  checkNoteSecrets(request: { kind: 'deposit'; scope: bigint; index: bigint } | { kind: 'withdrawal'; label: bigint; index: bigint }): Promise<void>;
 }
 
 /**
@@ -35,9 +35,14 @@ export function createSpendingPolicy(opts: {
   records: RouteRecords;
   contracts: PolicyContracts;
   audit: AuditLog;
+  /** The precommitment of the deposit note secrets (scope, index): what the route's pool deposit must name. */
+  precommitmentOf: (scope: bigint, index: bigint) => Promise<bigint>;
   rateLimits?: Partial<RateLimits>;
   now?: () => number;
 }): SpendingPolicy {
+  // Per account index, the precommitments of the deposit secrets handed out (a restart forgets them: the worker's
+  // deposit asks for its secrets again before it signs).
+  const precommitments = new Map<number, bigint[]>();
   const limits = { ...DEFAULT_RATE_LIMITS, ...opts.rateLimits };
   const now = opts.now ?? Date.now;
   const windows = new Map<string, { start: number; count: number }>();
@@ -59,13 +64,14 @@ export function createSpendingPolicy(opts: {
       const base = { request: 'sign-transaction' as const, account: describeSignerAccount(account), chainId: read.chainId, call: describeCall(read.call) };
       if (!withinRate(account.role)) throw await refused({ ...base, rule: 'rate-limited', reason: REFUSAL_RULES['rate-limited'] });
       const needed = factsNeeded(account, read.call);
-      const route =
+      const found =
         needed.index !== undefined
           ? await opts.records.routeOfIndex(needed.index)
           : needed.address
-            ? await opts.records.routeOfAddress(needed.address)
+            ? await opts.records.routeOfAddress(needed.address, { ownOnly: read.call.kind === 'native' })
             : undefined;
-      const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call }, route, opts.contracts);
+      const route = found && { ...found, precommitments: precommitments.get(found.accountIndex) };
+      const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call, maxFee: read.maxFee }, route, opts.contracts);
       if (!verdict.allow) throw await refused({ ...base, routeId: verdict.routeId, rule: verdict.rule, reason: verdict.reason });
       await opts.audit.append({ ...base, routeId: verdict.routeId, verdict: 'signed' });
     },
@@ -84,6 +90,12 @@ export function createSpendingPolicy(opts: {
             ? await opts.records.noteWithLabel(request.label)
             : undefined;
       if (!route) throw await refused({ ...base, rule: 'note-of-no-route', reason: REFUSAL_RULES['note-of-no-route'] });
+      if (request.kind === 'deposit') {
+        const index = Number(request.index);
+        const known = precommitments.get(index) ?? [];
+        const precommitment = await opts.precommitmentOf(request.scope, request.index);
+        if (!known.includes(precommitment)) precommitments.set(index, [...known, precommitment].slice(-4));
+      }
       await opts.audit.append({ ...base, routeId: route.routeId, verdict: 'answered' });
     },
   };
