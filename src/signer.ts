@@ -9,6 +9,7 @@ import { StopList, onShutdown } from './shutdown.ts';
 import { loadSignerConfig } from './signer/config.ts';
 import { createLocalSigner } from './signer/local.ts';
 import { hashPrecommitment, type Secret } from '@0xbow/privacy-pools-core-sdk';
+import { poseidon1 } from 'poseidon-lite';
 import { createRouteAddressBook } from './accounts/routeAccounts.ts';
 import { CCTP_V2_CONTRACTS } from './providers/cctp/chains.ts';
 import { openAuditLog } from './signer/policy/auditLog.ts';
@@ -59,9 +60,9 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
   return createSpendingPolicy({
     records,
     audit,
-    precommitmentOf: async (scope, index) => {
+    noteKeysOf: async (scope, index) => {
       const { nullifier, secret } = await signer.depositSecrets(scope, index);
-      return hashPrecommitment(nullifier as Secret, secret as Secret);
+      return { precommitment: hashPrecommitment(nullifier as Secret, secret as Secret), nullifierHash: poseidon1([nullifier]) };
     },
     rateLimits: config.SIGNER_RATE_LIMITS,
     contracts: {

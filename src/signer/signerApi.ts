@@ -5,7 +5,7 @@ import { serveHttp, type HttpServer } from '../observability/http.ts';
 import { bearerToken, matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { SIGNER_PATHS, noteSecretsRequest, signTransactionRequest } from './protocol.ts';
 import { createRouteAddressBook } from '../accounts/routeAccounts.ts';
-import { SignerPolicyRefusal, type SpendingPolicy } from './policy/spendingPolicy.ts';
+import { SignerPolicyNotReady, SignerPolicyRefusal, type SpendingPolicy } from './policy/spendingPolicy.ts';
 import { describeSignerAccount, type Signer, type SignerAccount } from './signer.ts';
 
 /**
@@ -56,6 +56,7 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
       if (opts.policy) await opts.policy.checkTransaction(account, await addressOf(account), transaction as `0x${string}`);
     } catch (error) {
       if (error instanceof SignerPolicyRefusal) return refused(c, error);
+      if (error instanceof SignerPolicyNotReady) return c.json({ success: false, error: error.message, code: 'SIGNER_POLICY_NOT_READY' }, 503);
       // An unreadable transaction is the caller's error, as below.
       if (!(error instanceof BaseError)) throw error;
       return fail(c, 400, `the transaction cannot be signed: ${error.shortMessage}`);

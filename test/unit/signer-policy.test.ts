@@ -17,7 +17,7 @@ import type { RouteRecords } from '../../src/signer/policy/routeFacts.ts';
 import { type PolicyContracts, type RouteFacts, decideTransaction } from '../../src/signer/policy/rules.ts';
 import { createSpendingPolicy } from '../../src/signer/policy/spendingPolicy.ts';
 import { createLocalSigner } from '../../src/signer/local.ts';
-import { SignerRefusedError, createRemoteSigner } from '../../src/signer/remote.ts';
+import { SignerRefusedError, SignerRequestError, createRemoteSigner } from '../../src/signer/remote.ts';
 import type { SignerAccount } from '../../src/signer/signer.ts';
 import { startSignerServer } from '../../src/signer/signerApi.ts';
 
@@ -52,6 +52,7 @@ const route: RouteFacts = {
   payees: [RECIPIENT, ORDER],
   capOf: (_chainId, token) => (token === USDC ? 1_000_000n : undefined),
   precommitments: [77n],
+  nullifierHashes: [5n],
 };
 const burn = (change: Partial<Extract<Call, { kind: 'burn' }>> = {}): Call => ({
   kind: 'burn',
@@ -66,12 +67,13 @@ const burn = (change: Partial<Extract<Call, { kind: 'burn' }>> = {}): Call => ({
 const poolDeposit = (precommitment = 77n): Call => ({ kind: 'poolDeposit', entrypoint: ENTRYPOINT, asset: USDC, amount: 9n, precommitment });
 
 const transfer = (to: Address, amount: bigint): Call => ({ kind: 'transfer', token: USDC, to, amount });
-const relayCall = (recipient: Address, feeRecipient = relayer): Call => ({
+const relayCall = (recipient: Address, feeRecipient = relayer, nullifierHash = 5n): Call => ({
   kind: 'relay',
   entrypoint: ENTRYPOINT,
   processooor: ENTRYPOINT,
   recipient,
   feeRecipient,
+  nullifierHash,
 });
 
 describe('the spending policy: rules', () => {
@@ -112,6 +114,7 @@ describe('the spending policy: rules', () => {
     ['relay to an exit account', { role: 'poolRelayer' }, relayCall(own.exit), route, true],
     ['relay to a stranger', { role: 'poolRelayer' }, relayCall(STRANGER), undefined, 'payee-not-planned'],
     ['relay fee to another account', { role: 'poolRelayer' }, relayCall(ORDER, STRANGER), route, 'relay-fee-recipient'],
+    ["relay spending another note than the paid route's", { role: 'poolRelayer' }, relayCall(ORDER, relayer, 6n), route, 'withdrawal-not-the-routes'],
     ['relay by the gas account', { role: 'gas' }, relayCall(ORDER), route, 'call-not-allowed'],
   ];
   for (const [name, account, call, facts, expected] of cases) {
@@ -171,7 +174,7 @@ describe('the spending policy: reading a transaction', () => {
     [
       'Entrypoint.relay',
       tx(ENTRYPOINT, encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [{ processooor: ENTRYPOINT, data: relayData }, proof, 1n] })),
-      { kind: 'relay', recipient: ORDER, feeRecipient: relayer },
+      { kind: 'relay', recipient: ORDER, feeRecipient: relayer, nullifierHash: 2n },
     ],
     [
       'ragequit',
@@ -282,6 +285,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
   const records: RouteRecords = {
     routeOfIndex: async (index) => (index === 7 ? route : undefined),
     routeOfAddress: async (address) => ([...Object.values(own), RECIPIENT, ORDER].includes(address) ? route : undefined),
+    routesOfAddress: async (address) => ([...Object.values(own), RECIPIENT, ORDER].includes(address) ? [route] : []),
     noteWithLabel: async (label) => (label === 42n ? { routeId: 'rt_7' } : undefined),
     close: async () => {},
   };
@@ -294,7 +298,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
       contracts,
       rateLimits: { noteSecrets: 4 },
       now: () => 0,
-      precommitmentOf: async (scope, index) => scope * 1000n + index,
+      noteKeysOf: async (scope, index) => ({ precommitment: scope * 1000n + index, nullifierHash: scope * 1000n + index + 500_000n }),
     });
     server = await startSignerServer(local, { authToken: TOKEN, logger: createLogger({ level: 'error' }), host: '127.0.0.1', port: 0, policy });
   });
@@ -342,6 +346,19 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
     );
     assert.equal(((await remote.depositSecrets(1n, 8n).catch((e) => e)) as SignerRefusedError).rule, 'note-of-no-route');
     assert.equal(((await remote.withdrawalSecrets(41n, 0n).catch((e) => e)) as SignerRefusedError).rule, 'note-of-no-route');
+    // Before the signer derived the route's note secrets it cannot tell its precommitment: not ready (503, retried), no refusal.
+    const early = serializeTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      to: ENTRYPOINT,
+      data: encodeFunctionData({ abi: entrypointAbi, functionName: 'deposit', args: [USDC, 9n, 1007n] }),
+      nonce: 0,
+      gas: 100_000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    });
+    const notReady = await remote.signTransaction({ role: 'hub', index: 7 }, early).catch((e: unknown) => e);
+    assert.ok(notReady instanceof SignerRequestError && !(notReady instanceof SignerRefusedError) && notReady.status === 503, String(notReady));
     await remote.depositSecrets(1n, 7n);
     await remote.withdrawalSecrets(42n, 0n);
     // The hub's pool deposit: only with the precommitment of the secrets just handed out for its index (here 1 × 1000 + 7).
@@ -357,6 +374,39 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
         maxPriorityFeePerGas: 1n,
       });
     assert.match(await remote.signTransaction({ role: 'hub', index: 7 }, poolDeposit(1007n)), /^0x02/);
+    // The relayer's withdrawal to route 7's bridge order: only spending route 7's own note (nullifier hash 501007 here).
+    const relay = (nullifierHash: bigint) =>
+      serializeTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        to: ENTRYPOINT,
+        data: encodeFunctionData({
+          abi: entrypointAbi,
+          functionName: 'relay',
+          args: [
+            { processooor: ENTRYPOINT, data: encodeAbiParameters(relayDataParameters, [{ recipient: ORDER, feeRecipient: relayer, relayFeeBPS: 10n }]) },
+            {
+              pA: [1n, 2n],
+              pB: [
+                [1n, 2n],
+                [3n, 4n],
+              ],
+              pC: [1n, 2n],
+              pubSignals: [1n, nullifierHash, 3n, 4n, 5n, 6n, 7n, 8n],
+            },
+            1n,
+          ],
+        }),
+        nonce: 0,
+        gas: 100_000n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      });
+    assert.match(await remote.signTransaction({ role: 'poolRelayer' }, relay(501_007n)), /^0x02/);
+    assert.equal(
+      ((await remote.signTransaction({ role: 'poolRelayer' }, relay(501_008n)).catch((e) => e)) as SignerRefusedError).rule,
+      'withdrawal-not-the-routes',
+    );
     assert.equal(
       ((await remote.signTransaction({ role: 'hub', index: 7 }, poolDeposit(1008n)).catch((e) => e)) as SignerRefusedError).rule,
       'precommitment-not-the-routes',
@@ -365,7 +415,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
     assert.equal(((await remote.depositSecrets(1n, 7n).catch((e) => e)) as SignerRefusedError).rule, 'rate-limited');
 
     const lines = (await readFile(path.join(dir, 'audit.log'), 'utf8')).trim().split('\n');
-    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 11 });
+    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 13 });
     const verdicts = lines.map((l) => JSON.parse(l) as { verdict: string; rule?: string });
     assert.deepEqual(
       verdicts.map((v) => v.rule ?? v.verdict),
@@ -379,6 +429,8 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
         'answered',
         'answered',
         'signed',
+        'signed',
+        'withdrawal-not-the-routes',
         'precommitment-not-the-routes',
         'rate-limited',
       ],

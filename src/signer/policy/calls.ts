@@ -15,7 +15,7 @@ export type Call =
   | { kind: 'burn'; messenger: Address; token: Address; amount: bigint; mintRecipient: Address; mintRecipientPadded: boolean; anyCaller: boolean }
   | { kind: 'mint'; transmitter: Address }
   | { kind: 'poolDeposit'; entrypoint: Address; asset: Address; amount: bigint; precommitment: bigint }
-  | { kind: 'relay'; entrypoint: Address; processooor: Address; recipient: Address; feeRecipient: Address }
+  | { kind: 'relay'; entrypoint: Address; processooor: Address; recipient: Address; feeRecipient: Address; nullifierHash: bigint }
   | { kind: 'ragequit'; pool: Address }
   | { kind: 'other'; to: Address | null; selector: Hex | null; value: bigint };
 
@@ -85,7 +85,7 @@ function callOf(to: Address | null, data: Hex | undefined, value: bigint, from: 
       return { kind: 'poolDeposit', entrypoint: to, asset: getAddress(asset), amount, precommitment };
     }
     case 'relay': {
-      const [withdrawal] = decoded.args as readonly [{ processooor: Address; data: Hex }, unknown, bigint];
+      const [withdrawal, proof] = decoded.args as readonly [{ processooor: Address; data: Hex }, { pubSignals: readonly bigint[] }, bigint];
       try {
         const [relayData] = decodeAbiParameters(relayDataParameters, withdrawal.data);
         return {
@@ -94,6 +94,8 @@ function callOf(to: Address | null, data: Hex | undefined, value: bigint, from: 
           processooor: getAddress(withdrawal.processooor),
           recipient: getAddress(relayData.recipient),
           feeRecipient: getAddress(relayData.feeRecipient),
+          // The withdraw circuit's public signals: newCommitmentHash, existingNullifierHash, withdrawnValue, …
+          nullifierHash: proof.pubSignals[1] ?? 0n,
         };
       } catch {
         return other;

@@ -19,6 +19,8 @@ export interface RouteRecords {
    * `ownOnly`: whose own account it is (a recipient is anyone's to name, so it must not hide another route's account).
    */
   routeOfAddress(address: Address, opts?: { ownOnly?: boolean }): Promise<RouteFacts | undefined>;
+  /** Every route (the newest 20) whose own account, recipient or bridge order deposit address `address` is. */
+  routesOfAddress(address: Address): Promise<RouteFacts[]>;
   /** Whether a pool note with this label is recorded (the change note's secrets are asked by label). */
   noteWithLabel(label: bigint): Promise<{ routeId: string } | undefined>;
   close(): Promise<void>;
@@ -78,27 +80,34 @@ export function connectRouteRecords(opts: { url: string; hubSymbol: string; ownA
     };
   }
 
+  function routesMatching(address: Address, ownOnly: boolean, limit: number) {
+    const lower = address.toLowerCase();
+    const byOrder = db.select({ routeId: bridgeOrders.routeId }).from(bridgeOrders).where(sql`lower(${bridgeOrders.depositAddress}) = ${lower}`);
+    const own = [
+      sql`lower(${transfers.depositAddress}) = ${lower}`,
+      sql`lower(${transfers.hubAccount}) = ${lower}`,
+      sql`lower(${transfers.exitAccount}) = ${lower}`,
+    ];
+    const named = ownOnly ? [] : [sql`lower(${transfers.userDestinationAddress}) = ${lower}`, inArray(transfers.routeId, byOrder)];
+    return db
+      .select()
+      .from(transfers)
+      .where(or(...own, ...named))
+      .orderBy(sql`${transfers.createdAt} desc`)
+      .limit(limit);
+  }
+
   return {
     async routeOfIndex(index) {
       const [route] = await db.select().from(transfers).where(eq(transfers.accountIndex, index));
       return route && factsOf(route);
     },
     async routeOfAddress(address, { ownOnly = false } = {}) {
-      const lower = address.toLowerCase();
-      const byOrder = db.select({ routeId: bridgeOrders.routeId }).from(bridgeOrders).where(sql`lower(${bridgeOrders.depositAddress}) = ${lower}`);
-      const own = [
-        sql`lower(${transfers.depositAddress}) = ${lower}`,
-        sql`lower(${transfers.hubAccount}) = ${lower}`,
-        sql`lower(${transfers.exitAccount}) = ${lower}`,
-      ];
-      const named = ownOnly ? [] : [sql`lower(${transfers.userDestinationAddress}) = ${lower}`, inArray(transfers.routeId, byOrder)];
-      const [route] = await db
-        .select()
-        .from(transfers)
-        .where(or(...own, ...named))
-        .orderBy(sql`${transfers.createdAt} desc`)
-        .limit(1);
+      const [route] = await routesMatching(address, ownOnly, 1);
       return route && factsOf(route);
+    },
+    async routesOfAddress(address) {
+      return Promise.all((await routesMatching(address, false, 20)).map(factsOf));
     },
     async noteWithLabel(label) {
       const [note] = await db

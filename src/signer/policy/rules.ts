@@ -21,6 +21,8 @@ export interface RouteFacts {
   capOf(chainId: number, token: Address): bigint | undefined;
   /** The precommitments of the deposit note secrets the signer handed out for this route (its pool deposit must use one). */
   precommitments?: bigint[];
+  /** The nullifier hashes of this route's deposit note under the pool scopes the signer has seen (its withdrawal spends one). */
+  nullifierHashes?: bigint[];
 }
 
 /** The contracts the service calls, and the service's own two accounts. */
@@ -56,6 +58,7 @@ export const REFUSAL_RULES = {
   'fee-above-cap': 'the transaction may pay more in fees than SIGNER_TX_FEE_CAP_WEI allows (gas limit × price per gas)',
   'burn-not-plain': 'a burn names a mint caller, or a mint recipient that is no EVM address',
   'precommitment-not-the-routes': "a pool deposit's precommitment is not the one of the note secrets the signer gave for the route",
+  'withdrawal-not-the-routes': 'a withdrawal spends another note than the one of the route it pays',
   'rate-limited': "the role's signatures per minute are above SIGNER_RATE_LIMITS",
   'note-of-no-route': 'the note secrets asked for belong to no recorded route or pool note',
 } as const;
@@ -158,6 +161,9 @@ function decideServiceAccount(role: 'gas' | 'poolRelayer', chainId: number, call
         return refuse('relay-fee-recipient', `${REFUSAL_RULES['relay-fee-recipient']} (${call.feeRecipient})`, route?.routeId);
       if (!route || !(has(route.payees, call.recipient) || has(ownList(route), call.recipient)))
         return refuse('payee-not-planned', `withdrawal to ${call.recipient}: ${REFUSAL_RULES['payee-not-planned']}`, route?.routeId);
+      // Route A's note paying route B's recipient would move A's funds by B's plan.
+      if (!route.nullifierHashes?.includes(call.nullifierHash))
+        return refuse('withdrawal-not-the-routes', REFUSAL_RULES['withdrawal-not-the-routes'], route.routeId);
       return { allow: true, routeId: route.routeId };
     }
   }

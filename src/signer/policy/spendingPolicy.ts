@@ -3,7 +3,7 @@ import { describeSignerAccount, type SignerAccount } from '../signer.ts';
 import type { AuditEntry, AuditLog } from './auditLog.ts';
 import { readTransaction } from './calls.ts';
 import type { RouteRecords } from './routeFacts.ts';
-import { REFUSAL_RULES, type PolicyContracts, type RefusalRule, decideTransaction, describeCall, factsNeeded } from './rules.ts';
+import { REFUSAL_RULES, type PolicyContracts, type RefusalRule, type RouteFacts, decideTransaction, describeCall, factsNeeded } from './rules.ts';
 
 /** The policy said no: the worker parks the route on it (failure type SignerRefused), never retries it blindly. */
 export class SignerPolicyRefusal extends Error {
@@ -14,6 +14,14 @@ export class SignerPolicyRefusal extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The policy cannot decide yet: it has not seen the note secrets a pool deposit or a withdrawal rests on (the signer
+ * restarted since the worker asked for them). Not a refusal: the worker's next try asks for them again, then signs.
+ */
+export class SignerPolicyNotReady extends Error {
+  override name = 'SignerPolicyNotReady';
 }
 
 /** Signatures (and note-secret answers) per minute per role; above it the request is refused, not queued. */
@@ -35,14 +43,17 @@ export function createSpendingPolicy(opts: {
   records: RouteRecords;
   contracts: PolicyContracts;
   audit: AuditLog;
-  /** The precommitment of the deposit note secrets (scope, index): what the route's pool deposit must name. */
-  precommitmentOf: (scope: bigint, index: bigint) => Promise<bigint>;
+  /** Of the deposit note secrets (scope, index): the precommitment its pool deposit names, and the nullifier hash its withdrawal spends. */
+  noteKeysOf: (scope: bigint, index: bigint) => Promise<{ precommitment: bigint; nullifierHash: bigint }>;
   rateLimits?: Partial<RateLimits>;
   now?: () => number;
 }): SpendingPolicy {
   // Per account index, the precommitments of the deposit secrets handed out (a restart forgets them: the worker's
   // deposit asks for its secrets again before it signs).
   const precommitments = new Map<number, bigint[]>();
+  // The pool scopes deposit secrets were asked for (one per pool; every withdrawal asks for its note's secrets first).
+  const scopes = new Set<bigint>();
+  const nullifierHashesOf = async (index: number) => Promise.all([...scopes].map(async (scope) => (await opts.noteKeysOf(scope, BigInt(index))).nullifierHash));
   const limits = { ...DEFAULT_RATE_LIMITS, ...opts.rateLimits };
   const now = opts.now ?? Date.now;
   const windows = new Map<string, { start: number; count: number }>();
@@ -64,13 +75,19 @@ export function createSpendingPolicy(opts: {
       const base = { request: 'sign-transaction' as const, account: describeSignerAccount(account), chainId: read.chainId, call: describeCall(read.call) };
       if (!withinRate(account.role)) throw await refused({ ...base, rule: 'rate-limited', reason: REFUSAL_RULES['rate-limited'] });
       const needed = factsNeeded(account, read.call);
-      const found =
-        needed.index !== undefined
-          ? await opts.records.routeOfIndex(needed.index)
-          : needed.address
-            ? await opts.records.routeOfAddress(needed.address, { ownOnly: read.call.kind === 'native' })
-            : undefined;
+      let found: RouteFacts | undefined;
+      if (needed.index !== undefined) found = await opts.records.routeOfIndex(needed.index);
+      else if (read.call.kind === 'relay') {
+        // Of the routes the recipient belongs to, the one whose own note the withdrawal spends.
+        const { nullifierHash } = read.call;
+        const candidates = await opts.records.routesOfAddress(read.call.recipient);
+        const withHashes = await Promise.all(candidates.map(async (c) => ({ ...c, nullifierHashes: await nullifierHashesOf(c.accountIndex) })));
+        found = withHashes.find((c) => c.nullifierHashes.includes(nullifierHash)) ?? withHashes[0];
+      } else if (needed.address) found = await opts.records.routeOfAddress(needed.address, { ownOnly: read.call.kind === 'native' });
       const route = found && { ...found, precommitments: precommitments.get(found.accountIndex) };
+      if ((read.call.kind === 'poolDeposit' && route && !route.precommitments) || (read.call.kind === 'relay' && scopes.size === 0)) {
+        throw new SignerPolicyNotReady('the signer has not derived the note secrets this transaction rests on since it started: ask for them, then sign');
+      }
       const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call, maxFee: read.maxFee }, route, opts.contracts);
       if (!verdict.allow) throw await refused({ ...base, routeId: verdict.routeId, rule: verdict.rule, reason: verdict.reason });
       await opts.audit.append({ ...base, routeId: verdict.routeId, verdict: 'signed' });
@@ -93,8 +110,9 @@ export function createSpendingPolicy(opts: {
       if (request.kind === 'deposit') {
         const index = Number(request.index);
         const known = precommitments.get(index) ?? [];
-        const precommitment = await opts.precommitmentOf(request.scope, request.index);
+        const { precommitment } = await opts.noteKeysOf(request.scope, request.index);
         if (!known.includes(precommitment)) precommitments.set(index, [...known, precommitment].slice(-4));
+        if (scopes.size < 16) scopes.add(request.scope);
       }
       await opts.audit.append({ ...base, routeId: route.routeId, verdict: 'answered' });
     },
