@@ -283,7 +283,7 @@ async function aboveFeeCeiling(deps: ActivityDeps, plan: RoutePlan): Promise<Def
  * minutes ago.
  */
 /** How long one shield waits in its activity for its deposit to be deep enough; then the step's retry waits on. */
-const FINALITY_WAIT_MS = 90_000;
+const FINALITY_WAIT_MS = 45_000;
 
 /**
  * The pool deposit once it is `confirmationsOf(hub)` blocks below the head, read again from the chain as it is then

@@ -69,11 +69,15 @@ export async function markMined(db: Db, id: number, hash: string): Promise<Inten
   return recorded ?? null;
 }
 
-/** A mined intent whose block a reorg took: pending again, so its signed attempt is broadcast again. Returns the row as it now is. */
+/**
+ * A mined intent whose block a reorg took: pending again, so its signed attempt is broadcast again. Its mined hash is
+ * kept (a void refuses it: were the "reorg" a node lagging behind its block, voiding it would let the step sign anew),
+ * and its attempt time is now (it is not replaced with higher fees at once). Returns the row as it now is.
+ */
 export async function markReorged(db: Db, row: Intent): Promise<Intent> {
   const [reopened] = await db
     .update(txIntents)
-    .set({ status: 'pending', minedTxHash: null })
+    .set({ status: 'pending', lastAttemptAt: new Date() })
     .where(and(eq(txIntents.id, row.id), eq(txIntents.status, 'mined')))
     .returning();
   return reopened ?? (await intentById(db, row.id)) ?? row;
@@ -105,6 +109,17 @@ export async function highestPendingNonce(db: Db, sender: Sender, fromNonce: num
     .from(txIntents)
     .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.status, 'pending'), gte(txIntents.nonce, fromNonce)));
   return queued?.last ?? null;
+}
+
+/** The sender's intent recorded mined at `nonce`, if any. */
+export async function minedAtNonce(db: Db, sender: Sender, nonce: number): Promise<Intent | null> {
+  const [row] = await db
+    .select()
+    .from(txIntents)
+    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.nonce, nonce), eq(txIntents.status, 'mined')))
+    .orderBy(desc(txIntents.id))
+    .limit(1);
+  return row ?? null;
 }
 
 /** The newest pending intent of the sender at `nonce`, if any. */

@@ -194,7 +194,15 @@ export function applyNetworkProfile(env: Record<string, string | undefined>): { 
   fill('PRIVACY_POOLS_ASP_URL', profile.aspUrl);
   fill('RELAY_API_URL', profile.relayApiUrl);
   fill('CCTP_ENVIRONMENT', profile.cctpEnvironment);
-  fill('CHAIN_CONFIRMATIONS', JSON.stringify(Object.fromEntries(profile.chains.map((c) => [String(c.chainId), c.confirmations]))));
+  // Merged: a deployment that raises one chain keeps the profile's value for every other.
+  const confirmations = Object.fromEntries(profile.chains.map((c) => [String(c.chainId), c.confirmations]));
+  try {
+    if (given('CHAIN_CONFIRMATIONS')) Object.assign(confirmations, JSON.parse(filled.CHAIN_CONFIRMATIONS ?? '{}'));
+  } catch {
+    // Not JSON: the configuration's own check names it.
+    return { env: filled, problems };
+  }
+  filled.CHAIN_CONFIRMATIONS = JSON.stringify(confirmations);
   if (!given('CHAIN_RPC_URLS')) {
     const hub = Number.isSafeInteger(hubChainId) && hubChainId > 0 ? ` (at least the hub, ${hubChainId})` : '';
     problems.push(`CHAIN_RPC_URLS must give an RPC URL for every chain the service serves${hub}: {"<chainId>":"https://…"}`);

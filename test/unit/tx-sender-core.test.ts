@@ -106,6 +106,14 @@ table('settling: a mined intent whose nonce the chain reports unused', reorgMove
   { situation: 'no receipt at the last look: a reorg took it, pending again', given: { look: LOOKS - 1, receipt: null }, expected: { kind: 'reopen' } },
 ]);
 
+table('voiding: an intent once seen mined is never voided', voidLookMove, [
+  {
+    situation: 'reopened after a reorg (pending, its mined hash kept), no receipt: refused',
+    given: { intent: intent({ status: 'pending', minedTxHash: '0x02' }), look: LOOKS - 1, receipt: null },
+    expected: { kind: 'refuse-recorded-mined' },
+  },
+]);
+
 table('settling: after a round, give up for this try or poll again', roundEnd, [
   { situation: 'before the deadline: poll', given: { intent: intent(), usedNonce: NONCE, now: 99, deadline: 100 }, expected: { kind: 'poll' } },
   {

@@ -13,7 +13,8 @@
  *              route ended before any node had it
  *   voided  ── one of its attempts mined after all ───────────────────────▶ mined (only the hash is recorded if
  *                                                                             the step has signed anew meanwhile)
- *   mined   ── a reorg took its block: nonce unused, no receipt ──────────▶ pending (broadcast again, the same bytes)
+ *   mined   ── a reorg took its block: nonce unused, no receipt ──────────▶ pending (broadcast again, the same bytes;
+ *                                                                             its mined hash kept: it is never voided)
  *
  * A fact that costs a call (a receipt, a sibling intent, the chain's nonce) is fetched only when a decision needs
  * it, in the order the decisions need it: a move named `look-…` asks for the next fact, and the caller decides
@@ -334,6 +335,9 @@ export type VoidLookMove<R extends MinedReceipt = MinedReceipt> =
 
 export function voidLookMove<R extends MinedReceipt>(facts: { intent: IntentRecord; look: number; receipt: R | null }): VoidLookMove<R> {
   if (facts.receipt) return { kind: 'refuse-mined', receipt: facts.receipt };
+  // Once seen mined, never voided: reopened after a reorg it keeps its mined hash, and a node that lags behind its block
+  // must not make the step sign anew.
+  if (facts.intent.minedTxHash && facts.intent.status !== 'voided') return { kind: 'refuse-recorded-mined' };
   if (facts.intent.status === 'pending' && facts.look + 1 < LOOKS) return { kind: 'look-again' };
   return facts.intent.status === 'mined' ? { kind: 'refuse-recorded-mined' } : { kind: 'void' };
 }
