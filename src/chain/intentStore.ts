@@ -111,23 +111,12 @@ export async function highestPendingNonce(db: Db, sender: Sender, fromNonce: num
   return queued?.last ?? null;
 }
 
-/** The sender's intent recorded mined at `nonce`, if any. */
-export async function minedAtNonce(db: Db, sender: Sender, nonce: number): Promise<Intent | null> {
+/** The sender's newest intent at `nonce` in `status` (pending: what waits at the head of its queue), if any. */
+export async function intentAtNonce(db: Db, sender: Sender, nonce: number, status: 'pending' | 'mined' = 'pending'): Promise<Intent | null> {
   const [row] = await db
     .select()
     .from(txIntents)
-    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.nonce, nonce), eq(txIntents.status, 'mined')))
-    .orderBy(desc(txIntents.id))
-    .limit(1);
-  return row ?? null;
-}
-
-/** The newest pending intent of the sender at `nonce`, if any. */
-export async function pendingAtNonce(db: Db, sender: Sender, nonce: number): Promise<Intent | null> {
-  const [row] = await db
-    .select()
-    .from(txIntents)
-    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.nonce, nonce), eq(txIntents.status, 'pending')))
+    .where(and(sameSender(sender.chainId, sender.fromAddress), eq(txIntents.nonce, nonce), eq(txIntents.status, status)))
     .orderBy(desc(txIntents.id))
     .limit(1);
   return row ?? null;

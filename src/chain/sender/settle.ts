@@ -1,5 +1,5 @@
 import type { LocalAccount, TransactionReceipt } from 'viem';
-import { describe, type Intent, markReorged, markVoided, minedAtNonce, pendingAtNonce } from '../intentStore.ts';
+import { describe, type Intent, intentAtNonce, markReorged, markVoided } from '../intentStore.ts';
 import { push } from './broadcast.ts';
 import { reload, type SenderContext, sleep, usedNonces } from './context.ts';
 import { headMove, nextMove, reorgMove, roundEnd, usedNonceMove } from './decide.ts';
@@ -84,11 +84,11 @@ async function confirmReorged(ctx: SenderContext, row: Intent): Promise<SentTran
  * it, or replace it with higher fees once it has waited `replaceAfterMs`. Returns this intent as recorded now.
  */
 async function moveHead(ctx: SenderContext, row: Intent, head: number, account: LocalAccount): Promise<Intent> {
-  let blocking = await pendingAtNonce(ctx.db, row, head);
+  let blocking = await intentAtNonce(ctx.db, row, head);
   if (!blocking) {
     // Nothing of ours pending at the head, yet the chain waits there: an intent recorded mined that a reorg took
     // (another route's, on a shared sender) is pending again and broadcast, or the queue behind it never moves.
-    const mined = await minedAtNonce(ctx.db, row, head);
+    const mined = await intentAtNonce(ctx.db, row, head, 'mined');
     // (A receipt found, even a reverted one, means it is mined after all: nothing to move.)
     const reopened =
       mined &&
@@ -96,7 +96,7 @@ async function moveHead(ctx: SenderContext, row: Intent, head: number, account: 
         (found) => !found,
         () => false,
       ));
-    if (reopened) blocking = await pendingAtNonce(ctx.db, row, head);
+    if (reopened) blocking = await intentAtNonce(ctx.db, row, head);
   }
   const move = headMove(blocking, Date.now(), ctx.timings);
   if (blocking && move.kind === 'replace') await push(ctx, await replace(ctx, blocking, account), account);
