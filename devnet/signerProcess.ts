@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.ts';
 import { noProcessRegistry, type ProcessRegistry } from './processes.ts';
+import { softHsmToken } from './softhsm.ts';
 import { createRemoteSigner } from '../src/signer/remote.ts';
 import type { Signer, SignerPublicKeys } from '../src/signer/signer.ts';
 
@@ -24,6 +25,11 @@ export interface SignerProcess {
  */
 export async function startSignerProcess(opts: {
   keys: { mnemonic: string; gasPrivateKey: string; poolRelayerPrivateKey: string };
+  /**
+   * Where the signer keeps the keys: its environment (the default), or a SoftHSM2 token in this folder, into which
+   * `keys` are imported on its first use (the same addresses and notes; the signer process then gets no key).
+   */
+  softHsmDir?: string;
   /** The spending policy's settings (SIGNER_DATABASE_URL, SIGNER_AUDIT_LOG, the contracts); without them the policy is off. */
   policyEnv?: Record<string, string | undefined>;
   port?: number;
@@ -33,11 +39,14 @@ export async function startSignerProcess(opts: {
 }): Promise<SignerProcess> {
   const port = opts.port || (await freePort());
   const authToken = randomBytes(32).toString('hex');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
+  const keyEnv = {
     SIGNER_MNEMONIC: opts.keys.mnemonic,
     GAS_ACCOUNT_PRIVATE_KEY: opts.keys.gasPrivateKey,
     POOL_RELAYER_PRIVATE_KEY: opts.keys.poolRelayerPrivateKey,
+  };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    ...(opts.softHsmDir ? tokenWithKeys(opts.softHsmDir, keyEnv) : keyEnv),
     SIGNER_AUTH_TOKEN: authToken,
     SIGNER_HOST: '127.0.0.1',
     SIGNER_PORT: String(port),
@@ -100,4 +109,21 @@ export async function startSignerProcess(opts: {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The token's settings for the signer, after importing `keys` into it on its first use (src/signerToken.ts init --import). */
+function tokenWithKeys(dir: string, keys: Record<string, string>): Record<string, string> {
+  const token = softHsmToken(dir);
+  if (token.fresh) {
+    execFileSync(
+      process.execPath,
+      ['--import', path.join(repoRoot, 'src/loader/register.mjs'), path.join(repoRoot, 'src/signerToken.ts'), 'init', '--import'],
+      {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH, ...token.env, ...keys },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+  }
+  return token.env;
 }

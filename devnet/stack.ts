@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -173,6 +173,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         poolRelayerPrivateKey: opts.env?.POOL_RELAYER_PRIVATE_KEY ?? DEVNET_ACCOUNTS.poolRelayer,
       },
       policyEnv: signerPolicyEnv(configEnv, opts.dataDir),
+      // npm test keeps them in a SoftHSM2 token (DEVNET_SIGNER_KEYS=pkcs11), as production keeps them in an HSM.
+      softHsmDir: signerKeysIn(opts) === 'pkcs11' ? await devnetSoftHsmDir(opts.dataDir, opts.ephemeral) : undefined,
       processes,
       logLevel: opts.env?.LOG_LEVEL,
     });
@@ -417,6 +419,20 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
   const mnemonic = generateMnemonic(english);
   if (!ephemeral) await writeFile(file, `${mnemonic}\n`, { mode: 0o600 });
   return mnemonic;
+}
+
+/** Where the local stack's signer keeps its keys: DEVNET_SIGNER_KEYS=pkcs11 (npm test sets it) for a SoftHSM2 token. */
+function signerKeysIn(opts: LocalStackOptions): 'env' | 'pkcs11' {
+  const choice = opts.env?.DEVNET_SIGNER_KEYS ?? process.env.DEVNET_SIGNER_KEYS ?? 'env';
+  if (choice !== 'env' && choice !== 'pkcs11') throw new Error(`DEVNET_SIGNER_KEYS must be "env" or "pkcs11", not "${choice}"`);
+  return choice;
+}
+
+/** The signer's SoftHSM2 token folder: kept with the data folder's mnemonic, fresh with an ephemeral stack's fresh one. */
+async function devnetSoftHsmDir(dataDir: string, ephemeral?: boolean): Promise<string> {
+  const dir = path.join(dataDir, 'softhsm');
+  if (ephemeral) await rm(dir, { recursive: true, force: true });
+  return dir;
 }
 
 /** The local stack's history encryption: generated once per data folder (fresh per ephemeral stack); routectl reads it. */

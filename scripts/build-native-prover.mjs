@@ -4,7 +4,7 @@
  * npm installed: ffiasm generates the BN254 field arithmetic (x86-64 assembly), nasm assembles it, g++ compiles
  * the prover with ffiasm's curve, FFT and multi-exponentiation. Runs at `npm ci` (postinstall) and as
  * `npm run build:prover`. It needs g++, nasm and GMP's headers: where they are missing it installs Debian's
- * packages with apt-get (as root, or with passwordless sudo), as scripts/ensure-chromium.sh does for chromium;
+ * packages with apt-get (as root, or with passwordless sudo), as scripts/ensure-test-packages.sh does for chromium and softhsm2;
  * NATIVE_PROVER_APT=0 says not to.
  *
  * Never fails the install: where the prover cannot be built (another architecture, no compiler and no way to

@@ -11,6 +11,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# The local stack's signer keeps its keys in a SoftHSM2 token, as production's keeps them in an HSM (docs/security.md).
+export DEVNET_SIGNER_KEYS=pkcs11
 run() { node --import tsx --test --test-concurrency=1 --test-timeout=600000 "$@"; }
 
 long=(test/e2e/privacy-pools.test.ts test/e2e/cctp-transfer.test.ts test/e2e/recover.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts test/e2e/reorg.test.ts)

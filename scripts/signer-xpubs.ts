@@ -7,7 +7,7 @@
  * the API's secret store, not to a ticket.
  */
 import { createInterface } from 'node:readline';
-import { createRouteAddressBook, createRouteKeyring, ROUTE_ACCOUNT_ROLES, roleAccountPath } from '../src/accounts/routeAccounts.ts';
+import { createRouteAddressBook, createRouteKeyring, ROUTE_ACCOUNT_ROLES } from '../src/accounts/routeAccounts.ts';
 
 async function readMnemonic(): Promise<string> {
   if (process.env.SIGNER_MNEMONIC) return process.env.SIGNER_MNEMONIC;
@@ -38,10 +38,12 @@ const out = [
   "# the API: next to these it would tie every route's withdrawal to its deposit.",
   `DEPOSIT_ACCOUNT_XPUB=${xpubs.deposit}`,
   `HUB_ACCOUNT_XPUB=${xpubs.hub}`,
-  ...(count > 0 ? ['', `# Route addresses (index 0 is the fingerprint the API and the worker compare; routes start at 1):`] : []),
+  ...(count > 0
+    ? ['', `# Route addresses (role key × tweak of the index: docs/security.md; index 0 is the fingerprint the API and the worker compare; routes start at 1):`]
+    : []),
   ...Array.from({ length: count }, (_, i) => {
     const addresses = book.routeAddresses(i);
-    return `#   ${String(i).padStart(4)}  ${ROUTE_ACCOUNT_ROLES.map((role) => `${role} ${roleAccountPath(role)}/0/${i} ${addresses[role]}`).join('  ')}`;
+    return `#   ${String(i).padStart(4)}  ${ROUTE_ACCOUNT_ROLES.map((role) => `${role} ${addresses[role]}`).join('  ')}`;
   }),
 ];
 process.stdout.write(`${out.join('\n')}\n`);

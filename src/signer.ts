@@ -8,6 +8,8 @@ import { createLogger } from './logger.ts';
 import { StopList, onShutdown } from './shutdown.ts';
 import { loadSignerConfig } from './signer/config.ts';
 import { createLocalSigner } from './signer/local.ts';
+import { openPkcs11Token } from './signer/pkcs11/token.ts';
+import { createTokenSigner } from './signer/pkcs11/tokenSigner.ts';
 import { hashPrecommitment, type Secret } from '@0xbow/privacy-pools-core-sdk';
 import { poseidon1 } from 'poseidon-lite';
 import { createRouteAddressBook } from './accounts/routeAccounts.ts';
@@ -23,16 +25,18 @@ const logger = createLogger({ level: (process.env.LOG_LEVEL as 'info' | undefine
 
 try {
   const config = loadSignerConfig();
-  const signer = createLocalSigner({
-    mnemonic: config.SIGNER_MNEMONIC,
-    gasPrivateKey: config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`,
-    poolRelayerPrivateKey: config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`,
-  });
   const stops = new StopList(logger);
+  const signer = keysOf(config, stops);
   const policy = config.SIGNER_POLICY === 'enforce' ? await spendingPolicyOf(config, signer, stops) : undefined;
   const server = await startSignerServer(signer, { authToken: config.SIGNER_AUTH_TOKEN, logger, host: config.SIGNER_HOST, port: config.SIGNER_PORT, policy });
   const keys = await signer.publicKeys();
-  logger.info('signer listening', { url: server.url, gasAddress: keys.gasAddress, poolRelayerAddress: keys.poolRelayerAddress, policy: config.SIGNER_POLICY });
+  logger.info('signer listening', {
+    url: server.url,
+    gasAddress: keys.gasAddress,
+    poolRelayerAddress: keys.poolRelayerAddress,
+    policy: config.SIGNER_POLICY,
+    keys: config.SIGNER_KEYS,
+  });
   stops.add('signer HTTP', server.stop);
   onShutdown(logger, () => stops.stopAll());
 } catch (error) {
@@ -40,6 +44,25 @@ try {
   const detail = (error as NodeJS.ErrnoException).code ? String(error) : error instanceof Error ? error.name : 'unknown';
   logger.error(error instanceof ConfigError ? error.message : 'signer failed to start', { error: detail });
   process.exit(1);
+}
+
+/** The keys: in the PKCS#11 token (SIGNER_KEYS=pkcs11), or in this process's memory from the environment (development). */
+function keysOf(config: SignerConfig, stops: StopList): Signer {
+  if (config.SIGNER_KEYS === 'pkcs11') {
+    try {
+      const token = openPkcs11Token({ module: config.SIGNER_PKCS11_MODULE, tokenLabel: config.SIGNER_PKCS11_TOKEN!, pin: config.SIGNER_PKCS11_PIN! });
+      stops.add('PKCS#11 session', async () => token.close());
+      return createTokenSigner(token);
+    } catch (error) {
+      // The token's messages name labels and PKCS#11 return codes, never the PIN.
+      throw new ConfigError(`the PKCS#11 token could not be used: ${(error as Error).message}`);
+    }
+  }
+  return createLocalSigner({
+    mnemonic: config.SIGNER_MNEMONIC!,
+    gasPrivateKey: config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`,
+    poolRelayerPrivateKey: config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`,
+  });
 }
 
 /** The spending policy (docs/security.md) on this signer's own records reader and audit log. */

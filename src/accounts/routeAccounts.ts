@@ -1,18 +1,35 @@
-import { ECDH, createHmac, pbkdf2Sync } from 'node:crypto';
+import { createHmac, pbkdf2Sync } from 'node:crypto';
 import type { MasterKeys, Secret } from '@0xbow/privacy-pools-core-sdk';
-import { type Address, type LocalAccount, bytesToHex } from 'viem';
+import { secp256k1 } from '@noble/curves/secp256k1';
+import { type Address, type LocalAccount, bytesToHex, numberToHex } from 'viem';
 import { HDKey, privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
+
+/**
+ * The pool's master keys: field elements from domain-separated HMAC-SHA256s under the seed (in memory here, inside the
+ * token for src/signer/pkcs11/tokenSigner.ts, which gives the same keys for an imported mnemonic's seed).
+ */
+export function poolMasterKeysFrom(hmacOfSeed: (purpose: string) => Uint8Array): MasterKeys {
+  const fieldKey = (purpose: string) => (bytesToBigInt(hmacOfSeed(purpose)) % SNARK_SCALAR_FIELD) as Secret;
+  return {
+    masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'),
+    masterSecret: fieldKey('private-route/privacy-pools/master-secret'),
+  };
+}
 
 /** Order of the BN254 scalar field, which the pool's circuits work in. */
 const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 /**
- * Per-route accounts derived from the signer's secret (BIP-39 mnemonic) and the route's account index.
- * Each role has its own BIP-44 account so a route's deposit, hub and exit addresses are unrelated on chain:
- *   deposit m/44'/60'/1'/0/i   (source chain, the address the sender funds)
- *   hub     m/44'/60'/2'/0/i   (hub chain, receives the bridge-in and deposits into the pool)
- *   exit    m/44'/60'/3'/0/i   (hub chain; burn-and-mint mode: receives the pool withdrawal and burns it;
- *                               deposit-address mode: only where a refunded bridge-out order returns funds)
+ * Per-route accounts derived from a role key and the route's account index. Each role has its own key so a
+ * route's deposit, hub and exit addresses are unrelated on chain:
+ *   deposit  k1 · t(c1, i)   (source chain, the address the sender funds)
+ *   hub      k2 · t(c2, i)   (hub chain, receives the bridge-in and deposits into the pool)
+ *   exit     k3 · t(c3, i)   (hub chain; burn-and-mint mode: receives the pool withdrawal and burns it;
+ *                             deposit-address mode: only where a refunded bridge-out order returns funds)
+ * where kr and its chain code cr are the BIP-32 account m/44'/60'/r' of the mnemonic (or a key generated in the
+ * signer's PKCS#11 token), and t is routeKeyTweak. A multiple rather than BIP-32's sum: an HSM holding only kr
+ * can sign for kr · t (sign the digest divided by t, multiply s by t: src/signer/pkcs11/tweakedSignature.ts), where
+ * no PKCS#11 mechanism adds to a key inside the token. Addresses stay public derivations of the role's xpub.
  */
 export type RouteAccountRole = 'deposit' | 'hub' | 'exit';
 
@@ -26,7 +43,7 @@ export type ApiAccountRole = 'deposit' | 'hub';
 
 const ROLE_ACCOUNT_INDEX: Record<RouteAccountRole, number> = { deposit: 1, hub: 2, exit: 3 };
 
-/** The hardened BIP-44 account of a role, whose extended public key (xpub) derives every route's address of that role. */
+/** The hardened BIP-44 account of a role (from a mnemonic), whose extended public key (xpub) derives every route's address of that role. */
 export const roleAccountPath = (role: RouteAccountRole) => `m/44'/60'/${ROLE_ACCOUNT_INDEX[role]}'`;
 
 /** One extended public key per role (BIP-32 "xpub…" at roleAccountPath): addresses only, no key. */
@@ -68,26 +85,20 @@ export interface MnemonicKeyring extends RouteKeyring {
 export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
   const seed = mnemonicToSeed(mnemonic);
   const root = HDKey.fromMasterSeed(seed);
-  // Field elements from domain-separated HMACs of the seed; no other key derives from these.
-  const fieldKey = (purpose: string) => (BigInt(`0x${createHmac('sha256', seed).update(purpose).digest('hex')}`) % SNARK_SCALAR_FIELD) as Secret;
-  const poolKeys: MasterKeys = {
-    masterNullifier: fieldKey('private-route/privacy-pools/master-nullifier'),
-    masterSecret: fieldKey('private-route/privacy-pools/master-secret'),
-  };
-  // Each role's external chain m/44'/60'/r'/0 once; a route's account is then one child step from it.
-  const chains = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(`${roleAccountPath(role)}/0`)])) as Record<RouteAccountRole, HDKey>;
+  const poolKeys = poolMasterKeysFrom((purpose) => createHmac('sha256', seed).update(purpose).digest());
+  const roleKeys = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(roleAccountPath(role))])) as Record<RouteAccountRole, HDKey>;
   const derive = (role: RouteAccountRole, index: number) => {
-    checkAccountIndex(index);
-    const key = chains[role].deriveChild(index).privateKey;
-    if (!key) throw new Error(`the ${role} account ${index} has no private key`);
-    return privateKeyToAccount(bytesToHex(key));
+    const { privateKey, chainCode } = roleKeys[role];
+    if (!privateKey || !chainCode) throw new Error(`the ${role} role key has no private key`);
+    const key = (bytesToBigInt(privateKey) * routeKeyTweak(chainCode, index)) % CURVE_ORDER;
+    return privateKeyToAccount(numberToHex(key, { size: 32 }));
   };
 
   const routeAccounts = (accountIndex: number): RouteAccounts => {
     checkAccountIndex(accountIndex);
     return { deposit: derive('deposit', accountIndex), hub: derive('hub', accountIndex), exit: derive('exit', accountIndex) };
   };
-  const xpubs = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, root.derive(roleAccountPath(role)).publicExtendedKey])) as RouteAccountXpubs;
+  const xpubs = Object.fromEntries(ROUTE_ACCOUNT_ROLES.map((role) => [role, roleKeys[role].publicExtendedKey])) as RouteAccountXpubs;
 
   return {
     routeAccounts,
@@ -101,8 +112,8 @@ export function createRouteKeyring(mnemonic: string): MnemonicKeyring {
   };
 }
 
-// BIP-32 non-hardened child indexes end at 2^31 - 1; the route_account_index sequence would have to hand
-// out two billion routes to get there.
+// Indexes are kept to BIP-32's non-hardened range (to 2^31 - 1); the route_account_index sequence would have to
+// hand out two billion routes to get there.
 export function checkAccountIndex(accountIndex: number): void {
   if (!Number.isSafeInteger(accountIndex) || accountIndex < 0 || accountIndex > MAX_ACCOUNT_INDEX) {
     throw new RangeError(`account index ${accountIndex} cannot be derived: it must be an integer from 0 to ${MAX_ACCOUNT_INDEX}`);
@@ -117,19 +128,38 @@ export function parseXpub(xpub: string): HDKey {
   return key;
 }
 
+/** The order of secp256k1's group: private keys and tweaks are integers modulo it. */
+export const CURVE_ORDER = secp256k1.CURVE.n;
+
 /**
- * Route addresses from the roles' xpubs: public child 0 (external chain), then the account index, as
- * m/44'/60'/r'/0/i derives them from the mnemonic. No private key is involved.
+ * The scalar t that turns a role key into route `index`'s key (key · t): HMAC-SHA256 under the role's chain code of
+ * a domain tag and the index, modulo the group order. Public to whoever holds the role's xpub, like BIP-32's.
  */
+export function routeKeyTweak(chainCode: Uint8Array, index: number): bigint {
+  checkAccountIndex(index);
+  const serializedIndex = Buffer.alloc(4);
+  serializedIndex.writeUInt32BE(index);
+  const mac = createHmac('sha256', chainCode).update('private-route/route-account/v1\0').update(serializedIndex).digest();
+  const tweak = bytesToBigInt(mac) % CURVE_ORDER;
+  if (tweak === 0n) throw new Error(`account index ${index} has no key (its tweak is zero; skip it)`);
+  return tweak;
+}
+
+/** A route account's public key: the role's public key times the route's tweak. No private key is involved. */
+export function routeAccountAddress(rolePublicKey: Uint8Array, chainCode: Uint8Array, index: number): Address {
+  const point = secp256k1.ProjectivePoint.fromHex(rolePublicKey).multiply(routeKeyTweak(chainCode, index));
+  // viem's publicKeyToAddress hashes the uncompressed point (0x04 || x || y).
+  return publicKeyToAddress(bytesToHex(point.toRawBytes(false)));
+}
+
+/** Route addresses from the roles' xpubs (their public keys and chain codes): see routeKeyTweak. */
 export function createRouteAddressBook<R extends RouteAccountRole>(xpubs: Record<R, string>): RouteAddressBook<R> {
   const roles = Object.keys(xpubs) as R[];
-  const chains = Object.fromEntries(roles.map((role) => [role, parseXpub(xpubs[role]).deriveChild(0)])) as Record<R, HDKey>;
+  const keys = Object.fromEntries(roles.map((role) => [role, parseXpub(xpubs[role])])) as Record<R, HDKey>;
   const addressOf = (role: R, index: number) => {
-    const compressed = chains[role].deriveChild(index).publicKey;
-    if (!compressed) throw new Error(`the ${role} xpub derived no public key`);
-    // viem's publicKeyToAddress hashes the uncompressed point (0x04 || x || y).
-    const uncompressed = ECDH.convertKey(Buffer.from(compressed), 'secp256k1', undefined, undefined, 'uncompressed') as Buffer;
-    return publicKeyToAddress(bytesToHex(uncompressed));
+    const { publicKey, chainCode } = keys[role];
+    if (!publicKey || !chainCode) throw new Error(`the ${role} xpub has no public key`);
+    return routeAccountAddress(publicKey, chainCode, index);
   };
   return {
     routeAddresses(accountIndex) {
@@ -140,7 +170,9 @@ export function createRouteAddressBook<R extends RouteAccountRole>(xpubs: Record
 }
 
 /** BIP-39 seed: PBKDF2-HMAC-SHA512 of the NFKD mnemonic, salt "mnemonic", 2048 rounds. Computed once per process. */
-function mnemonicToSeed(mnemonic: string): Uint8Array {
+export function mnemonicToSeed(mnemonic: string): Uint8Array {
   const normalized = mnemonic.trim().split(/\s+/).join(' ').normalize('NFKD');
   return new Uint8Array(pbkdf2Sync(normalized, 'mnemonic', 2048, 64, 'sha512'));
 }
+
+const bytesToBigInt = (bytes: Uint8Array) => BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);

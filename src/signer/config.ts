@@ -29,9 +29,15 @@ const weiByChain = (fallback: string) =>
  * contracts the service calls (the same variables, and network profile, as the worker's).
  */
 export const signerConfigSchema = z.object({
-  SIGNER_MNEMONIC: mnemonic,
-  GAS_ACCOUNT_PRIVATE_KEY: hexKey,
-  POOL_RELAYER_PRIVATE_KEY: hexKey,
+  /** Where the keys are: `env` (the three below; development and the local stack only) or `pkcs11` (a token, docs/security.md). */
+  SIGNER_KEYS: z.enum(['env', 'pkcs11'], { message: 'must be "env" or "pkcs11"' }).default('env'),
+  SIGNER_MNEMONIC: mnemonic.optional(),
+  GAS_ACCOUNT_PRIVATE_KEY: hexKey.optional(),
+  POOL_RELAYER_PRIVATE_KEY: hexKey.optional(),
+  /** The token's PKCS#11 library, its label and its user PIN (SIGNER_KEYS=pkcs11). */
+  SIGNER_PKCS11_MODULE: z.string().min(1).default('/usr/lib/softhsm/libsofthsm2.so'),
+  SIGNER_PKCS11_TOKEN: z.string().min(1).max(32).optional(),
+  SIGNER_PKCS11_PIN: z.string().min(4, 'must be the token user PIN (at least 4 characters)').optional(),
   SIGNER_AUTH_TOKEN: signerAuthToken,
   SIGNER_HOST: z.string().min(1).default('127.0.0.1'),
   SIGNER_PORT: z.coerce.number().int().min(0).max(65535).default(3100),
@@ -80,9 +86,6 @@ export function loadSignerConfig(env: Record<string, string | undefined> = proce
     throw new ConfigError(`invalid signer configuration:\n${lines.join('\n')}`);
   }
   const config = result.data;
-  if (config.GAS_ACCOUNT_PRIVATE_KEY.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY.toLowerCase()) {
-    throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
-  }
   if (config.SIGNER_POLICY === 'off' && config.NETWORK === 'mainnet') {
     throw new ConfigError('SIGNER_POLICY=off is refused with NETWORK=mainnet: the signer must check every request against its spending policy');
   }
@@ -94,5 +97,34 @@ export function loadSignerConfig(env: Record<string, string | undefined> = proce
       );
     }
   }
+  if (config.SIGNER_KEYS === 'pkcs11') checkTokenKeys(config);
+  else checkEnvironmentKeys(config);
   return config;
 }
+
+function checkTokenKeys(config: SignerConfig): void {
+  const missing = (['SIGNER_PKCS11_TOKEN', 'SIGNER_PKCS11_PIN'] as const).filter((name) => !config[name]);
+  if (missing.length > 0) throw new ConfigError(`SIGNER_KEYS=pkcs11 needs ${missing.join(', ')} (docs/security.md, "Keys in a PKCS#11 token")`);
+  const envKeys = ENVIRONMENT_KEYS.filter((name) => config[name] !== undefined);
+  if (envKeys.length > 0) {
+    throw new ConfigError(
+      `SIGNER_KEYS=pkcs11 keeps every key in the token: remove ${envKeys.join(', ')} from the signer's environment (import them once: npm run signer:token -- init --import)`,
+    );
+  }
+}
+
+function checkEnvironmentKeys(config: SignerConfig): void {
+  if (config.NETWORK === 'mainnet') {
+    throw new ConfigError(
+      'keys in environment variables (SIGNER_KEYS=env) are refused with NETWORK=mainnet: keep them in a PKCS#11 token (SIGNER_KEYS=pkcs11, docs/security.md)',
+    );
+  }
+  const missing = ENVIRONMENT_KEYS.filter((name) => config[name] === undefined);
+  if (missing.length > 0)
+    throw new ConfigError(`invalid signer configuration:\n${missing.map((name) => `  ${name}: is required with SIGNER_KEYS=env (the default)`).join('\n')}`);
+  if (config.GAS_ACCOUNT_PRIVATE_KEY!.toLowerCase() === config.POOL_RELAYER_PRIVATE_KEY!.toLowerCase()) {
+    throw new ConfigError('POOL_RELAYER_PRIVATE_KEY must differ from GAS_ACCOUNT_PRIVATE_KEY: one account funding both sides of the pool would link them');
+  }
+}
+
+const ENVIRONMENT_KEYS = ['SIGNER_MNEMONIC', 'GAS_ACCOUNT_PRIVATE_KEY', 'POOL_RELAYER_PRIVATE_KEY'] as const;

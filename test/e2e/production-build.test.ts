@@ -1,7 +1,7 @@
 /**
  * The service as an operator deploys it: `npm run build`, a Temporal namespace that does not exist yet, Postgres roles
  * from deploy/postgres/roles.sql, and the production processes started from dist/ with plain `node` (not the
- * all-in-one local stack): a signer with the mnemonic, workers with the signer's URL, APIs with the xpubs only under
+ * all-in-one local stack): a signer with its keys generated in a PKCS#11 token (SoftHSM2), workers with the signer's URL, APIs with the xpubs only under
  * the API's database role. Two APIs and two workers share one Temporal and one Postgres; one worker is killed with
  * SIGKILL while routes are in flight, and every route still completes, paid exactly once.
  */
@@ -15,9 +15,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { createPublicClient, erc20Abi, http, type Address } from 'viem';
-import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
+import { createPublicClient, erc20Abi, http, toHex, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { softHsmToken } from '../../devnet/softhsm.ts';
 import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { freePorts } from '../../devnet/ports.ts';
 import { signerPolicyEnv, startLocalInfrastructure, type LocalInfrastructure } from '../../devnet/stack.ts';
@@ -46,6 +46,21 @@ const running: ServiceProcess[] = [];
 const fromSources = process.env.PRODUCTION_TEST_FROM === 'sources';
 
 /** Starts `node dist/src/<entry>.js` with exactly `env` (plus PATH); ready when it logs `readyMessage`. */
+/** A one-shot command of the build (or of the sources), its standard output when it succeeds. */
+async function runFromBuild(entry: string, args: string[], env: Record<string, string>): Promise<string> {
+  const script = fromSources
+    ? ['--import', './src/loader/register.mjs', path.join(repoRoot, 'src', `${entry}.ts`)]
+    : [path.join(repoRoot, 'dist', 'src', `${entry}.js`)];
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [...script, ...args],
+      { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => (error ? reject(new Error(`${entry} ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout)),
+    ),
+  );
+}
+
 function startFromBuild(name: string, entry: string, env: Record<string, string>, readyMessage: string): ServiceProcess {
   const started = Date.now();
   const args = fromSources
@@ -174,13 +189,16 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     // The signer: the only process with the mnemonic and the keys, and its spending policy (the default).
     const signerAuthToken = randomBytes(32).toString('hex');
     const [signerPort, apiPortA, apiPortB, workerHttpA, workerHttpB, temporalMetricsA, temporalMetricsB] = ports.slice(8) as number[];
+    // Its keys generated inside a PKCS#11 token (SoftHSM2 here, an HSM in production) by `signerToken init`: no copy
+    // of them exists anywhere else, and the signer's environment holds the token's label and PIN only.
+    const token = softHsmToken(path.join(dataDir, 'softhsm'));
+    const tokenInit = await runFromBuild('signerToken', ['init'], token.env);
+    assert.match(tokenInit, /^# generated in token "private-route": private-route\/role\/deposit, /m);
     const signer = startFromBuild(
       'signer',
       'signer',
       {
-        SIGNER_MNEMONIC: generateMnemonic(english),
-        GAS_ACCOUNT_PRIVATE_KEY: DEVNET_ACCOUNTS.gas,
-        POOL_RELAYER_PRIVATE_KEY: DEVNET_ACCOUNTS.poolRelayer,
+        ...token.env,
         SIGNER_AUTH_TOKEN: signerAuthToken,
         SIGNER_PORT: String(signerPort),
         ...signerPolicyEnv(configEnv, dataDir),
@@ -190,7 +208,14 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     );
     const signerStart = await signer.ready;
     const signerUrl = `http://127.0.0.1:${signerPort}`;
-    const { xpubs } = await createRemoteSigner({ url: signerUrl, authToken: signerAuthToken, timeoutMs: 5000 }).publicKeys();
+    const { xpubs, gasAddress, poolRelayerAddress } = await createRemoteSigner({ url: signerUrl, authToken: signerAuthToken, timeoutMs: 5000 }).publicKeys();
+    assert.match(tokenInit, new RegExp(`DEPOSIT_ACCOUNT_XPUB=${xpubs.deposit}\\n`));
+    // The operator funds the token's two shared accounts on every chain (their addresses are new ones).
+    for (const chain of manifest.chains) {
+      const client = createPublicClient({ transport: http(chain.rpcUrl) });
+      for (const address of [gasAddress, poolRelayerAddress])
+        await client.request({ method: 'anvil_setBalance' as never, params: [address, toHex(10n ** 21n)] as never });
+    }
 
     const apiDatabaseUrl = Object.assign(new URL(superuserUrl), { username: 'route_api', password: apiPassword }).toString();
 

@@ -1,5 +1,6 @@
 import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -81,6 +82,13 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
     env: { DATABASE_URL: process.env.TEST_DATABASE_URL, RATE_LIMIT_PER_MINUTE: '0', ...opts.env, SIGNER_MNEMONIC: mnemonic },
     logger: opts.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }),
   });
+
+  // Under npm test the signer's keys are in a SoftHSM2 token (scripts/run-tests.sh): a stack that did not make one would
+  // let every whole-stack test pass without the token, so it is an error here.
+  if (process.env.DEVNET_SIGNER_KEYS === 'pkcs11' && !existsSync(path.join(dataDir, 'softhsm', 'user-pin'))) {
+    await stack.stop();
+    throw new Error('DEVNET_SIGNER_KEYS=pkcs11 but the local stack made no SoftHSM2 token for its signer');
+  }
 
   const chain = (role: 'source' | 'hub' | 'destination') => {
     const found = stack.manifest.chains.find((c) => c.role === role);
