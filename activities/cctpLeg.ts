@@ -105,8 +105,8 @@ export function cctpLegs(deps: ActivityDeps, cctp: BurnAndMintBridge): LegMover 
         dstChainId: destinationChainId,
         message: status.message,
         attestation: status.attestation,
-        // After the pool only the pool's relayer acts: the gas account stays on the deposit side.
-        relayer: leg === 'out' ? deps.poolRelayer : deps.gasAccount,
+        // After the pool only the pool's relayer acts (its sending accounts, in turn): the gas account stays on the deposit side.
+        relayer: leg === 'out' ? deps.relaySenders : deps.gasAccount,
       });
       if (!minted.txHash) {
         throw failure('MintNotFound', `burn ${order.requestId} was minted by another relayer and the mint transaction was not found`);

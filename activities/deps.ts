@@ -33,6 +33,11 @@ export interface ActivityDeps {
    * (exit accounts). Never the gas account, so no funding path joins a route's deposit to its withdrawal.
    */
   poolRelayer: LocalAccount;
+  /**
+   * The relayer's sending accounts, the relayer first: withdrawals and mints after the pool take turns among them,
+   * so one transaction stuck at an account's head holds up only what that account signed (src/chain/sender/pickAccount.ts).
+   */
+  relaySenders: readonly LocalAccount[];
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
   /** Signals transfer workflows (the watchers' reports); the worker adds it (src/temporal/worker.ts). */

@@ -24,7 +24,7 @@ export function intentActivities(deps: ActivityDeps) {
   /** The worker's key that signed the intent: a shared sender, or one of its route's accounts. */
   async function signerOf(row: Intent): Promise<LocalAccount> {
     const from = row.fromAddress.toLowerCase();
-    for (const account of [deps.gasAccount, deps.poolRelayer]) if (account.address.toLowerCase() === from) return account;
+    for (const account of [deps.gasAccount, ...deps.relaySenders]) if (account.address.toLowerCase() === from) return account;
     const route = await transferOf(deps.db, row.routeId);
     if (route) {
       const own = Object.values(deps.keyring.routeAccounts(route.accountIndex)).find((account) => account.address.toLowerCase() === from);

@@ -4,6 +4,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { type Address, createPublicClient, http, toHex } from 'viem';
 import { english, generateMnemonic } from 'viem/accounts';
 import { startApi } from '../src/api/startApi.ts';
 import { ensureBackgroundWorkflows } from '../src/temporal/backgroundWorkflows.ts';
@@ -179,7 +180,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       logLevel: opts.env?.LOG_LEVEL,
     });
     stops.add('signer process', signerProcess.stop);
-    const { xpubs } = signerProcess.publicKeys;
+    const { xpubs, poolRelayerAddresses } = signerProcess.publicKeys;
+    // The relayer's other sending accounts are new addresses: anvil gives them gas, as an operator's funding would.
+    await fundOnce(manifest.chains, poolRelayerAddresses.slice(1));
     // The webhook signing secret is the worker's alone (the API neither needs nor gets it).
     const workerEnv = { ...configEnv, SIGNER_URL: signerProcess.url, SIGNER_AUTH_TOKEN: signerProcess.authToken, WEBHOOK_SIGNING_SECRET: webhookSigningSecret };
     const apiEnv = { ...configEnv, DEPOSIT_ACCOUNT_XPUB: xpubs.deposit, HUB_ACCOUNT_XPUB: xpubs.hub };
@@ -419,6 +422,17 @@ async function devnetSignerMnemonic(dataDir: string, ephemeral?: boolean): Promi
   const mnemonic = generateMnemonic(english);
   if (!ephemeral) await writeFile(file, `${mnemonic}\n`, { mode: 0o600 });
   return mnemonic;
+}
+
+/** Native currency for accounts that have none yet (a restart leaves what they hold). */
+async function fundOnce(chains: readonly { rpcUrl: string }[], addresses: readonly Address[]): Promise<void> {
+  for (const chain of chains) {
+    const client = createPublicClient({ transport: http(chain.rpcUrl) });
+    for (const address of addresses) {
+      if ((await client.getBalance({ address })) === 0n)
+        await client.request({ method: 'anvil_setBalance' as never, params: [address, toHex(10n ** 21n)] as never });
+    }
+  }
 }
 
 /** Where the local stack's signer keeps its keys: DEVNET_SIGNER_KEYS=pkcs11 (npm test sets it) for a SoftHSM2 token. */

@@ -38,9 +38,10 @@ import { createRemoteSigner } from './signer/remote.ts';
 import type { NoteSecretsProvider, Signer } from './signer/signer.ts';
 import { DEFAULT_WEBHOOK_RETRY, WEBHOOK_REQUEST_TIMEOUT_MS, type WebhookSettings } from './webhooks/settings.ts';
 
-/** What only the worker has: the pool relayer's account, the note secrets (the signer's) and the prover. */
+/** What only the worker has: the pool relayer's accounts, the note secrets (the signer's) and the prover. */
 interface PoolSigning {
   relayer: LocalAccount;
+  relaySenders: readonly LocalAccount[];
   secrets: NoteSecretsProvider;
   prover: Prover;
 }
@@ -64,10 +65,10 @@ export type ApiContext = ReturnType<typeof createApiContext>;
 export async function createWorkerContext(config: Config, opts: { pollIntervalMs?: number; signer?: Signer } = {}) {
   const signer = opts.signer ?? workerSigner(config);
   const publicKeys = await signer.publicKeys();
-  const { keyring, gasAccount, poolRelayer } = signerAccounts(signer, publicKeys);
+  const { keyring, gasAccount, poolRelayer, relaySenders } = signerAccounts(signer, publicKeys);
   // Threads start on the first proof (or the worker's ready()).
   const prover = createProver(proverOptions(config));
-  const parts = createSharedParts(config, opts, { relayer: poolRelayer, secrets: signer, prover }, keyring.routeAddresses(0).deposit);
+  const parts = createSharedParts(config, opts, { relayer: poolRelayer, relaySenders, secrets: signer, prover }, keyring.routeAddresses(0).deposit);
   const { database, chains, sender, bridge, pool } = parts;
   const activityDeps: ActivityDeps = {
     db: database.db,
@@ -78,6 +79,7 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     keyring,
     gasAccount,
     poolRelayer,
+    relaySenders,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     refundMinimums: config.REFUND_MIN_AMOUNT,
     refundDelay: { minSeconds: config.REFUND_DELAY_MIN_SECONDS, maxSeconds: config.REFUND_DELAY_MAX_SECONDS },
@@ -154,8 +156,10 @@ function keylessPoolSigning(): PoolSigning {
   const refuse = async (): Promise<never> => {
     throw new Error('the API holds no key: pool deposits and withdrawals run in the worker');
   };
+  const relayer = toAccount({ address: zeroAddress, signTransaction: refuse, signMessage: refuse, signTypedData: refuse });
   return {
-    relayer: toAccount({ address: zeroAddress, signTransaction: refuse, signMessage: refuse, signTypedData: refuse }),
+    relayer,
+    relaySenders: [relayer],
     secrets: { depositSecrets: refuse, withdrawalSecrets: refuse },
     prover: {
       ready: async () => {},
@@ -178,6 +182,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     fromBlock: BigInt(config.PRIVACY_POOLS_START_BLOCK),
     relayFeeBps: config.PRIVACY_RELAY_FEE_BPS,
     relayer: signing.relayer,
+    relaySenders: signing.relaySenders,
     secrets: signing.secrets,
     clients: chains,
     sender,
@@ -274,6 +279,7 @@ export function workerHotWallets(service: WorkerContext): { chains: ChainClients
       hubChainId: config.HUB_CHAIN_ID,
       chainIds: Object.keys(config.CHAIN_RPC_URLS).map(Number),
       addresses: { gas: activityDeps.gasAccount.address, pool_relayer: activityDeps.poolRelayer.address },
+      relaySenders: activityDeps.relaySenders.slice(1).map((account) => account.address),
     },
   };
 }

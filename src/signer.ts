@@ -34,6 +34,7 @@ try {
     url: server.url,
     gasAddress: keys.gasAddress,
     poolRelayerAddress: keys.poolRelayerAddress,
+    relaySenders: keys.poolRelayerAddresses.length,
     policy: config.SIGNER_POLICY,
     keys: config.SIGNER_KEYS,
   });
@@ -52,7 +53,7 @@ function keysOf(config: SignerConfig, stops: StopList): Signer {
     try {
       const token = openPkcs11Token({ module: config.SIGNER_PKCS11_MODULE, tokenLabel: config.SIGNER_PKCS11_TOKEN!, pin: config.SIGNER_PKCS11_PIN! });
       stops.add('PKCS#11 session', async () => token.close());
-      return createTokenSigner(token);
+      return createTokenSigner(token, config.POOL_RELAY_SENDERS);
     } catch (error) {
       // The token's messages name labels and PKCS#11 return codes, never the PIN.
       throw new ConfigError(`the PKCS#11 token could not be used: ${(error as Error).message}`);
@@ -62,6 +63,7 @@ function keysOf(config: SignerConfig, stops: StopList): Signer {
     mnemonic: config.SIGNER_MNEMONIC!,
     gasPrivateKey: config.GAS_ACCOUNT_PRIVATE_KEY as `0x${string}`,
     poolRelayerPrivateKey: config.POOL_RELAYER_PRIVATE_KEY as `0x${string}`,
+    relaySenders: config.POOL_RELAY_SENDERS,
   });
 }
 

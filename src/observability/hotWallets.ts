@@ -23,7 +23,15 @@ export interface HotWalletSettings {
   /** Every chain the service serves (CHAIN_RPC_URLS). */
   chainIds: number[];
   addresses: Record<HotWallet, Address>;
+  /**
+   * The relayer's other sending accounts (withdrawals and mints take turns among them and the relayer): each has a
+   * balance and a queue of its own, and is counted as spending an even share of the relayer's sends.
+   */
+  relaySenders?: Address[];
 }
+
+/** A gauge's wallet label: a hot wallet's name, or `pool_relay_sender_<i>` for the relayer's i-th other sending account. */
+type WalletLabel = HotWallet | `pool_relay_sender_${number}`;
 
 /** Gas units a wallet pays per day on each chain, from the routes funded in the last 24 hours. */
 export function dailyGasUnits(
@@ -57,7 +65,7 @@ const SNAPSHOT_TTL_MS = 15_000;
 export function registerHotWalletGauges(registry: Registry, deps: { db: Database; chains: ChainClients; settings: HotWalletSettings; logger?: Logger }): void {
   const { settings } = deps;
   interface Row {
-    wallet: HotWallet;
+    wallet: WalletLabel;
     chainId: number;
     balance: bigint;
     spendPerDay: bigint;
@@ -73,21 +81,24 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
       .where(and(isNotNull(transfers.depositTxHash), gte(transfers.createdAt, since)))
       .groupBy(transfers.sourceChainId, transfers.destChainId);
     const daily = dailyGasUnits(settings.mode, settings.hubChainId, funded);
-    const pairs: Array<{ wallet: HotWallet; chainId: number }> = [];
+    const senders = settings.relaySenders ?? [];
+    const pairs: Array<{ wallet: WalletLabel; address: Address; chainId: number; dailyUnits: bigint }> = [];
     for (const chainId of settings.chainIds) {
-      pairs.push({ wallet: 'gas', chainId });
+      const units = (wallet: HotWallet) => daily.get(`${wallet}|${chainId}`) ?? 0n;
+      pairs.push({ wallet: 'gas', address: settings.addresses.gas, chainId, dailyUnits: units('gas') });
       // The pool's relayer pays on the hub, and in burn-and-mint mode on every destination (its mints).
-      if (chainId === settings.hubChainId || settings.mode === 'cctp') pairs.push({ wallet: 'pool_relayer', chainId });
+      if (chainId === settings.hubChainId || settings.mode === 'cctp') {
+        pairs.push({ wallet: 'pool_relayer', address: settings.addresses.pool_relayer, chainId, dailyUnits: units('pool_relayer') });
+        const share = units('pool_relayer') / BigInt(senders.length + 1);
+        senders.forEach((address, i) => pairs.push({ wallet: `pool_relay_sender_${i + 1}`, address, chainId, dailyUnits: share }));
+      }
     }
     // A chain whose RPC fails drops its own rows, not every wallet's.
     const rows = await Promise.allSettled(
-      pairs.map(async ({ wallet, chainId }) => {
+      pairs.map(async ({ wallet, address, chainId, dailyUnits }) => {
         const client = deps.chains.publicClient(chainId);
-        const [balance, fees] = await Promise.all([
-          client.getBalance({ address: settings.addresses[wallet] }),
-          offeredFees(client, deps.chains.chain(chainId)),
-        ]);
-        return { wallet, chainId, balance, spendPerDay: (daily.get(`${wallet}|${chainId}`) ?? 0n) * feeCap(fees) };
+        const [balance, fees] = await Promise.all([client.getBalance({ address }), offeredFees(client, deps.chains.chain(chainId))]);
+        return { wallet, chainId, balance, spendPerDay: dailyUnits * feeCap(fees) };
       }),
     );
     for (const row of rows) if (row.status === 'rejected') deps.logger?.warn('metrics: reading a hot wallet failed', { error: String(row.reason) });
@@ -131,13 +142,17 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
     async collect() {
       this.reset();
       try {
-        const byAddress = new Map(Object.entries(settings.addresses).map(([wallet, address]) => [address.toLowerCase(), wallet as HotWallet]));
+        const labelled: [WalletLabel, Address][] = [
+          ...(Object.entries(settings.addresses) as [HotWallet, Address][]),
+          ...(settings.relaySenders ?? []).map((address, i): [WalletLabel, Address] => [`pool_relay_sender_${i + 1}`, address]),
+        ];
+        const byAddress = new Map(labelled.map(([wallet, address]) => [address.toLowerCase(), wallet]));
         const rows = await deps.db
           .select({ chainId: txIntents.chainId, from: txIntents.fromAddress, oldest: min(txIntents.createdAt) })
           .from(txIntents)
           .where(and(eq(txIntents.status, 'pending'), isNull(txIntents.minedTxHash), inArray(sql`lower(${txIntents.fromAddress})`, [...byAddress.keys()])))
           .groupBy(txIntents.chainId, txIntents.fromAddress);
-        for (const chainId of settings.chainIds) for (const wallet of ['gas', 'pool_relayer'] as const) this.set({ wallet, chain_id: String(chainId) }, 0);
+        for (const chainId of settings.chainIds) for (const [wallet] of labelled) this.set({ wallet, chain_id: String(chainId) }, 0);
         for (const row of rows) {
           const wallet = byAddress.get(row.from.toLowerCase());
           if (wallet && row.oldest) this.set({ wallet, chain_id: String(row.chainId) }, Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000));

@@ -7,7 +7,10 @@ import type { Signer, SignerAccount, SignerPublicKeys } from './signer.ts';
 export interface SignerAccounts {
   keyring: RouteKeyring;
   gasAccount: LocalAccount;
+  /** The relayer itself: receives the relay fees, funds exit accounts. */
   poolRelayer: LocalAccount;
+  /** Its sending accounts, the relayer first: they take turns sending withdrawals and mints. */
+  relaySenders: LocalAccount[];
 }
 
 export function signerAccounts(signer: Signer, publicKeys: SignerPublicKeys): SignerAccounts {
@@ -47,5 +50,6 @@ export function signerAccounts(signer: Signer, publicKeys: SignerPublicKeys): Si
     },
     gasAccount: account(publicKeys.gasAddress, { role: 'gas' }),
     poolRelayer: account(publicKeys.poolRelayerAddress, { role: 'poolRelayer' }),
+    relaySenders: publicKeys.poolRelayerAddresses.map((address, index) => account(address, { role: 'poolRelayer', index })),
   };
 }

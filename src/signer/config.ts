@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_RELAY_SENDERS, MAX_RELAY_SENDERS } from '../accounts/relaySenders.ts';
 import { ConfigError, configSchema, mnemonic } from '../config.ts';
 import { applyNetworkProfile } from '../networks/profiles.ts';
 import { signerAuthToken } from './protocol.ts';
@@ -38,6 +39,8 @@ export const signerConfigSchema = z.object({
   SIGNER_PKCS11_MODULE: z.string().min(1).default('/usr/lib/softhsm/libsofthsm2.so'),
   SIGNER_PKCS11_TOKEN: z.string().min(1).max(32).optional(),
   SIGNER_PKCS11_PIN: z.string().min(4, 'must be the token user PIN (at least 4 characters)').optional(),
+  /** The pool relayer's sending accounts, taking turns with withdrawals and mints (src/accounts/relaySenders.ts). */
+  POOL_RELAY_SENDERS: z.coerce.number().int().min(1).max(MAX_RELAY_SENDERS).default(DEFAULT_RELAY_SENDERS),
   SIGNER_AUTH_TOKEN: signerAuthToken,
   SIGNER_HOST: z.string().min(1).default('127.0.0.1'),
   SIGNER_PORT: z.coerce.number().int().min(0).max(65535).default(3100),

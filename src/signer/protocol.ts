@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_RELAY_SENDERS } from '../accounts/relaySenders.ts';
 
 /** The signer process's request bodies (src/signer/signerApi.ts validates them, src/signer/remote.ts sends them). */
 const accountIndex = z
@@ -12,7 +13,17 @@ const noteIndex = z.string().regex(/^\d{1,20}$/, 'must be a decimal integer');
 export const signerAccountSchema = z.discriminatedUnion('role', [
   z.object({ role: z.enum(['deposit', 'hub', 'exit']), index: accountIndex }).strict(),
   z.object({ role: z.literal('gas') }).strict(),
-  z.object({ role: z.literal('poolRelayer') }).strict(),
+  z
+    .object({
+      role: z.literal('poolRelayer'),
+      index: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_RELAY_SENDERS - 1)
+        .optional(),
+    })
+    .strict(),
 ]);
 
 export const signTransactionRequest = z

@@ -17,13 +17,19 @@ export interface Signer {
   withdrawalSecrets(label: bigint, index: bigint): Promise<NoteSecrets>;
 }
 
-/** Which key signs: a route account of a role at an index, the gas account, or the pool relayer. */
-export type SignerAccount = { role: RouteAccountRole; index: number } | { role: 'gas' } | { role: 'poolRelayer' };
+/**
+ * Which key signs: a route account of a role at an index, the gas account, or one of the pool relayer's sending
+ * accounts (index 0, the default, is the relayer itself: src/accounts/relaySenders.ts).
+ */
+export type SignerAccount = { role: RouteAccountRole; index: number } | { role: 'gas' } | { role: 'poolRelayer'; index?: number };
 
 export interface SignerPublicKeys {
   xpubs: RouteAccountXpubs;
   gasAddress: Address;
+  /** The relayer itself: the relay fees' recipient (poolRelayerAddresses[0]). */
   poolRelayerAddress: Address;
+  /** Every sending account of the relayer, in index order: they take turns sending withdrawals and mints. */
+  poolRelayerAddresses: Address[];
 }
 
 export interface NoteSecrets {
@@ -34,4 +40,24 @@ export interface NoteSecrets {
 /** The pool's note secrets, asked of the signer (so the adapter never holds the master keys). */
 export type NoteSecretsProvider = Pick<Signer, 'depositSecrets' | 'withdrawalSecrets'>;
 
-export const describeSignerAccount = (account: SignerAccount) => ('index' in account ? `${account.role} account ${account.index}` : `${account.role} account`);
+/** A route's own account (deposit, hub or exit at its index), not one of the service's shared ones. */
+export const isRouteAccount = (account: SignerAccount): account is { role: RouteAccountRole; index: number } =>
+  account.role === 'deposit' || account.role === 'hub' || account.role === 'exit';
+
+export const describeSignerAccount = (account: SignerAccount) =>
+  'index' in account && account.index !== undefined ? `${account.role} account ${account.index}` : `${account.role} account`;
+
+/** The address of `account` among the signer's public keys (route accounts through `routeAddress`). */
+export function signerAccountAddress(
+  keys: SignerPublicKeys,
+  account: SignerAccount,
+  routeAddress: (role: RouteAccountRole, index: number) => Address,
+): Address {
+  if (account.role === 'gas') return keys.gasAddress;
+  if (account.role === 'poolRelayer') {
+    const address = keys.poolRelayerAddresses[account.index ?? 0];
+    if (!address) throw new RangeError(`the signer has ${keys.poolRelayerAddresses.length} relay senders; ${account.index} is none of them`);
+    return address;
+  }
+  return routeAddress(account.role, account.index);
+}

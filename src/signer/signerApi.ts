@@ -6,7 +6,7 @@ import { bearerToken, matchesSecretDigest, secretDigest } from '../secretTokens.
 import { SIGNER_PATHS, noteSecretsRequest, signTransactionRequest } from './protocol.ts';
 import { createRouteAddressBook } from '../accounts/routeAccounts.ts';
 import { SignerPolicyNotReady, SignerPolicyRefusal, type SpendingPolicy } from './policy/spendingPolicy.ts';
-import { describeSignerAccount, type Signer, type SignerAccount } from './signer.ts';
+import { describeSignerAccount, type Signer, type SignerAccount, signerAccountAddress } from './signer.ts';
 
 /**
  * The signer process's request API: three authenticated routes, nothing else. Every request carries
@@ -34,8 +34,7 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
   const addressOf = async (account: SignerAccount) => {
     addresses ??= signer.publicKeys().then((keys) => {
       const book = createRouteAddressBook(keys.xpubs);
-      return (a: SignerAccount) =>
-        a.role === 'gas' ? keys.gasAddress : a.role === 'poolRelayer' ? keys.poolRelayerAddress : book.routeAddresses(a.index)[a.role];
+      return (a: SignerAccount) => signerAccountAddress(keys, a, (role, index) => book.routeAddresses(index)[role]);
     });
     return (await addresses)(account);
   };
@@ -52,6 +51,13 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     const parsed = signTransactionRequest.safeParse(await jsonBody(c));
     if (!parsed.success) return fail(c, 400, `invalid request: ${issues(parsed.error)}`);
     const { account, transaction } = parsed.data;
+    try {
+      await addressOf(account);
+    } catch (error) {
+      // A relay sender index past POOL_RELAY_SENDERS: an account this signer does not have.
+      if (error instanceof RangeError) return fail(c, 400, `invalid request: ${error.message}`);
+      throw error;
+    }
     try {
       if (opts.policy) await opts.policy.checkTransaction(account, await addressOf(account), transaction as `0x${string}`);
     } catch (error) {

@@ -208,12 +208,12 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     );
     const signerStart = await signer.ready;
     const signerUrl = `http://127.0.0.1:${signerPort}`;
-    const { xpubs, gasAddress, poolRelayerAddress } = await createRemoteSigner({ url: signerUrl, authToken: signerAuthToken, timeoutMs: 5000 }).publicKeys();
+    const { xpubs, gasAddress, poolRelayerAddresses } = await createRemoteSigner({ url: signerUrl, authToken: signerAuthToken, timeoutMs: 5000 }).publicKeys();
     assert.match(tokenInit, new RegExp(`DEPOSIT_ACCOUNT_XPUB=${xpubs.deposit}\\n`));
-    // The operator funds the token's two shared accounts on every chain (their addresses are new ones).
+    // The operator funds the gas account and the relayer's sending accounts on every chain (their addresses are new ones).
     for (const chain of manifest.chains) {
       const client = createPublicClient({ transport: http(chain.rpcUrl) });
-      for (const address of [gasAddress, poolRelayerAddress])
+      for (const address of [gasAddress, ...poolRelayerAddresses])
         await client.request({ method: 'anvil_setBalance' as never, params: [address, toHex(10n ** 21n)] as never });
     }
 

@@ -199,6 +199,36 @@ describe('a stuck transaction does not block its sender', { timeout: 240_000 }, 
   });
 });
 
+describe("several accounts taking turns (the relayer's sending accounts)", { timeout: 120_000 }, () => {
+  test('a new send goes to the account with the shortest queue: one stuck at its head holds up only its own', async () => {
+    const [a, b, c] = [await fundedAccount(), await fundedAccount(), await fundedAccount()];
+    const to = freshAddress();
+    // a's head can never mine: a transaction recorded past a gap in its nonces (the node holds it, unmineable).
+    const stuck = await recordUnsent(a, 'rt_senders_turns', 'stuck', { nonce: 2, to, value: 1n });
+    const sender = quickSender();
+    const fromOf = async (step: string) => {
+      const [row] = await db()
+        .select()
+        .from(txIntents)
+        .where(and(eq(txIntents.routeId, 'rt_senders_turns'), eq(txIntents.step, step)));
+      return row?.fromAddress.toLowerCase();
+    };
+    const sent: Hex[] = [];
+    for (const step of ['w1', 'w2', 'w3', 'w4']) {
+      sent.push((await sender.send({ routeId: 'rt_senders_turns', step, chainId: chainId(), account: [a, b, c], to, value: 10n })).txHash);
+    }
+    const froms = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(fromOf));
+    const [bb, cc] = [b.address.toLowerCase(), c.address.toLowerCase()];
+    assert.deepEqual(froms, [bb, cc, bb, cc], 'b and c in turn, never the stuck a');
+    assert.equal(await balance(to), 40n);
+    assert.equal((await intentById(stuck.id)).status, 'pending', "a's stuck transaction is still its own");
+    // A recorded intent keeps the account that signed it, whatever order a retry names them in.
+    const again = await sender.send({ routeId: 'rt_senders_turns', step: 'w1', chainId: chainId(), account: [c, a, b], to, value: 10n });
+    assert.equal(again.txHash, sent[0]);
+    assert.equal(await balance(to), 40n, 'paid once');
+  });
+});
+
 describe('a gas top-up whose nonce another transaction used', { timeout: 120_000 }, () => {
   test('another intent of ours: the top-up is voided and sent again', async () => {
     const funder = await fundedAccount();

@@ -238,6 +238,7 @@ before(async () => {
     keyring: createRouteKeyring(generateMnemonic(english)),
     gasAccount: privateKeyToAccount(DEVNET_ACCOUNTS.gas),
     poolRelayer: privateKeyToAccount(DEVNET_ACCOUNTS.poolRelayer),
+    relaySenders: [privateKeyToAccount(DEVNET_ACCOUNTS.poolRelayer)],
     pollIntervalMs: 100,
     privacyRules: {
       epochSeconds: 3,

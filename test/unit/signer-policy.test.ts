@@ -3,7 +3,17 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Address, type Hex, encodeAbiParameters, encodeFunctionData, erc20Abi, getAddress, pad, serializeTransaction } from 'viem';
+import {
+  type Address,
+  type Hex,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  pad,
+  recoverTransactionAddress,
+  serializeTransaction,
+} from 'viem';
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
 import { createRouteKeyring } from '../../src/accounts/routeAccounts.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -403,6 +413,18 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
         maxPriorityFeePerGas: 1n,
       });
     assert.match(await remote.signTransaction({ role: 'poolRelayer' }, relay(501_007n)), /^0x02/);
+    // Another of the relayer's sending accounts: the same rules, its own address; one the signer does not have is a 400.
+    const { poolRelayerAddresses } = await local.publicKeys();
+    assert.equal(
+      await recoverTransactionAddress({
+        serializedTransaction: (await remote.signTransaction({ role: 'poolRelayer', index: 2 }, relay(501_007n))) as `0x02${string}`,
+      }),
+      poolRelayerAddresses[2],
+    );
+    assert.match(
+      String(await remote.signTransaction({ role: 'poolRelayer', index: 3 }, relay(501_007n)).catch((e) => e)),
+      /invalid request: the signer has 3 relay senders; 3 is none of them/,
+    );
     assert.equal(
       ((await remote.signTransaction({ role: 'poolRelayer' }, relay(501_008n)).catch((e) => e)) as SignerRefusedError).rule,
       'withdrawal-not-the-routes',
@@ -415,7 +437,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
     assert.equal(((await remote.depositSecrets(1n, 7n).catch((e) => e)) as SignerRefusedError).rule, 'rate-limited');
 
     const lines = (await readFile(path.join(dir, 'audit.log'), 'utf8')).trim().split('\n');
-    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 13 });
+    assert.deepEqual(verifyAuditLines(lines), { ok: true, entries: 14 });
     const verdicts = lines.map((l) => JSON.parse(l) as { verdict: string; rule?: string });
     assert.deepEqual(
       verdicts.map((v) => v.rule ?? v.verdict),
@@ -428,6 +450,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
         'note-of-no-route',
         'answered',
         'answered',
+        'signed',
         'signed',
         'signed',
         'withdrawal-not-the-routes',

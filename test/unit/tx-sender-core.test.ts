@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { leastQueued } from '../../src/chain/sender/pickAccount.ts';
 import {
   afterBroadcast,
   broadcastMove,
@@ -604,5 +605,31 @@ describe('properties of the decisions', { timeout: 30_000 }, () => {
         }
       }),
     );
+  });
+});
+
+describe('several accounts taking turns (leastQueued)', () => {
+  const cases: { queued: number[]; turn: number; chosen: number; why: string }[] = [
+    { queued: [0, 0, 0], turn: 0, chosen: 0, why: 'all idle: the one in turn' },
+    { queued: [0, 0, 0], turn: 2, chosen: 2, why: 'all idle, turn at the last' },
+    { queued: [0, 0, 0], turn: 5, chosen: 2, why: 'a turn past the end wraps' },
+    { queued: [1, 0, 0], turn: 0, chosen: 1, why: 'one stuck at its head: the next idle one' },
+    { queued: [1, 0, 0], turn: 2, chosen: 2, why: 'stuck one skipped, turn kept' },
+    { queued: [3, 2, 4], turn: 0, chosen: 1, why: 'all busy: the shortest queue' },
+    { queued: [2, 2, 1], turn: 0, chosen: 2, why: 'shortest wins over the turn' },
+    { queued: [7], turn: 3, chosen: 0, why: 'one account' },
+  ];
+  for (const { queued, turn, chosen, why } of cases)
+    test(`${JSON.stringify(queued)} turn ${turn} → ${chosen}: ${why}`, () => assert.equal(leastQueued(queued, turn), chosen));
+  test('no account is an error', () => assert.throws(() => leastQueued([], 0), /no account/));
+  test('idle accounts chosen in turn take every one once per round', () => {
+    const picks: number[] = [];
+    let turn = 0;
+    for (let i = 0; i < 6; i++) {
+      const chosen = leastQueued([0, 0, 0], turn);
+      picks.push(chosen);
+      turn = chosen + 1;
+    }
+    assert.deepEqual(picks, [0, 1, 2, 0, 1, 2]);
   });
 });

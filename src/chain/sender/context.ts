@@ -10,6 +10,8 @@ export interface SenderContext {
   db: Database;
   clients: ChainClients;
   timings: SenderTimings;
+  /** Per chain, the next account in turn among several (src/chain/sender/pickAccount.ts). */
+  turns: Map<number, number>;
 }
 
 export function senderContext(db: Database, clients: ChainClients, opts: TxSenderOptions): SenderContext {
@@ -21,6 +23,7 @@ export function senderContext(db: Database, clients: ChainClients, opts: TxSende
       replaceAfterMs: opts.replaceAfterMs ?? 60_000,
       pollIntervalMs: opts.pollIntervalMs ?? 500,
     },
+    turns: new Map(),
   };
 }
 

@@ -3,6 +3,7 @@ import { createWalletClient, http, type LocalAccount } from 'viem';
 import { offeredFees } from '../fees.ts';
 import { type Intent, lockSender, highestPendingNonce, recordIntent } from '../intentStore.ts';
 import { pushQueue } from './broadcast.ts';
+import { pickAccount, signingAccount } from './pickAccount.ts';
 import { publicClient, type SenderContext, usedNonces } from './context.ts';
 import { nextNonce } from './decide.ts';
 import { settle } from './settle.ts';
@@ -12,22 +13,23 @@ import type { SendRequest, SentTransaction } from './types.ts';
 /** `TxSender.send`: settles the step's recorded intent, or signs and records a new one and then settles it. */
 export async function send(ctx: SenderContext, request: SendRequest): Promise<SentTransaction> {
   const existing = await stepIntent(ctx, request.routeId, request.step);
-  if (existing) return settle(ctx, existing, request.account);
+  if (existing) return settle(ctx, existing, signingAccount(request, existing.fromAddress));
 
+  const account = await pickAccount(ctx, request);
   // Crash leftovers of this sender first: a new transaction could not mine before them anyway.
-  await pushQueue(ctx, request.chainId, request.account);
+  await pushQueue(ctx, request.chainId, account);
   const signed = await ctx.db.transaction(async (tx) => {
-    await lockSender(tx, request.chainId, request.account.address);
+    await lockSender(tx, request.chainId, account.address);
     const again = await stepIntent(ctx, request.routeId, request.step, tx);
     if (again) return again;
-    return signNew(ctx, request, tx);
+    return signNew(ctx, { ...request, account }, tx);
   });
   // Broadcast only after the record is committed; a failed broadcast is retried from the record by `settle`.
-  return settle(ctx, signed, request.account);
+  return settle(ctx, signed, signingAccount(request, signed.fromAddress));
 }
 
 /** Signs and records a new intent at the sender's next nonce: after what the node has and after our queued intents. */
-async function signNew(ctx: SenderContext, request: SendRequest, tx: Db): Promise<Intent> {
+async function signNew(ctx: SenderContext, request: SendRequest & { account: LocalAccount }, tx: Db): Promise<Intent> {
   const { account, chainId } = request;
   const pending = await usedNonces(ctx, { chainId, fromAddress: account.address }, 'pending');
   const nonce = nextNonce(pending, await highestPendingNonce(tx, { chainId, fromAddress: account.address }, pending));

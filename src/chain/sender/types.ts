@@ -6,7 +6,11 @@ export interface SendRequest {
   routeId: string;
   step: string;
   chainId: number;
-  account: LocalAccount;
+  /**
+   * The signer: one account, or several that take turns (a pool of relayers). A new intent goes to the one with the
+   * fewest queued transactions (src/chain/sender/pickAccount.ts); a recorded intent keeps the account that signed it.
+   */
+  account: LocalAccount | readonly LocalAccount[];
   to: Address;
   data?: Hex;
   value?: bigint;

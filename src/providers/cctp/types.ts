@@ -50,7 +50,7 @@ export interface MintInput {
   message: Hex;
   attestation: Hex;
   /** Pays gas for receiveMessage; the USDC goes to the burn's mintRecipient whoever relays. */
-  relayer: LocalAccount;
+  relayer: LocalAccount | readonly LocalAccount[];
 }
 
 export interface MintResult {

@@ -15,7 +15,7 @@ export type { PrivacyPoolsOptions } from './pool/options.ts';
  * Privacy Pools (0xbow) on the hub chain, with the protocol's SDK for commitments, Merkle proofs and
  * Groth16 proofs. A route's note derives from the signer's master keys and its account index, so nothing
  * secret is stored. Deposits go through `Entrypoint.deposit` from the route's hub account; withdrawals are
- * relayed through `Entrypoint.relay` by one relayer shared by all routes, paying their recipient directly.
+ * relayed through `Entrypoint.relay` by the relayer's sending accounts in turn (its fee to the relayer), paying their recipient directly.
  *
  * src/providers/privacy-pools/pool/context.ts builds what the methods share (each asset's pool, the prover's slots,
  * the reviews' shared read of the ASP); the other files of src/providers/privacy-pools/pool/ are its actions, one each.

@@ -3,6 +3,7 @@ import { type Address, type Hex, bytesToHex, keccak256, parseTransaction, serial
 import { HDKey, publicKeyToAddress } from 'viem/accounts';
 import { poolMasterKeysFrom, ROUTE_ACCOUNT_ROLES, type RouteAccountRole, routeAccountAddress, routeKeyTweak } from '../../accounts/routeAccounts.ts';
 import type { NoteSecrets, Signer, SignerAccount, SignerPublicKeys } from '../signer.ts';
+import { DEFAULT_RELAY_SENDERS, relaySenderAddresses, relaySenderTweak } from '../../accounts/relaySenders.ts';
 import type { Pkcs11Token } from './token.ts';
 import { digestForToken, signatureFromToken } from './tweakedSignature.ts';
 
@@ -24,7 +25,7 @@ const HARDENED = 0x80000000;
  * key's, src/signer/pkcs11/tweakedSignature.ts). The pool's master keys are MACs of the token's pool seed, computed
  * at start and kept in memory: the circuit needs note secrets outside any token, and the worker proves with them.
  */
-export function createTokenSigner(token: Pkcs11Token): Signer {
+export function createTokenSigner(token: Pkcs11Token, relaySenders = DEFAULT_RELAY_SENDERS): Signer {
   const roles = Object.fromEntries(
     ROUTE_ACCOUNT_ROLES.map((role) => {
       const point = token.ecPublicKey(TOKEN_LABELS.roleKey(role));
@@ -33,17 +34,25 @@ export function createTokenSigner(token: Pkcs11Token): Signer {
     }),
   ) as Record<RouteAccountRole, { point: Uint8Array; chainCode: Uint8Array; xpub: string }>;
   const gasAddress = publicKeyToAddress(bytesToHex(token.ecPublicKey(TOKEN_LABELS.gas)));
-  const poolRelayerAddress = publicKeyToAddress(bytesToHex(token.ecPublicKey(TOKEN_LABELS.poolRelayer)));
+  const relayerPublicKey = token.ecPublicKey(TOKEN_LABELS.poolRelayer);
+  const poolRelayerAddresses = relaySenderAddresses(relayerPublicKey, relaySenders);
+  const poolRelayerAddress = poolRelayerAddresses[0]!;
   const masterKeys = poolMasterKeysFrom((purpose) => token.hmacSha256(TOKEN_LABELS.poolSeed, new TextEncoder().encode(purpose)));
   const publicKeys: SignerPublicKeys = {
     xpubs: { deposit: roles.deposit.xpub, hub: roles.hub.xpub, exit: roles.exit.xpub },
     gasAddress,
     poolRelayerAddress,
+    poolRelayerAddresses,
   };
 
   const keyOf = (account: SignerAccount): { label: string; tweak: bigint; address: Address } => {
     if (account.role === 'gas') return { label: TOKEN_LABELS.gas, tweak: 1n, address: gasAddress };
-    if (account.role === 'poolRelayer') return { label: TOKEN_LABELS.poolRelayer, tweak: 1n, address: poolRelayerAddress };
+    if (account.role === 'poolRelayer') {
+      const index = account.index ?? 0;
+      const address = poolRelayerAddresses[index];
+      if (!address) throw new RangeError(`relay sender ${index} is not one of this signer's ${poolRelayerAddresses.length}`);
+      return { label: TOKEN_LABELS.poolRelayer, tweak: relaySenderTweak(relayerPublicKey, index), address };
+    }
     const { point, chainCode } = roles[account.role];
     return {
       label: TOKEN_LABELS.roleKey(account.role),

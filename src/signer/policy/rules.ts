@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import type { RouteAccountRole, RouteAddresses } from '../../accounts/routeAccounts.ts';
-import type { SignerAccount } from '../signer.ts';
+import { isRouteAccount, type SignerAccount } from '../signer.ts';
 import type { Call } from './calls.ts';
 
 /**
@@ -67,7 +67,7 @@ export type RefusalRule = keyof typeof REFUSAL_RULES;
 
 /** What the signer must look up before deciding: the route of a route account, or the route an address belongs to. */
 export function factsNeeded(account: SignerAccount, call: Call): { index?: number; address?: Address } {
-  if ('index' in account) return { index: account.index };
+  if (isRouteAccount(account)) return { index: account.index };
   if (call.kind === 'native') return { address: call.to };
   if (call.kind === 'relay') return { address: call.recipient };
   return {};
@@ -92,7 +92,7 @@ export function decideTransaction(
   const feeCap = contracts.txFeeCap(chainId);
   if (request.maxFee > feeCap) return refuse('fee-above-cap', `${request.maxFee} wei: ${REFUSAL_RULES['fee-above-cap']} (${feeCap})`, route?.routeId);
   if (call.kind === 'cancel') return { allow: true, routeId: route?.routeId };
-  if ('index' in account) return decideRouteAccount(account.role, chainId, call, route, contracts);
+  if (isRouteAccount(account)) return decideRouteAccount(account.role, chainId, call, route, contracts);
   return decideServiceAccount(account.role, chainId, call, route, contracts);
 }
 

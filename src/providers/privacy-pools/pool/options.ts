@@ -12,8 +12,10 @@ export interface PrivacyPoolsOptions {
   fromBlock: bigint;
   /** Relay fee charged on every withdrawal, paid to the relayer; at most each pool's maxRelayFeeBPS. */
   relayFeeBps: number;
-  /** Submits every route's withdrawal (Entrypoint.relay) and receives the relay fees. */
+  /** Receives the relay fees (named in every withdrawal's proof). */
   relayer: LocalAccount;
+  /** Submit the withdrawals (Entrypoint.relay), taking turns; the relayer is one of them. */
+  relaySenders: readonly LocalAccount[];
   /** Each note's nullifier and secret, asked of the signer (which keeps the master keys); never stored. */
   secrets: NoteSecretsProvider;
   clients: ChainClients;

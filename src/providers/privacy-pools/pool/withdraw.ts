@@ -18,7 +18,7 @@ export async function withdraw(ctx: PoolContext, input: WithdrawInput): ReturnTy
     withdrawalStep,
     async (step) => {
       if (!(await sender.intent(input.routeId, step))) await proveAndRecord(ctx, input, step);
-      const sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relayer, to: entrypoint });
+      const sent = await sender.send({ routeId: input.routeId, step, chainId, account: opts.relaySenders, to: entrypoint });
       return describeWithdrawal(ctx, sent);
     },
     `the withdrawal of route ${input.routeId} reverted ${SEND_ATTEMPTS} times; an operator must look at the pool and the ASP`,
@@ -57,7 +57,7 @@ async function proveAndRecord(ctx: PoolContext, input: WithdrawInput, step: stri
     routeId: input.routeId,
     step,
     chainId: ctx.chainId,
-    account: opts.relayer,
+    account: opts.relaySenders,
     to: entrypoint,
     data: encodeFunctionData({ abi: entrypointAbi, functionName: 'relay', args: [withdrawal, contractProof(proof, 8), pool.scope] }),
     gasHeadroomPercent: GAS_HEADROOM_PERCENT,
