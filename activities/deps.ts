@@ -38,6 +38,8 @@ export interface ActivityDeps {
    * so one transaction stuck at an account's head holds up only what that account signed (src/chain/sender/pickAccount.ts).
    */
   relaySenders: readonly LocalAccount[];
+  /** Income sweeps (src/income/sweepPlan.ts); no treasury: none run. */
+  incomeSweeps?: { treasury?: Address; gridUnit: bigint; minAmount: bigint; minAgeSeconds: number; minBatch: number };
   /** How often long-running activities poll a chain or provider. */
   pollIntervalMs: number;
   /** Signals transfer workflows (the watchers' reports); the worker adds it (src/temporal/worker.ts). */

@@ -4,6 +4,7 @@ import { depositActivities } from './deposit.ts';
 import { depositWatcherActivities } from './depositWatcher.ts';
 import { privacyWatcherActivities } from './privacyWatcher.ts';
 import { fundsActivities } from './funds.ts';
+import { incomeActivities } from './income.ts';
 import { intentActivities } from './intents.ts';
 import { strayActivities } from './strays.ts';
 import { poolActivities } from './pool.ts';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...intentActivities(deps),
     ...recoverActivities(deps),
     ...webhookActivities(deps),
+    ...incomeActivities(deps),
     /** The service fee of a transfer started before transferWorkflowV2 (later ones book it in awaitDelivery). */
     recordServiceFee: (input: Parameters<typeof recordServiceFee>[1]) => recordServiceFee(deps, input),
   };

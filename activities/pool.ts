@@ -13,6 +13,7 @@ import { reportedCount, setIfLeaving } from '../src/privacy/classSets.ts';
 import { epochStart } from '../src/privacy/exitEpochs.ts';
 import type { BridgeOrderRef, ExitEpoch, RoutePlan } from '../src/domain/plan.ts';
 import { legMovers, outboundLeg } from './bridge.ts';
+import { recordChangeNote } from '../src/income/changeNoteStore.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
 import { whileHeartbeating } from './heartbeat.ts';
@@ -378,6 +379,15 @@ async function bookWithdrawal(deps: ActivityDeps, plan: RoutePlan, note: PoolNot
     updatedAt: sql`now()`,
   });
   await recountClass(deps.db, own?.amountClass ?? null);
+  // What the withdrawal left in the pool is the service's income, collected later by income sweeps (src/income/).
+  await recordChangeNote(deps.db, {
+    routeId: plan.routeId,
+    generation: 1,
+    asset: note.asset,
+    label: note.label,
+    value: note.value - withdrawal.delivered - withdrawal.fee,
+    leftAt: new Date(withdrawal.timestamp * 1000),
+  });
   await recordLedger(deps.db, {
     routeId: plan.routeId,
     kind: 'unshielded',

@@ -523,6 +523,8 @@ export function signerPolicyEnv(configEnv: Record<string, string>, dataDir: stri
     SIGNER_TOP_UP_CAP_WEI: '10000000000000000000',
     SIGNER_TX_FEE_CAP_WEI: '10000000000000000000',
     SIGNER_AUDIT_LOG: path.join(dataDir, SIGNER_AUDIT_LOG_FILE),
+    // The signer's own copy of where income sweeps may go.
+    ...(configEnv.INCOME_TREASURY_ADDRESS ? { SIGNER_INCOME_TREASURY: configEnv.INCOME_TREASURY_ADDRESS } : {}),
     ...Object.fromEntries(pick.filter((k) => configEnv[k] !== undefined).map((k) => [k, configEnv[k]])),
   };
 }

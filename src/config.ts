@@ -280,6 +280,25 @@ export const configSchema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(address)),
+  /**
+   * Where income sweeps send the service's change notes (docs/operations.md, "Collecting the income"); without it no
+   * sweep runs. The signer has its own copy (SIGNER_INCOME_TREASURY) and relays a sweep to no other address.
+   */
+  INCOME_TREASURY_ADDRESS: address.optional(),
+  /** A change note is swept only once this old (hours): every withdrawal of its time is long past. */
+  INCOME_SWEEP_MIN_AGE_HOURS: z.coerce.number().nonnegative().default(72),
+  /** A sweep runs only with this many routes' change notes due at once. */
+  INCOME_SWEEP_MIN_BATCH: z.coerce.number().int().min(1).default(8),
+  /** The sweep grid's smallest step, in the hub token's smallest units (10000 = 0.01 USDC): amounts are 1, 2, 5 × 10^k of it. */
+  INCOME_SWEEP_GRID_UNIT: z
+    .string()
+    .regex(/^[1-9]\d{0,30}$/, 'must be a positive integer (smallest units)')
+    .default('10000'),
+  /** Notes worth less than this (smallest units) stay in the pool: their withdrawal's gas would cost more. */
+  INCOME_SWEEP_MIN_AMOUNT: z
+    .string()
+    .regex(/^\d{1,31}$/, 'must be an integer (smallest units)')
+    .default('1000000'),
   /** Quotes and creates together per client and minute (client: its X-Api-Key, else its IP); 0 turns every abuse limit off. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(60),
   /** Creates per client and minute (each starts a workflow and takes an account index); 0 = no separate create limit. */

@@ -86,6 +86,13 @@ export async function createWorkerContext(config: Config, opts: { pollIntervalMs
     strayListBatchSeconds: config.STRAY_LIST_BATCH_SECONDS,
     feeCeilingsWei: Object.fromEntries(Object.entries(config.FEE_CEILING_GWEI).map(([chainId, gwei]) => [Number(chainId), gweiToWei(gwei)])),
     operatorAllowedDestinations: config.OPERATOR_ALLOWED_DESTINATIONS,
+    incomeSweeps: {
+      treasury: config.INCOME_TREASURY_ADDRESS as Address | undefined,
+      gridUnit: BigInt(config.INCOME_SWEEP_GRID_UNIT),
+      minAmount: BigInt(config.INCOME_SWEEP_MIN_AMOUNT),
+      minAgeSeconds: Math.round(config.INCOME_SWEEP_MIN_AGE_HOURS * 3600),
+      minBatch: config.INCOME_SWEEP_MIN_BATCH,
+    },
     confirmationsOf: (chainId) => config.CHAIN_CONFIRMATIONS[String(chainId)] ?? config.DEPOSIT_CONFIRMATIONS,
     privacyPollSeconds: config.PRIVACY_POLL_SECONDS,
     privacyRules: privacyRules(config),

@@ -89,6 +89,7 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
       const { nullifier, secret } = await signer.depositSecrets(scope, index);
       return { precommitment: hashPrecommitment(nullifier as Secret, secret as Secret), nullifierHash: poseidon1([nullifier]) };
     },
+    changeNullifierHashOf: async (label, index) => poseidon1([(await signer.withdrawalSecrets(label, index)).nullifier]),
     rateLimits: config.SIGNER_RATE_LIMITS,
     contracts: {
       entrypoints: [config.PRIVACY_POOLS_ENTRYPOINT as `0x${string}`],
@@ -96,6 +97,7 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
       messageTransmitters: cctp.map((c) => c.messageTransmitter as `0x${string}`),
       gasAccount: keys.gasAddress,
       poolRelayer: keys.poolRelayerAddress,
+      incomeTreasury: config.SIGNER_INCOME_TREASURY as `0x${string}` | undefined,
       topUpCap: (chainId) => byChain[String(chainId)] ?? topUpDefault,
       txFeeCap: (chainId) => config.SIGNER_TX_FEE_CAP_WEI.byChain[String(chainId)] ?? config.SIGNER_TX_FEE_CAP_WEI.default,
     },

@@ -47,7 +47,7 @@ BEGIN
   SELECT string_agg(name, ', ') INTO missing
     FROM unnest(ARRAY['transfers', 'transfer_statuses', 'pool_notes', 'price_epochs', 'idempotency_keys', 'api_keys',
                       'rate_limit_counters', 'service_secrets', 'signer_fingerprints', 'bridge_orders',
-                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions']) AS name
+                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes']) AS name
    WHERE to_regclass('public.' || name) IS NULL;
   IF missing IS NOT NULL THEN
     RAISE NOTICE 'tables % do not exist yet: start the worker once (it applies the migrations), then run this file again', missing;
@@ -75,7 +75,7 @@ BEGIN
 
   -- the signer's spending policy: what a route planned, funded, recorded and an operator named
   REVOKE ALL ON ALL TABLES IN SCHEMA public FROM private_route_signer;
-  GRANT SELECT ON transfers, bridge_orders, deposit_transfers, ledger_entries, deposit_tokens, operator_actions, pool_notes
-    TO private_route_signer;
+  GRANT SELECT ON transfers, bridge_orders, deposit_transfers, ledger_entries, deposit_tokens, operator_actions, pool_notes,
+    change_notes TO private_route_signer;
 END
 $$;

@@ -66,7 +66,7 @@ export function operatorOf(command: string, flags: { operator?: string; reason?:
  * when it was not allowed now, failed otherwise). An activity that checked the action may have ended it first, with
  * its own detail; that stands.
  */
-async function audited<T>(
+export async function audited<T>(
   ctx: OperatorContext,
   who: Operator,
   action: { routeId: string | null; action: OperatorActionKind; params?: Record<string, unknown> },
@@ -503,7 +503,7 @@ export async function voidIntent(ctx: OperatorContext, who: Operator, idArg: str
 const REFUSALS = new Set(['NothingToRefund', 'RefundBelowMinimum', 'RouteSendPending', 'UnknownRoute', 'RouteNotFailed', 'VoidRefused', OPERATOR_REFUSED]);
 
 /** Starts an operator workflow and waits for its result; a failure is reported with its own message. */
-async function runWorkflow<T>(ctx: OperatorContext, type: string, workflowId: string, input: unknown, busy: string): Promise<T> {
+export async function runWorkflow<T>(ctx: OperatorContext, type: string, workflowId: string, input: unknown, busy: string): Promise<T> {
   try {
     const handle = await ctx.temporal.workflow.start(type, { workflowId, taskQueue: ctx.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
     return (await handle.result()) as T;

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { runCommandLine, usageError, withOperatorContext } from './context.ts';
 import * as apiKeys from './apiKeys.ts';
+import * as income from './income.ts';
 import * as operator from './operator.ts';
 import { setup } from './setup.ts';
 
@@ -30,6 +31,9 @@ const USAGE = `usage: routectl <command>
   senders [--json]                                   every sender's pending transactions: nonce, intent id, route, step, attempts, age
   void <intentId> --reason "…" [--cancel]            void an intent that can never mine; --cancel first replaces it with a 0-value self-send
   watch <routeId> [--timeout S]                      follow the statuses until COMPLETED or FAILED
+  income [--json]                                    the service's income still in the pool (change notes), by asset
+  income sweep --reason "…" [--spread-hours H]       collect what is due to INCOME_TREASURY_ADDRESS: grid amounts of old notes,
+                                                     in a batch of many routes, at random moments of H hours (6)
   apikey create --name N [--per-minute N] [--creates-per-minute N] [--max-unfunded N] [--fee-bps N] [--vouch-users [--user-share F]]
                                                      a partner API key and its webhook secret (printed once); limits default to
                                                      the service's; --fee-bps: the partner's fee on its transfers (0 to 500);
@@ -85,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       'no-create-namespace': { type: 'boolean', default: false },
       'retention-days': { type: 'string', default: '30' },
+      'spread-hours': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -146,6 +151,13 @@ async function main(argv: string[]): Promise<number> {
       await withOperatorContext((ctx) => operator.voidIntent(ctx, by, first, { cancel: values.cancel }));
       return 0;
     }
+    case 'income':
+      if (first === 'sweep') {
+        const by = who();
+        await withOperatorContext((ctx) => income.sweepIncome(ctx, by, values['spread-hours']));
+      } else if (first === undefined) await withOperatorContext((ctx) => income.listIncome(ctx, values.json));
+      else throw usageError(USAGE);
+      return 0;
     case 'watch': {
       const completed = await withOperatorContext((ctx) => operator.watch(ctx, routeArg(), Number(values.timeout) * 1000));
       return completed ? 0 : 1;

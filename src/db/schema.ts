@@ -277,6 +277,31 @@ export const priceEpochs = pgTable(
 );
 
 /**
+ * The service's income left in the pool: the change note each withdrawal leaves (a route's note less what it
+ * withdrew), generation 1 from the route's own withdrawal, k + 1 from the sweep of generation k. Collected only by
+ * income sweeps (src/income/), in amounts of a fixed grid, in batches, days later (docs/privacy.md, "Collecting the
+ * income"). Its secrets derive from the signer's keys and the label; never stored.
+ */
+export const changeNotes = pgTable(
+  'change_notes',
+  {
+    routeId: text('route_id').notNull(),
+    generation: integer('generation').notNull(),
+    asset: text('asset').notNull(),
+    label: text('label').notNull(),
+    /** What the note holds, in the asset's smallest units. */
+    value: text('value').notNull(),
+    /** When the withdrawal that left it was mined. */
+    leftAt: timestamp('left_at', { withTimezone: true }).notNull(),
+    /** Set when a sweep spent it: what it took (gross) and its transaction; the rest is generation + 1. */
+    sweptAmount: text('swept_amount'),
+    sweptTxHash: text('swept_tx_hash'),
+    sweptAt: timestamp('swept_at', { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.routeId, t.generation] })],
+);
+
+/**
  * Write-ahead record of every on-chain send, keyed by (route, step) while it is live. The signed transaction is
  * stored before it is broadcast, so a retried activity re-broadcasts the same transaction (same nonce) instead of
  * signing a second payment. A transaction that does not mine is replaced at the same nonce with higher fees: a new

@@ -90,7 +90,7 @@ export function registerHotWalletGauges(registry: Registry, deps: { db: Database
       if (chainId === settings.hubChainId || settings.mode === 'cctp') {
         pairs.push({ wallet: 'pool_relayer', address: settings.addresses.pool_relayer, chainId, dailyUnits: units('pool_relayer') });
         const share = units('pool_relayer') / BigInt(senders.length + 1);
-        senders.forEach((address, i) => pairs.push({ wallet: `pool_relay_sender_${i + 1}`, address, chainId, dailyUnits: share }));
+        for (const [i, address] of senders.entries()) pairs.push({ wallet: `pool_relay_sender_${i + 1}`, address, chainId, dailyUnits: share });
       }
     }
     // A chain whose RPC fails drops its own rows, not every wallet's.

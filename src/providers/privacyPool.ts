@@ -33,6 +33,11 @@ export interface PrivacyPool {
     routeId: string;
     note: PoolNote;
     noteIndex: number;
+    /**
+     * Which of the route's notes `note` is: 0 (the default) its deposit, k ≥ 1 the change its k-th withdrawal left
+     * (Privacy Pools: its secrets are the withdrawal secrets of the label at k − 1; the new change's at k).
+     */
+    generation?: number;
     destination: WithdrawalDestination;
     admit?: WithdrawalAdmission;
   }): Promise<PoolWithdrawal>;

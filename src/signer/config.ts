@@ -52,6 +52,11 @@ export const signerConfigSchema = z.object({
   SIGNER_DATABASE_URL: z.string().min(1).optional(),
   /** The append-only, hash-chained audit log (created owner-only). */
   SIGNER_AUDIT_LOG: z.string().min(1).optional(),
+  /** Where income sweeps go: the only address the relayer relays a sweep of a change note to (docs/security.md). */
+  SIGNER_INCOME_TREASURY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+    .optional(),
   /** The largest native top-up of a route account in one transaction, in wei: one value, or a JSON object by chain id. */
   SIGNER_TOP_UP_CAP_WEI: weiByChain('200000000000000000'),
   /** The most one transaction may pay in fees (gas limit × price per gas), in wei: one value, or a JSON object by chain id. */

@@ -25,7 +25,9 @@ export interface LedgerEntry {
     | 'partner_fee'
     | 'refunded'
     | 'ragequit'
-    | 'recovered';
+    | 'recovered'
+    /** The service's income: part of a change note the route's withdrawal left, swept to the treasury (src/income/). */
+    | 'income_swept';
   /** Distinguishes repeatable movements (refunds); defaults to the kind. */
   key?: string;
   chainId: number;

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { type Address, createWalletClient, erc20Abi, getAbiItem, getAddress, type Hex, http, parseEventLogs, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { ledgerEntries, poolNotes, transfers, txIntents } from '../../src/db/schema.ts';
+import { changeNotes, ledgerEntries, poolNotes, transfers, txIntents } from '../../src/db/schema.ts';
+import { gridAmountAtMost } from '../../src/income/sweepPlan.ts';
 import { entrypointAbi as entrypointArtifactAbi } from '../../devnet/artifacts/Entrypoint.ts';
 import { privacyPoolAbi as privacyPoolArtifactAbi } from '../../devnet/artifacts/PrivacyPool.ts';
 import { entrypointAbi, poolAbi } from '../../src/providers/privacy-pools/abi.ts';
@@ -16,6 +17,7 @@ import { DEFAULT_DEVNET_CHAIN_IDS } from '../../devnet/chains.ts';
  * production circuits, the ASP emulator, and the production adapter.
  */
 let stack: TestStack;
+const TREASURY = privateKeyToAccount(generatePrivateKey()).address;
 
 before(async () => {
   stack = await startTestStack({
@@ -35,6 +37,12 @@ before(async () => {
       TRUST_PROXY_HOPS: '1',
       // Withdrawals wait while the hub asks more than 50 gwei per gas (anvil asks about 1).
       FEE_CEILING_GWEI: JSON.stringify({ [DEFAULT_DEVNET_CHAIN_IDS.hub]: '50' }),
+      // Income sweeps at once, of any amount, in batches of two routes (production: days later, grid of 0.01 USDC, 8 routes).
+      INCOME_TREASURY_ADDRESS: TREASURY,
+      INCOME_SWEEP_MIN_AGE_HOURS: '0',
+      INCOME_SWEEP_MIN_BATCH: '2',
+      INCOME_SWEEP_GRID_UNIT: '1',
+      INCOME_SWEEP_MIN_AMOUNT: '1',
     },
   });
 });
@@ -488,5 +496,52 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     const done = await until(t.routeId, 'completed once the fee fell', finished, 120_000);
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
     assert.equal(await stack.balanceOf('destination', 'USDC', t.recipient), BigInt(t.quotedOutputAmount), 'paid exactly the quote');
+  });
+
+  test('income: a sweep takes a grid amount of every due change note to the treasury, through the relayer; the rest stays, booked', async () => {
+    const due = await stack.service.db.select().from(changeNotes).where(isNull(changeNotes.sweptAt));
+    const worth = due.filter((n) => BigInt(n.value) > 0n);
+    assert.ok(worth.length >= 2, `${worth.length} change notes with value`);
+    for (const note of due) {
+      // The change a route's withdrawal left: its note's value less what the withdrawal took.
+      const [parent] = await stack.service.db.select().from(poolNotes).where(eq(poolNotes.routeId, note.routeId));
+      assert.ok(parent && BigInt(note.value) < BigInt(parent.value), `${note.routeId}: ${note.value} of ${parent?.value}`);
+    }
+    const swept = await stack.routectl('income', 'sweep', '--reason', 'the weekly collection', '--spread-hours', '0');
+    assert.equal(swept.code, 0, swept.stderr);
+    assert.match(swept.stdout, new RegExp(`${worth.length} of ${worth.length} due swept`));
+
+    const hub = stack.chainClient('hub');
+    const usdc = stack.manifest.chains.find((c) => c.role === 'hub')!.tokens.find((t) => t.symbol === 'USDC')!.address;
+    let delivered = 0n;
+    for (const note of worth) {
+      const [spent] = await stack.service.db
+        .select()
+        .from(changeNotes)
+        .where(and(eq(changeNotes.routeId, note.routeId), eq(changeNotes.generation, note.generation)));
+      const amount = BigInt(spent!.sweptAmount!);
+      assert.equal(amount, gridAmountAtMost(BigInt(note.value), 1n), 'the largest grid amount of the note');
+      const [rest] = await stack.service.db
+        .select()
+        .from(changeNotes)
+        .where(and(eq(changeNotes.routeId, note.routeId), eq(changeNotes.generation, note.generation + 1)));
+      assert.equal(BigInt(rest!.value), BigInt(note.value) - amount, 'the rest is the next change note');
+      const tx = await hub.getTransaction({ hash: spent!.sweptTxHash as Hex });
+      assert.ok(
+        stack.service.activityDeps.relaySenders.some((a) => a.address.toLowerCase() === tx.from.toLowerCase()),
+        'sent by a relay sender',
+      );
+      const [withdrawal] = await withdrawalsOf(tx.hash);
+      assert.equal(withdrawal!.args._recipient, TREASURY);
+      const ledger = await stack.service.db.select().from(ledgerEntries).where(eq(ledgerEntries.routeId, note.routeId));
+      const booked = ledger.find((e) => e.kind === 'income_swept');
+      assert.equal(booked?.txHash, tx.hash);
+      delivered += BigInt(booked!.amount);
+    }
+    assert.equal(
+      await hub.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [TREASURY] }),
+      delivered,
+      'the treasury got what the ledger says',
+    );
   });
 });

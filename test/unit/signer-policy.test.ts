@@ -134,6 +134,25 @@ describe('the spending policy: rules', () => {
       else assert.equal(verdict.allow === false && verdict.rule, expected);
     });
   }
+  test('an income sweep: only to the configured treasury, only of a change note whose secrets the signer gave', () => {
+    const TREASURY = at(0x77);
+    const withTreasury: PolicyContracts = { ...contracts, incomeTreasury: TREASURY };
+    const decide = (call: Call, spendsChangeNote: boolean | undefined, c = withTreasury) =>
+      decideTransaction(
+        { account: { role: 'poolRelayer', index: 1 }, chainId: 1, call, maxFee: 10n ** 15n },
+        undefined,
+        c,
+        spendsChangeNote === undefined ? undefined : { spendsChangeNote },
+      );
+    assert.equal(decide(relayCall(TREASURY), true).allow, true);
+    const refusedRule = (verdict: ReturnType<typeof decide>) => verdict.allow === false && verdict.rule;
+    assert.equal(refusedRule(decide(relayCall(TREASURY), false)), 'sweep-not-a-change-note');
+    assert.equal(refusedRule(decide(relayCall(TREASURY), undefined)), 'sweep-not-a-change-note');
+    assert.equal(refusedRule(decide(relayCall(TREASURY, STRANGER), true)), 'relay-fee-recipient');
+    // No treasury configured: the treasury is a stranger like any other.
+    assert.equal(refusedRule(decide(relayCall(TREASURY), true, contracts)), 'payee-not-planned');
+    assert.equal(refusedRule(decide(relayCall(STRANGER), true)), 'payee-not-planned');
+  });
   test('a transaction without a chain id is refused', () => {
     const verdict = decideTransaction({ account: { role: 'gas' }, chainId: undefined, call: { kind: 'cancel' }, maxFee: 0n }, undefined, contracts);
     assert.equal(verdict.allow === false && verdict.rule, 'no-chain-id');
@@ -297,6 +316,7 @@ describe('the signer process with its policy', { timeout: 30_000 }, () => {
     routeOfAddress: async (address) => ([...Object.values(own), RECIPIENT, ORDER].includes(address) ? route : undefined),
     routesOfAddress: async (address) => ([...Object.values(own), RECIPIENT, ORDER].includes(address) ? [route] : []),
     noteWithLabel: async (label) => (label === 42n ? { routeId: 'rt_7' } : undefined),
+    changeNoteAt: async (label, generation) => (label === 42n && generation === 1 ? { routeId: 'rt_7' } : undefined),
     close: async () => {},
   };
   before(async () => {

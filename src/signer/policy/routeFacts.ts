@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { type Address, getAddress, isAddress } from 'viem';
 import type { RouteAddresses } from '../../accounts/routeAccounts.ts';
-import { bridgeOrders, depositTokens, depositTransfers, ledgerEntries, operatorActions, poolNotes, transfers } from '../../db/schema.ts';
+import { bridgeOrders, changeNotes, depositTokens, depositTransfers, ledgerEntries, operatorActions, poolNotes, transfers } from '../../db/schema.ts';
 import { type RouteAmounts, capOf } from './caps.ts';
 import type { RouteFacts } from './rules.ts';
 
@@ -23,6 +23,8 @@ export interface RouteRecords {
   routesOfAddress(address: Address): Promise<RouteFacts[]>;
   /** Whether a pool note with this label is recorded (the change note's secrets are asked by label). */
   noteWithLabel(label: bigint): Promise<{ routeId: string } | undefined>;
+  /** The change note of this label and generation, if recorded (an income sweep asks for its secrets). */
+  changeNoteAt(label: bigint, generation: number): Promise<{ routeId: string } | undefined>;
   close(): Promise<void>;
 }
 
@@ -114,6 +116,13 @@ export function connectRouteRecords(opts: { url: string; hubSymbol: string; ownA
         .select({ routeId: poolNotes.routeId })
         .from(poolNotes)
         .where(and(eq(poolNotes.label, label.toString())));
+      return note;
+    },
+    async changeNoteAt(label, generation) {
+      const [note] = await db
+        .select({ routeId: changeNotes.routeId })
+        .from(changeNotes)
+        .where(and(eq(changeNotes.label, label.toString()), eq(changeNotes.generation, generation)));
       return note;
     },
     close: () => client.end({ timeout: 5 }),

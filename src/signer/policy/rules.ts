@@ -35,6 +35,8 @@ export interface PolicyContracts {
   messageTransmitters: Address[];
   gasAccount: Address;
   poolRelayer: Address;
+  /** Where income sweeps go (SIGNER_INCOME_TREASURY); none: no sweep is relayed. */
+  incomeTreasury?: Address;
   /** The largest native top-up the gas account or the relayer sends a route account in one transaction, per chain (wei). */
   topUpCap(chainId: number): bigint;
   /** The most one transaction may pay in fees (gas limit × its highest price per gas), per chain (wei). */
@@ -55,6 +57,7 @@ export const REFUSAL_RULES = {
   'top-up-not-to-route-account': 'a native top-up goes to an address that is no route account',
   'top-up-above-cap': 'a native top-up is above SIGNER_TOP_UP_CAP_WEI',
   'relay-fee-recipient': "a withdrawal's relay fee goes to another account than the pool relayer",
+  'sweep-not-a-change-note': 'an income sweep to the treasury spends no change note whose secrets the signer gave',
   'fee-above-cap': 'the transaction may pay more in fees than SIGNER_TX_FEE_CAP_WEI allows (gas limit × price per gas)',
   'burn-not-plain': 'a burn names a mint caller, or a mint recipient that is no EVM address',
   'precommitment-not-the-routes': "a pool deposit's precommitment is not the one of the note secrets the signer gave for the route",
@@ -85,6 +88,8 @@ export function decideTransaction(
   request: { account: SignerAccount; chainId: number | undefined; call: Call; maxFee: bigint },
   route: RouteFacts | undefined,
   contracts: PolicyContracts,
+  /** For a relay to the income treasury: whether it spends a change note whose secrets the signer handed out. */
+  sweep?: { spendsChangeNote: boolean },
 ): Verdict {
   const { account, chainId, call } = request;
   if (chainId === undefined) return refuse('no-chain-id', REFUSAL_RULES['no-chain-id']);
@@ -93,7 +98,7 @@ export function decideTransaction(
   if (request.maxFee > feeCap) return refuse('fee-above-cap', `${request.maxFee} wei: ${REFUSAL_RULES['fee-above-cap']} (${feeCap})`, route?.routeId);
   if (call.kind === 'cancel') return { allow: true, routeId: route?.routeId };
   if (isRouteAccount(account)) return decideRouteAccount(account.role, chainId, call, route, contracts);
-  return decideServiceAccount(account.role, chainId, call, route, contracts);
+  return decideServiceAccount(account.role, chainId, call, route, contracts, sweep);
 }
 
 function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call, route: RouteFacts | undefined, contracts: PolicyContracts): Verdict {
@@ -140,7 +145,14 @@ function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call,
   return refuse('call-not-allowed', `${role} account: ${REFUSAL_RULES['call-not-allowed']} (${describeCall(call)})`, routeId);
 }
 
-function decideServiceAccount(role: 'gas' | 'poolRelayer', chainId: number, call: Call, route: RouteFacts | undefined, contracts: PolicyContracts): Verdict {
+function decideServiceAccount(
+  role: 'gas' | 'poolRelayer',
+  chainId: number,
+  call: Call,
+  route: RouteFacts | undefined,
+  contracts: PolicyContracts,
+  sweep?: { spendsChangeNote: boolean },
+): Verdict {
   switch (call.kind) {
     case 'native': {
       if (!route || !has(ownList(route), call.to))
@@ -159,6 +171,9 @@ function decideServiceAccount(role: 'gas' | 'poolRelayer', chainId: number, call
         return refuse('contract-not-allowed', `relay on ${call.entrypoint}: ${REFUSAL_RULES['contract-not-allowed']}`);
       if (call.feeRecipient.toLowerCase() !== contracts.poolRelayer.toLowerCase())
         return refuse('relay-fee-recipient', `${REFUSAL_RULES['relay-fee-recipient']} (${call.feeRecipient})`, route?.routeId);
+      // An income sweep: only to the treasury the signer was given, only of a change note it derived (src/income/).
+      if (contracts.incomeTreasury && call.recipient.toLowerCase() === contracts.incomeTreasury.toLowerCase())
+        return sweep?.spendsChangeNote ? { allow: true } : refuse('sweep-not-a-change-note', REFUSAL_RULES['sweep-not-a-change-note']);
       if (!route || !(has(route.payees, call.recipient) || has(ownList(route), call.recipient)))
         return refuse('payee-not-planned', `withdrawal to ${call.recipient}: ${REFUSAL_RULES['payee-not-planned']}`, route?.routeId);
       // Route A's note paying route B's recipient would move A's funds by B's plan.

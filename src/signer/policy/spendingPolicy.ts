@@ -45,6 +45,8 @@ export function createSpendingPolicy(opts: {
   audit: AuditLog;
   /** Of the deposit note secrets (scope, index): the precommitment its pool deposit names, and the nullifier hash its withdrawal spends. */
   noteKeysOf: (scope: bigint, index: bigint) => Promise<{ precommitment: bigint; nullifierHash: bigint }>;
+  /** Of the change note secrets (label, index): the nullifier hash a withdrawal spending that change note shows. */
+  changeNullifierHashOf?: (label: bigint, index: bigint) => Promise<bigint>;
   rateLimits?: Partial<RateLimits>;
   now?: () => number;
 }): SpendingPolicy {
@@ -53,6 +55,8 @@ export function createSpendingPolicy(opts: {
   const precommitments = new Map<number, bigint[]>();
   // The pool scopes deposit secrets were asked for (one per pool; every withdrawal asks for its note's secrets first).
   const scopes = new Set<bigint>();
+  // The nullifier hashes of the change notes whose secrets were handed out: an income sweep may spend only those.
+  const changeNullifiers = new Set<bigint>();
   const nullifierHashesOf = async (index: number) => Promise.all([...scopes].map(async (scope) => (await opts.noteKeysOf(scope, BigInt(index))).nullifierHash));
   const limits = { ...DEFAULT_RATE_LIMITS, ...opts.rateLimits };
   const now = opts.now ?? Date.now;
@@ -85,10 +89,14 @@ export function createSpendingPolicy(opts: {
         found = withHashes.find((c) => c.nullifierHashes.includes(nullifierHash)) ?? withHashes[0];
       } else if (needed.address) found = await opts.records.routeOfAddress(needed.address, { ownOnly: read.call.kind === 'native' });
       const route = found && { ...found, precommitments: precommitments.get(found.accountIndex) };
-      if ((read.call.kind === 'poolDeposit' && route && !route.precommitments) || (read.call.kind === 'relay' && scopes.size === 0)) {
+      const treasury = opts.contracts.incomeTreasury?.toLowerCase();
+      const toTreasury = read.call.kind === 'relay' && read.call.recipient.toLowerCase() === treasury;
+      // A sweep's change-note secrets are asked right before it signs, so it never waits for a scope.
+      if ((read.call.kind === 'poolDeposit' && route && !route.precommitments) || (read.call.kind === 'relay' && !toTreasury && scopes.size === 0)) {
         throw new SignerPolicyNotReady('the signer has not derived the note secrets this transaction rests on since it started: ask for them, then sign');
       }
-      const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call, maxFee: read.maxFee }, route, opts.contracts);
+      const sweep = read.call.kind === 'relay' ? { spendsChangeNote: changeNullifiers.has(read.call.nullifierHash) } : undefined;
+      const verdict = decideTransaction({ account, chainId: read.chainId, call: read.call, maxFee: read.maxFee }, route, opts.contracts, sweep);
       if (!verdict.allow) throw await refused({ ...base, routeId: verdict.routeId, rule: verdict.rule, reason: verdict.reason });
       await opts.audit.append({ ...base, routeId: verdict.routeId, verdict: 'signed' });
     },
@@ -99,13 +107,17 @@ export function createSpendingPolicy(opts: {
         call: request.kind === 'deposit' ? `deposit note of account ${request.index}` : `change note of label ${request.label}`,
       };
       if (!withinRate('noteSecrets')) throw await refused({ ...base, rule: 'rate-limited', reason: REFUSAL_RULES['rate-limited'] });
-      // A deposit note's index is its route's account index; a change note is asked by its parent's label, index 0.
+      // A deposit note's index is its route's account index; a change note's secrets are asked by its parent's label:
+      // index 0 by the route's own withdrawal, index k ≥ 1 only once change note k is recorded (the sweep of change
+      // note g spends index g − 1 and leaves its rest under index g).
       const route =
         request.kind === 'deposit'
           ? await opts.records.routeOfIndex(Number(request.index))
           : request.index === 0n
             ? await opts.records.noteWithLabel(request.label)
-            : undefined;
+            : request.index < 1_000n
+              ? await opts.records.changeNoteAt(request.label, Number(request.index))
+              : undefined;
       if (!route) throw await refused({ ...base, rule: 'note-of-no-route', reason: REFUSAL_RULES['note-of-no-route'] });
       if (request.kind === 'deposit') {
         const index = Number(request.index);
@@ -113,6 +125,9 @@ export function createSpendingPolicy(opts: {
         const { precommitment } = await opts.noteKeysOf(request.scope, request.index);
         if (!known.includes(precommitment)) precommitments.set(index, [...known, precommitment].slice(-4));
         if (scopes.size < 16) scopes.add(request.scope);
+      } else if (opts.changeNullifierHashOf) {
+        if (changeNullifiers.size >= 100_000) changeNullifiers.clear();
+        changeNullifiers.add(await opts.changeNullifierHashOf(request.label, request.index));
       }
       await opts.audit.append({ ...base, routeId: route.routeId, verdict: 'answered' });
     },

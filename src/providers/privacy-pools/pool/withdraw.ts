@@ -1,4 +1,4 @@
-import { getCommitment } from '@0xbow/privacy-pools-core-sdk';
+import { getCommitment, type Secret } from '@0xbow/privacy-pools-core-sdk';
 import { encodeFunctionData, parseEventLogs } from 'viem';
 import type { SentTransaction } from '../../../chain/txSender.ts';
 import type { PoolWithdrawal, PrivacyPool } from '../../privacyPool.ts';
@@ -41,17 +41,22 @@ export async function minedWithdrawal(
 async function proveAndRecord(ctx: PoolContext, input: WithdrawInput, step: string): Promise<void> {
   const { opts, entrypoint } = ctx;
   const pool = await poolOf(ctx, input.note.asset);
-  const { nullifier, secret } = await depositSecrets(ctx, pool, input.noteIndex);
   const label = BigInt(input.note.label);
-  const commitment = getCommitment(input.note.value, label, nullifier, secret);
-  if (commitment.hash.toString() !== input.note.commitment) throw new Error(`the note of route ${input.routeId} does not derive from this signer's keys`);
-  if (await isSpent(ctx, pool, nullifierHash(nullifier))) {
+  const generation = input.generation ?? 0;
+  // The deposit note's secrets, or those of the change an earlier withdrawal left (withdrawal secrets of the label).
+  const { nullifier, secret } =
+    generation === 0 ? await depositSecrets(ctx, pool, input.noteIndex) : await ctx.opts.secrets.withdrawalSecrets(label, BigInt(generation - 1));
+  const commitment = getCommitment(input.note.value, label, nullifier as Secret, secret as Secret);
+  // A change note's commitment is the one its secrets give (nothing recorded it); the proof needs it in the state tree.
+  if (generation === 0 && commitment.hash.toString() !== input.note.commitment)
+    throw new Error(`the note of route ${input.routeId} does not derive from this signer's keys`);
+  if (await isSpent(ctx, pool, nullifierHash(nullifier as Secret))) {
     throw new PoolNoteSpentError(
       `the pool note of route ${input.routeId} is already spent, by no transaction this service recorded; an operator must investigate`,
     );
   }
 
-  const change = await opts.secrets.withdrawalSecrets(label, 0n);
+  const change = await opts.secrets.withdrawalSecrets(label, BigInt(generation));
   const { withdrawal, proof } = await proveWithdrawal(ctx, input, { pool, commitment, label, change });
   await ctx.sender.send({
     routeId: input.routeId,
