@@ -6,6 +6,7 @@
  * `npm run signer:token -- show` prints the xpubs and the shared accounts' addresses of an initialised token.
  */
 import { z } from 'zod';
+import { DEFAULT_RELAY_SENDERS, MAX_RELAY_SENDERS } from './accounts/relaySenders.ts';
 import { mnemonic } from './config.ts';
 import { openPkcs11Token } from './signer/pkcs11/token.ts';
 import { initialiseToken } from './signer/pkcs11/setup.ts';
@@ -17,6 +18,7 @@ const settings = z
     SIGNER_PKCS11_MODULE: z.string().min(1).default('/usr/lib/softhsm/libsofthsm2.so'),
     SIGNER_PKCS11_TOKEN: z.string().min(1).max(32),
     SIGNER_PKCS11_PIN: z.string().min(4),
+    POOL_RELAY_SENDERS: z.coerce.number().int().min(1).max(MAX_RELAY_SENDERS).default(DEFAULT_RELAY_SENDERS),
   })
   .safeParse(process.env);
 const fail = (message: string): never => {
@@ -25,7 +27,7 @@ const fail = (message: string): never => {
 };
 if (command !== 'init' && command !== 'show') fail('usage: signer:token init [--import] | show');
 if (!settings.success) fail('set SIGNER_PKCS11_TOKEN (the token label) and SIGNER_PKCS11_PIN (its user PIN); SIGNER_PKCS11_MODULE defaults to SoftHSM2');
-const { SIGNER_PKCS11_MODULE, SIGNER_PKCS11_TOKEN, SIGNER_PKCS11_PIN } = settings.data!;
+const { SIGNER_PKCS11_MODULE, SIGNER_PKCS11_TOKEN, SIGNER_PKCS11_PIN, POOL_RELAY_SENDERS } = settings.data!;
 
 try {
   const token = openPkcs11Token({ module: SIGNER_PKCS11_MODULE, tokenLabel: SIGNER_PKCS11_TOKEN, pin: SIGNER_PKCS11_PIN });
@@ -35,13 +37,13 @@ try {
       const { created } = initialiseToken(token, imported);
       process.stdout.write(`# ${imported ? 'imported' : 'generated'} in token "${SIGNER_PKCS11_TOKEN}": ${created.join(', ')}\n`);
     }
-    const keys = await createTokenSigner(token).publicKeys();
+    const keys = await createTokenSigner(token, POOL_RELAY_SENDERS).publicKeys();
     process.stdout.write(
       [
         '# The API takes these two (docs/operations.md, "Keys and the signer"); the exit role\'s xpub stays with the signer.',
         `DEPOSIT_ACCOUNT_XPUB=${keys.xpubs.deposit}`,
         `HUB_ACCOUNT_XPUB=${keys.xpubs.hub}`,
-        `# gas account ${keys.gasAddress}, pool relayer ${keys.poolRelayerAddress}: fund them on every chain`,
+        `# gas account ${keys.gasAddress}; pool relayer and its sending accounts (POOL_RELAY_SENDERS) ${keys.poolRelayerAddresses.join(', ')}: fund them on every chain they pay on`,
         '',
       ].join('\n'),
     );
