@@ -98,6 +98,7 @@ async function spendingPolicyOf(config: SignerConfig, signer: Signer, stops: Sto
       gasAccount: keys.gasAddress,
       poolRelayer: keys.poolRelayerAddress,
       incomeTreasury: config.SIGNER_INCOME_TREASURY as `0x${string}` | undefined,
+      chainIds: config.SIGNER_CHAIN_IDS,
       topUpCap: (chainId) => byChain[String(chainId)] ?? topUpDefault,
       txFeeCap: (chainId) => config.SIGNER_TX_FEE_CAP_WEI.byChain[String(chainId)] ?? config.SIGNER_TX_FEE_CAP_WEI.default,
     },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_RELAY_SENDERS, MAX_RELAY_SENDERS } from '../accounts/relaySenders.ts';
 import { ConfigError, configSchema, mnemonic } from '../config.ts';
-import { applyNetworkProfile } from '../networks/profiles.ts';
+import { applyNetworkProfile, type NetworkName, networkProfile } from '../networks/profiles.ts';
 import { signerAuthToken } from './protocol.ts';
 
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key');
@@ -52,6 +52,15 @@ export const signerConfigSchema = z.object({
   SIGNER_DATABASE_URL: z.string().min(1).optional(),
   /** The append-only, hash-chained audit log (created owner-only). */
   SIGNER_AUDIT_LOG: z.string().min(1).optional(),
+  /**
+   * The chains the signer signs for, comma-separated chain ids; on testnet and mainnet the network profile's chains
+   * by default. Unset on devnet: any.
+   */
+  SIGNER_CHAIN_IDS: z
+    .string()
+    .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'must be chain ids, comma-separated (e.g. 1,8453,42161)')
+    .transform((v) => v.split(',').map((id) => Number(id.trim())))
+    .optional(),
   /** Where income sweeps go: the only address the relayer relays a sweep of a change note to (docs/security.md). */
   SIGNER_INCOME_TREASURY: z
     .string()
@@ -87,6 +96,10 @@ export type SignerConfig = z.infer<typeof signerConfigSchema>;
 export function loadSignerConfig(env: Record<string, string | undefined> = process.env): SignerConfig {
   // The network profile fills in the Entrypoint and the CCTP environment as it does for the worker.
   const profiled = applyNetworkProfile(env).env;
+  // The network's chains bound what the signer signs for, unless the deployment names its own.
+  const network = env.NETWORK ?? 'devnet';
+  const profile = network === 'testnet' || network === 'mainnet' ? networkProfile(network as NetworkName) : null;
+  if (profile && !profiled.SIGNER_CHAIN_IDS?.trim()) profiled.SIGNER_CHAIN_IDS = profile.chains.map((c) => c.chainId).join(',');
   const result = signerConfigSchema.safeParse(profiled);
   if (!result.success) {
     // Only the variable names and the rule: a zod message never quotes the value here, and must not.

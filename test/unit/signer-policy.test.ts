@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import { createLogger } from '../../src/logger.ts';
 import type { HttpServer } from '../../src/observability/http.ts';
 import { messageTransmitterV2Abi, tokenMessengerV2Abi } from '../../src/providers/cctp/abi.ts';
 import { entrypointAbi, poolAbi, relayDataParameters } from '../../src/providers/privacy-pools/abi.ts';
+import { loadSignerConfig } from '../../src/signer/config.ts';
 import { openAuditLog, verifyAuditLines } from '../../src/signer/policy/auditLog.ts';
 import { type Call, readTransaction } from '../../src/signer/policy/calls.ts';
 import { type RouteAmounts, UNCAPPED, capOf } from '../../src/signer/policy/caps.ts';
@@ -152,6 +154,37 @@ describe('the spending policy: rules', () => {
     // No treasury configured: the treasury is a stranger like any other.
     assert.equal(refusedRule(decide(relayCall(TREASURY), true, contracts)), 'payee-not-planned');
     assert.equal(refusedRule(decide(relayCall(STRANGER), true)), 'payee-not-planned');
+  });
+  test("a chain the signer does not serve is refused; without a list, any chain; mainnet lists its profile's chains", () => {
+    const served: PolicyContracts = { ...contracts, chainIds: [1, 8453] };
+    const on = (chainId: number, c = served) => decideTransaction({ account: { role: 'gas' }, chainId, call: { kind: 'cancel' }, maxFee: 0n }, undefined, c);
+    assert.equal(on(8453).allow, true);
+    const refused = on(56);
+    assert.equal(refused.allow === false && refused.rule, 'chain-not-served');
+    assert.equal(on(56, contracts).allow, true);
+    const mainnet = loadSignerConfig({
+      NETWORK: 'mainnet',
+      SIGNER_KEYS: 'pkcs11',
+      SIGNER_PKCS11_TOKEN: 't',
+      SIGNER_PKCS11_PIN: '12345678',
+      SIGNER_AUTH_TOKEN: 'x'.repeat(32),
+      SIGNER_DATABASE_URL: 'postgres://x/y',
+      SIGNER_AUDIT_LOG: '/tmp/audit.log',
+      PRIVACY_POOLS_ENTRYPOINT: ENTRYPOINT,
+    });
+    assert.ok(mainnet.SIGNER_CHAIN_IDS?.includes(1) && mainnet.SIGNER_CHAIN_IDS.includes(8453), JSON.stringify(mainnet.SIGNER_CHAIN_IDS));
+    const named = loadSignerConfig({
+      NETWORK: 'mainnet',
+      SIGNER_KEYS: 'pkcs11',
+      SIGNER_PKCS11_TOKEN: 't',
+      SIGNER_PKCS11_PIN: '12345678',
+      SIGNER_AUTH_TOKEN: 'x'.repeat(32),
+      SIGNER_DATABASE_URL: 'postgres://x/y',
+      SIGNER_AUDIT_LOG: '/tmp/audit.log',
+      PRIVACY_POOLS_ENTRYPOINT: ENTRYPOINT,
+      SIGNER_CHAIN_IDS: '8453, 42161',
+    });
+    assert.deepEqual(named.SIGNER_CHAIN_IDS, [8453, 42161]);
   });
   test('a transaction without a chain id is refused', () => {
     const verdict = decideTransaction({ account: { role: 'gas' }, chainId: undefined, call: { kind: 'cancel' }, maxFee: 0n }, undefined, contracts);
@@ -303,6 +336,24 @@ describe('the audit log', () => {
     // A log whose last line is cut off (a crash inside a write) is not continued blindly.
     await writeFile(file, `${lines.join('\n')}\n{"seq":5,"at"`);
     await assert.rejects(openAuditLog(file), /does not end in a whole entry/);
+  });
+
+  test("one signer per audit log: a running one holds it; a dead one's lock is taken over; closing releases it", async () => {
+    const file = path.join(dir, 'locked.log');
+    // Another running signer (a process whose command line names it) holds the lock.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)', 'signer'], { stdio: 'ignore' });
+    try {
+      await writeFile(`${file}.lock`, String(other.pid));
+      await assert.rejects(openAuditLog(file), new RegExp(`another signer \\(pid ${other.pid}\\) writes the audit log`));
+    } finally {
+      other.kill('SIGKILL');
+      await new Promise((resolve) => other.once('exit', resolve));
+    }
+    // Killed: its lock is stale, and the next signer takes it over.
+    const log = await openAuditLog(file);
+    assert.equal((await readFile(`${file}.lock`, 'utf8')).trim(), String(process.pid));
+    await log.close();
+    await assert.rejects(readFile(`${file}.lock`, 'utf8'), /ENOENT/);
   });
 });
 

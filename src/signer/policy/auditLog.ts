@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 
 /**
  * The signer's append-only audit log: one JSON line per signature, refusal and note-secret answer, each carrying
@@ -38,6 +39,16 @@ const hashOf = (record: Omit<AuditRecord, 'hash'>) => createHash('sha256').updat
 
 /** Opens (or creates, owner-only) the log at `path` and continues its chain from its last line. */
 export async function openAuditLog(path: string): Promise<AuditLog> {
+  const releaseLock = await lockAuditLog(path);
+  try {
+    return await openLocked(path, releaseLock);
+  } catch (error) {
+    await releaseLock();
+    throw error;
+  }
+}
+
+async function openLocked(path: string, releaseLock: () => Promise<void>): Promise<AuditLog> {
   const existing = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return '';
     throw error;
@@ -69,8 +80,51 @@ export async function openAuditLog(path: string): Promise<AuditLog> {
     async close() {
       await queue;
       await file.close();
+      await releaseLock();
     },
   };
+}
+
+/**
+ * One signer per audit log: two appending to one file would fork its chain. `<log>.lock` holds the owner's pid; a lock
+ * whose process is gone (a signer killed) is taken over, one whose process runs refuses the start. One host only: a
+ * log on a shared file system needs the deployment's own guarantee of one signer.
+ */
+async function lockAuditLog(path: string): Promise<() => Promise<void>> {
+  const lockPath = `${path}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockPath, 'wx', 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processRuns(owner)) {
+        throw new Error(`another signer (pid ${owner}) writes the audit log ${path}: run one signer per audit log (docs/security.md)`);
+      }
+      await rm(lockPath, { force: true });
+    }
+  }
+  throw new Error(`the audit log ${path} could not be locked (${lockPath})`);
+}
+
+/** Whether `pid` is a running signer (on Linux its command line names it, so a pid reused after a crash is not one). */
+function processRuns(pid: number): boolean {
+  if (existsSync('/proc/self/cmdline')) {
+    try {
+      return /signer/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

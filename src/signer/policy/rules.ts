@@ -35,6 +35,8 @@ export interface PolicyContracts {
   messageTransmitters: Address[];
   gasAccount: Address;
   poolRelayer: Address;
+  /** The chains the signer signs for (SIGNER_CHAIN_IDS); undefined: any. */
+  chainIds?: number[];
   /** Where income sweeps go (SIGNER_INCOME_TREASURY); none: no sweep is relayed. */
   incomeTreasury?: Address;
   /** The largest native top-up the gas account or the relayer sends a route account in one transaction, per chain (wei). */
@@ -47,6 +49,7 @@ export type Verdict = { allow: true; routeId?: string } | { allow: false; rule: 
 
 export const REFUSAL_RULES = {
   'no-chain-id': 'the transaction names no chainId (replayable on every chain)',
+  'chain-not-served': 'the transaction is for a chain the signer does not serve (SIGNER_CHAIN_IDS)',
   'unknown-route-account': 'the route account belongs to no recorded route',
   'call-not-allowed': 'the role may not make this call (contract or function outside the allowlist, or native value from a route account)',
   'payee-not-planned': "the recipient is not an address the route's plan names",
@@ -93,6 +96,7 @@ export function decideTransaction(
 ): Verdict {
   const { account, chainId, call } = request;
   if (chainId === undefined) return refuse('no-chain-id', REFUSAL_RULES['no-chain-id']);
+  if (contracts.chainIds && !contracts.chainIds.includes(chainId)) return refuse('chain-not-served', `chain ${chainId}: ${REFUSAL_RULES['chain-not-served']}`);
   // Fees are value too: a 0-value self-send offering a whole balance per gas pays it to the block's builder.
   const feeCap = contracts.txFeeCap(chainId);
   if (request.maxFee > feeCap) return refuse('fee-above-cap', `${request.maxFee} wei: ${REFUSAL_RULES['fee-above-cap']} (${feeCap})`, route?.routeId);
