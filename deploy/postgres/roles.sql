@@ -47,7 +47,7 @@ BEGIN
   SELECT string_agg(name, ', ') INTO missing
     FROM unnest(ARRAY['transfers', 'transfer_statuses', 'pool_notes', 'price_epochs', 'idempotency_keys', 'api_keys',
                       'rate_limit_counters', 'service_secrets', 'signer_fingerprints', 'bridge_orders',
-                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes']) AS name
+                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes', 'quotes']) AS name
    WHERE to_regclass('public.' || name) IS NULL;
   IF missing IS NOT NULL THEN
     RAISE NOTICE 'tables % do not exist yet: start the worker once (it applies the migrations), then run this file again', missing;
@@ -65,6 +65,8 @@ BEGIN
   -- quotes: held prices of cross-asset quotes, amount advice from the pool's notes
   GRANT SELECT, INSERT, UPDATE ON price_epochs TO private_route_api;
   GRANT SELECT ON pool_notes TO private_route_api;
+  -- quotes with a quoteId: recorded at the quote, read by the create citing it, expired ones deleted
+  GRANT SELECT, INSERT, DELETE ON quotes TO private_route_api;
   -- Idempotency-Key replays, partner keys, abuse limits
   GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_keys TO private_route_api;
   GRANT SELECT ON api_keys TO private_route_api;

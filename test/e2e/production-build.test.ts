@@ -294,19 +294,20 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     for (const [i, port] of [apiPortA, apiPortB, apiPortA, apiPortB].entries()) {
       const api = `http://127.0.0.1:${port}`;
       const recipient = privateKeyToAccount(generatePrivateKey()).address;
+      const request = { sourceChainId: chainOf('source').chainId, destChainId: chainOf('destination').chainId, amount: `${100 + i}`, destTokenSymbol: 'USDC' };
+      // As an integrator does it, under the API's own database role: a quote (recorded), then a create citing it.
+      const quoted = await fetch(`${api}/api/private-route/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+      const quote = (await quoted.json()) as { data: { quoteId: string; quotedOutputAmount: string } };
+      assert.equal(quoted.status, 200, JSON.stringify(quote));
       const response = await fetch(`${api}/api/private-route`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          sourceChainId: chainOf('source').chainId,
-          destChainId: chainOf('destination').chainId,
-          amount: `${100 + i}`,
-          destTokenSymbol: 'USDC',
-          userDestinationAddress: recipient,
-        }),
+        body: JSON.stringify({ ...request, userDestinationAddress: recipient, quoteId: quote.data.quoteId }),
       });
-      const body = (await response.json()) as { data: (typeof routes)[number] };
+      const body = (await response.json()) as { data: (typeof routes)[number] & { quoteId: string } };
       assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.data.quoteId, quote.data.quoteId);
+      assert.equal(body.data.quotedOutputAmount, quote.data.quotedOutputAmount, 'the create is exactly the quote it cites');
       routes.push({ ...body.data, api, recipient });
     }
     for (const route of routes) {
