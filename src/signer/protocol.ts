@@ -39,7 +39,12 @@ export const noteSecretsRequest = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('withdrawal'), label: fieldElement, index: noteIndex }).strict(),
 ]);
 
-export const SIGNER_PATHS = { publicKeys: '/v1/public-keys', signTransaction: '/v1/sign-transaction', noteSecrets: '/v1/note-secrets' } as const;
+export const SIGNER_PATHS = {
+  publicKeys: '/v1/public-keys',
+  signTransaction: '/v1/sign-transaction',
+  noteSecrets: '/v1/note-secrets',
+  health: '/healthz',
+} as const;
 
 /** The shared secret between the worker and the signer process. */
 export const signerAuthToken = z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)');

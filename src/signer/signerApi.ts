@@ -9,7 +9,7 @@ import { SignerPolicyNotReady, SignerPolicyRefusal, type SpendingPolicy } from '
 import { describeSignerAccount, type Signer, type SignerAccount, signerAccountAddress } from './signer.ts';
 
 /**
- * The signer process's request API: three authenticated routes, nothing else. Every request carries
+ * The signer process's request API: three authenticated routes and an unauthenticated /healthz, nothing else. Every request carries
  * `Authorization: Bearer <SIGNER_AUTH_TOKEN>`; bodies are validated before any key is touched; then the spending
  * policy (when given: always, in the signer process unless SIGNER_POLICY=off) decides, and a refusal is a 403 with
  * code SIGNER_POLICY_REFUSED and the rule. Answers and logs carry addresses and signatures, never a key or the token.
@@ -38,6 +38,9 @@ export function createSignerApp(signer: Signer, opts: { authToken: string; logge
     });
     return (await addresses)(account);
   };
+
+  // For load balancers and orchestrators: no token, and nothing in the answer but that the process serves.
+  app.get(SIGNER_PATHS.health, (c) => c.json({ status: 'ok' }));
 
   app.use('*', async (c, next) => {
     if (!matchesSecretDigest(bearerToken(c.req.header('authorization')) ?? '', expected))

@@ -193,6 +193,14 @@ describe('signer process request API', { timeout: 30_000 }, () => {
     }
   });
 
+  test('/healthz answers without a token and says nothing but that it serves', async () => {
+    for (const token of [null, 'wrong', TOKEN]) {
+      const answer = await call('/healthz', { method: 'GET', token });
+      assert.equal(answer.status, 200);
+      assert.deepEqual(JSON.parse(answer.text), { status: 'ok' });
+    }
+  });
+
   test('malformed requests are 400 and unknown routes 404, in the envelope', async () => {
     const good = serializeTransaction(tx());
     const bad: unknown[] = [
