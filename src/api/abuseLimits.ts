@@ -23,6 +23,7 @@ import { rateLimiter, type ClientRateLimitInfo, type RateLimitInfo, type Store }
 import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import { serviceSecrets, transfers } from '../db/schema.ts';
+import { createProxyHeaderWatch } from './proxyHeaderWatch.ts';
 import type { Logger } from '../logger.ts';
 import { findPartner, type Partner } from '../partners/apiKeys.ts';
 import type { ErrorCode } from './errorCodes.ts';
@@ -212,6 +213,7 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
   // so it is computed with the limits off too.
   const key = await clientHashKey(db, deps.hashKey);
   const hmac = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 32);
+  const proxyHeaders = createProxyHeaderWatch(deps.logger);
 
   // A key that is sent must be valid even with the limits off: a partner learns of a revoked key at once.
   const identify: MiddlewareHandler = async (c, next) => {
@@ -232,6 +234,7 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
       c.set('partner', partner);
     }
     const address = clientAddress(c, settings.trustProxyHops);
+    if (settings.trustProxyHops === 0) proxyHeaders.observe(c.req.header('x-forwarded-for'));
     c.set('abuseClient', {
       partner,
       hash: hmac(partner ? `partner:${partner.id}` : `ip:${address === undefined ? 'unknown' : addressBucket(address)}`),

@@ -296,7 +296,11 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
       const recipient = privateKeyToAccount(generatePrivateKey()).address;
       const request = { sourceChainId: chainOf('source').chainId, destChainId: chainOf('destination').chainId, amount: `${100 + i}`, destTokenSymbol: 'USDC' };
       // As an integrator does it, under the API's own database role: a quote (recorded), then a create citing it.
-      const quoted = await fetch(`${api}/api/private-route/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+      const quoted = await fetch(`${api}/api/private-route/quote`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(request),
+      });
       const quote = (await quoted.json()) as { data: { quoteId: string; quotedOutputAmount: string } };
       assert.equal(quoted.status, 200, JSON.stringify(quote));
       const response = await fetch(`${api}/api/private-route`, {
