@@ -16,7 +16,10 @@ const port = z.coerce.number().int().min(0).max(65535);
 export const mnemonic = z.string().refine((m) => m.trim().split(/\s+/).length >= 12, 'must be a BIP-39 mnemonic of at least 12 words');
 const xpub = z
   .string()
-  .regex(/^xpub[1-9A-HJ-NP-Za-km-z]{107}$/, 'must be a BIP-32 extended public key (xpub…, 111 characters): npm run signer:xpubs prints them');
+  .regex(
+    /^xpub[1-9A-HJ-NP-Za-km-z]{107}$/,
+    'must be a BIP-32 extended public key (xpub…, 111 characters): npm run signer:token -- show, or signer:xpubs from a mnemonic, prints them',
+  );
 const positiveInt = z.coerce.number().int().positive();
 
 /** A variable holding JSON, parsed before `schema` validates it. */
@@ -364,14 +367,14 @@ function keyProblem(env: Record<string, string | undefined>, component: ConfigCo
   if (component === 'api') {
     const keys = API_FORBIDDEN_SECRETS.filter(given);
     if (keys.length > 0) {
-      return `the API holds no private key: remove ${keys.join(', ')} from its environment; give it the xpubs ${ACCOUNT_XPUB_VARIABLES.join(', ')} instead (npm run signer:xpubs prints them; docs/operations.md, "Keys and the signer")`;
+      return `the API holds no private key: remove ${keys.join(', ')} from its environment; give it the xpubs ${ACCOUNT_XPUB_VARIABLES.join(', ')} instead (npm run signer:token -- show, or signer:xpubs from a mnemonic, prints them; docs/operations.md, "Keys and the signer")`;
     }
     if (given('EXIT_ACCOUNT_XPUB')) {
       return 'remove EXIT_ACCOUNT_XPUB from the API: the exit accounts receive the pool withdrawals, and their xpub next to the deposit one would tie every withdrawal to its deposit; it stays with the signer (docs/operations.md, "Keys and the signer")';
     }
     const missing = ACCOUNT_XPUB_VARIABLES.filter((name) => !given(name));
     if (missing.length > 0)
-      return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:xpubs prints them)`;
+      return `${missing.join(', ')} must be set: the API derives route addresses from the signer's xpubs (npm run signer:token -- show, or signer:xpubs from a mnemonic, prints them)`;
     return null;
   }
   const local = LOCAL_KEYS.filter(given);

@@ -44,7 +44,7 @@ export async function checkSignerFingerprint(db: Database, addresses: RouteAddre
         : `the signer of this worker (SIGNER_URL, or SIGNER_MNEMONIC in development) is not the one this database's transfers were created with`;
     const remedy =
       component === 'api'
-        ? "Give the API the signer's xpubs: npm run signer:xpubs, run where the signer's mnemonic is, prints them."
+        ? "Give the API the signer's xpubs: npm run signer:token -- show on the signer's host (or signer:xpubs where its mnemonic is) prints them."
         : 'Start the worker against the signer (and mnemonic) of the deployment that created the transfers (a different one could not move their deposits).';
     throw new ConfigError(
       `${source}: its ${role} account 0 is ${address}, the database recorded ${recorded.address} on ${recorded.createdAt.toISOString()}. ${remedy} See "Keys and the signer" in docs/operations.md.`,

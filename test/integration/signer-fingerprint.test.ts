@@ -99,7 +99,7 @@ describe('signer fingerprint', { timeout: 60_000 }, () => {
     assert.ok(error instanceof ConfigError, String(error));
     assert.match(error.message, /the deposit xpub of this api \(DEPOSIT_ACCOUNT_XPUB\) is not the signer's this database's transfers were created with/);
     assert.match(error.message, new RegExp(createRouteKeyring(MNEMONIC_A).routeAccounts(0).deposit.address));
-    assert.match(error.message, /npm run signer:xpubs/);
+    assert.match(error.message, /npm run signer:token -- show on the signer.s host \(or signer:xpubs where its mnemonic is\)/);
     assert.match(error.message, /docs\/operations\.md/);
     assert.ok(!error.message.includes(MNEMONIC_B) && !error.message.includes(MNEMONIC_A));
   });

@@ -1,5 +1,5 @@
 /**
- * `npm run signer:xpubs [-- --addresses N]`: the API's configuration from the signer's mnemonic. Reads
+ * `npm run signer:xpubs [-- --addresses N]` (node dist/src/signerXpubs.js in a deployment of the build): the API's configuration from the signer's mnemonic. Reads
  * SIGNER_MNEMONIC from the environment (or, when unset, one line on stdin) and prints the deposit and hub xpubs
  * as environment lines for the API (never the exit one: it would tie withdrawals to deposits), then the first N
  * route addresses of each role so they can be compared with the worker's. Run it where the mnemonic already is
@@ -7,7 +7,7 @@
  * the API's secret store, not to a ticket.
  */
 import { createInterface } from 'node:readline';
-import { createRouteAddressBook, createRouteKeyring, ROUTE_ACCOUNT_ROLES } from '../src/accounts/routeAccounts.ts';
+import { createRouteAddressBook, createRouteKeyring, ROUTE_ACCOUNT_ROLES } from './accounts/routeAccounts.ts';
 
 async function readMnemonic(): Promise<string> {
   if (process.env.SIGNER_MNEMONIC) return process.env.SIGNER_MNEMONIC;
