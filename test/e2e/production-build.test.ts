@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { createPublicClient, erc20Abi, http, toHex, type Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { softHsmToken } from '../../devnet/softhsm.ts';
 import { sendAsNewUser } from '../../devnet/newSender.ts';
 import { freePorts } from '../../devnet/ports.ts';
@@ -193,6 +193,8 @@ describe('a first deployment from the build', { timeout: 600_000 }, () => {
     // of them exists anywhere else, and the signer's environment holds the token's label and PIN only.
     const token = softHsmToken(path.join(dataDir, 'softhsm'));
     const tokenInit = await runFromBuild('signerToken', ['init'], token.env);
+    // The operator's other key command runs from the build too (no tsx on an --omit=dev host).
+    assert.match(await runFromBuild('signerXpubs', [], { SIGNER_MNEMONIC: generateMnemonic(english) }), /^DEPOSIT_ACCOUNT_XPUB=xpub\w+$/m);
     assert.match(tokenInit, /^# generated in token "private-route": private-route\/role\/deposit, /m);
     const signer = startFromBuild(
       'signer',
