@@ -211,6 +211,15 @@ export const configSchema = z.object({
    * a route's transactions run minutes to hours after its quote, and fees move meanwhile.
    */
   GAS_COST_BUFFER_BPS: z.coerce.number().int().min(0).max(100_000).default(5000),
+  /**
+   * USD per whole unit of a chain's native currency, by chain id, for the gas in quotes where the price provider has
+   * none (testnets: Relay prices no Sepolia ETH) or does not answer: {"11155111":"3000"}. The provider's price wins
+   * when it has one.
+   */
+  NATIVE_USD_PRICES: jsonVariable(
+    z.record(z.string().regex(/^\d+$/, 'keys must be chain ids'), z.string().regex(/^\d{1,12}(\.\d{1,18})?$/, 'must be a USD price like "3000" or "0.85"')),
+    '{"11155111":"3000"}',
+  ).default({}),
   FEE_MIN_USD: z
     .string()
     .regex(/^\d+(\.\d+)?$/, 'must be a decimal like "1" or "0.5"')

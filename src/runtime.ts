@@ -25,6 +25,7 @@ import { withPartnerFees } from './quote/partnerFees.ts';
 import { withChainDetails } from './quote/chainDetails.ts';
 import { withQuoteCache } from './quote/quoteCache.ts';
 import { withPrivacyEta } from './quote/privacyEta.ts';
+import { nativeUsdPrices } from './quote/nativeUsdPrices.ts';
 import { createNetworkCosts } from './quote/networkCost.ts';
 import type { HotWalletSettings } from './observability/hotWallets.ts';
 import { createQuoteService, type QuoteService } from './quote/quoteService.ts';
@@ -211,7 +212,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
   const networkCosts = createNetworkCosts({
     mode: config.BRIDGE_PROVIDER,
     chains,
-    nativeUsd: (chainId) => relay.tokenUsdPrice(chainId, zeroAddress),
+    nativeUsd: nativeUsdPrices({ fromProvider: (chainId) => relay.tokenUsdPrice(chainId, zeroAddress), overrides: config.NATIVE_USD_PRICES }),
     bufferBps: config.GAS_COST_BUFFER_BPS,
   });
   let bridge: ActivityDeps['bridge'];
