@@ -30,3 +30,10 @@ export function relaySenderAddresses(relayerPublicKey: Uint8Array, count: number
     publicKeyToAddress(bytesToHex(point.multiply(relaySenderTweak(relayerPublicKey, index)).toRawBytes(false))),
   );
 }
+
+/** The relay sender at `index` (0, the default: the relayer itself) among a signer's, or a RangeError naming the count. */
+export function relaySenderAt<T>(senders: readonly T[], index = 0): T {
+  const sender = senders[index];
+  if (sender === undefined) throw new RangeError(`the signer has ${senders.length} relay senders; ${index} is none of them`);
+  return sender;
+}

@@ -1,10 +1,10 @@
-import { generateDepositSecrets, generateWithdrawalSecrets, type Hash } from '@0xbow/privacy-pools-core-sdk';
 import { secp256k1 } from '@noble/curves/secp256k1';
-import { hexToBigInt, type LocalAccount, numberToHex, parseTransaction } from 'viem';
+import { hexToBigInt, type LocalAccount, numberToHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { DEFAULT_RELAY_SENDERS, relaySenderTweak } from '../accounts/relaySenders.ts';
+import { DEFAULT_RELAY_SENDERS, relaySenderAt, relaySenderTweak } from '../accounts/relaySenders.ts';
 import { CURVE_ORDER, createRouteKeyring } from '../accounts/routeAccounts.ts';
-import type { NoteSecrets, Signer, SignerAccount, SignerPublicKeys } from './signer.ts';
+import type { Signer, SignerAccount, SignerPublicKeys } from './signer.ts';
+import { noteSecretsOf, replayProtected } from './signing.ts';
 
 export interface LocalSignerKeys {
   mnemonic: string;
@@ -33,23 +33,14 @@ export function createLocalSigner(keys: LocalSignerKeys): Signer {
 
   const accountOf = (account: SignerAccount): LocalAccount => {
     if (account.role === 'gas') return gas;
-    if (account.role === 'poolRelayer') {
-      const sender = relaySenders[account.index ?? 0];
-      if (!sender) throw new RangeError(`relay sender ${account.index} is not one of this signer's ${relaySenders.length}`);
-      return sender;
-    }
+    if (account.role === 'poolRelayer') return relaySenderAt(relaySenders, account.index);
     return keyring.routeAccount(account.role, account.index);
   };
-  const secrets = (pair: { nullifier: bigint; secret: bigint }): NoteSecrets => ({ nullifier: pair.nullifier, secret: pair.secret });
-
   return {
     publicKeys: async () => structuredClone(publicKeys),
     async signTransaction(account, unsignedTransaction) {
-      const transaction = parseTransaction(unsignedTransaction);
-      if (transaction.chainId === undefined) throw new Error('the transaction names no chainId: the signer signs only replay-protected transactions');
-      return accountOf(account).signTransaction(transaction as Parameters<LocalAccount['signTransaction']>[0]);
+      return accountOf(account).signTransaction(replayProtected(unsignedTransaction) as Parameters<LocalAccount['signTransaction']>[0]);
     },
-    depositSecrets: async (scope, index) => secrets(generateDepositSecrets(masterKeys, scope as Hash, index)),
-    withdrawalSecrets: async (label, index) => secrets(generateWithdrawalSecrets(masterKeys, label as Hash, index)),
+    ...noteSecretsOf(masterKeys),
   };
 }

@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { RouteAccountRole, RouteAccountXpubs } from '../accounts/routeAccounts.ts';
+import { relaySenderAt } from '../accounts/relaySenders.ts';
 
 /**
  * The only door to the service's keys (the spec's TEE boundary): the worker asks it to sign and to derive
@@ -54,10 +55,6 @@ export function signerAccountAddress(
   routeAddress: (role: RouteAccountRole, index: number) => Address,
 ): Address {
   if (account.role === 'gas') return keys.gasAddress;
-  if (account.role === 'poolRelayer') {
-    const address = keys.poolRelayerAddresses[account.index ?? 0];
-    if (!address) throw new RangeError(`the signer has ${keys.poolRelayerAddresses.length} relay senders; ${account.index} is none of them`);
-    return address;
-  }
+  if (account.role === 'poolRelayer') return relaySenderAt(keys.poolRelayerAddresses, account.index);
   return routeAddress(account.role, account.index);
 }

@@ -162,7 +162,7 @@ describe('the spending policy: rules', () => {
     const refused = on(56);
     assert.equal(refused.allow === false && refused.rule, 'chain-not-served');
     assert.equal(on(56, contracts).allow, true);
-    const mainnet = loadSignerConfig({
+    const mainnetEnv = {
       NETWORK: 'mainnet',
       SIGNER_KEYS: 'pkcs11',
       SIGNER_PKCS11_TOKEN: 't',
@@ -171,19 +171,10 @@ describe('the spending policy: rules', () => {
       SIGNER_DATABASE_URL: 'postgres://x/y',
       SIGNER_AUDIT_LOG: '/tmp/audit.log',
       PRIVACY_POOLS_ENTRYPOINT: ENTRYPOINT,
-    });
+    };
+    const mainnet = loadSignerConfig(mainnetEnv);
     assert.ok(mainnet.SIGNER_CHAIN_IDS?.includes(1) && mainnet.SIGNER_CHAIN_IDS.includes(8453), JSON.stringify(mainnet.SIGNER_CHAIN_IDS));
-    const named = loadSignerConfig({
-      NETWORK: 'mainnet',
-      SIGNER_KEYS: 'pkcs11',
-      SIGNER_PKCS11_TOKEN: 't',
-      SIGNER_PKCS11_PIN: '12345678',
-      SIGNER_AUTH_TOKEN: 'x'.repeat(32),
-      SIGNER_DATABASE_URL: 'postgres://x/y',
-      SIGNER_AUDIT_LOG: '/tmp/audit.log',
-      PRIVACY_POOLS_ENTRYPOINT: ENTRYPOINT,
-      SIGNER_CHAIN_IDS: '8453, 42161',
-    });
+    const named = loadSignerConfig({ ...mainnetEnv, SIGNER_CHAIN_IDS: '8453, 42161' });
     assert.deepEqual(named.SIGNER_CHAIN_IDS, [8453, 42161]);
   });
   test('a transaction without a chain id is refused', () => {

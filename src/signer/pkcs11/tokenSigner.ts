@@ -1,9 +1,9 @@
-import { generateDepositSecrets, generateWithdrawalSecrets, type Hash } from '@0xbow/privacy-pools-core-sdk';
-import { type Address, type Hex, bytesToHex, keccak256, parseTransaction, serializeTransaction } from 'viem';
+import { type Address, type Hex, bytesToHex, keccak256, serializeTransaction } from 'viem';
 import { HDKey, publicKeyToAddress } from 'viem/accounts';
 import { poolMasterKeysFrom, ROUTE_ACCOUNT_ROLES, type RouteAccountRole, routeAccountAddress, routeKeyTweak } from '../../accounts/routeAccounts.ts';
-import type { NoteSecrets, Signer, SignerAccount, SignerPublicKeys } from '../signer.ts';
-import { DEFAULT_RELAY_SENDERS, relaySenderAddresses, relaySenderTweak } from '../../accounts/relaySenders.ts';
+import type { Signer, SignerAccount, SignerPublicKeys } from '../signer.ts';
+import { noteSecretsOf, replayProtected } from '../signing.ts';
+import { DEFAULT_RELAY_SENDERS, relaySenderAddresses, relaySenderAt, relaySenderTweak } from '../../accounts/relaySenders.ts';
 import type { Pkcs11Token } from './token.ts';
 import { digestForToken, signatureFromToken } from './tweakedSignature.ts';
 
@@ -48,10 +48,8 @@ export function createTokenSigner(token: Pkcs11Token, relaySenders = DEFAULT_REL
   const keyOf = (account: SignerAccount): { label: string; tweak: bigint; address: Address } => {
     if (account.role === 'gas') return { label: TOKEN_LABELS.gas, tweak: 1n, address: gasAddress };
     if (account.role === 'poolRelayer') {
-      const index = account.index ?? 0;
-      const address = poolRelayerAddresses[index];
-      if (!address) throw new RangeError(`relay sender ${index} is not one of this signer's ${poolRelayerAddresses.length}`);
-      return { label: TOKEN_LABELS.poolRelayer, tweak: relaySenderTweak(relayerPublicKey, index), address };
+      const address = relaySenderAt(poolRelayerAddresses, account.index);
+      return { label: TOKEN_LABELS.poolRelayer, tweak: relaySenderTweak(relayerPublicKey, account.index ?? 0), address };
     }
     const { point, chainCode } = roles[account.role];
     return {
@@ -60,21 +58,17 @@ export function createTokenSigner(token: Pkcs11Token, relaySenders = DEFAULT_REL
       address: routeAccountAddress(point, chainCode, account.index),
     };
   };
-  const secrets = (pair: { nullifier: bigint; secret: bigint }): NoteSecrets => ({ nullifier: pair.nullifier, secret: pair.secret });
-
   return {
     publicKeys: async () => structuredClone(publicKeys),
     async signTransaction(account, unsignedTransaction) {
-      const transaction = parseTransaction(unsignedTransaction);
-      if (transaction.chainId === undefined) throw new Error('the transaction names no chainId: the signer signs only replay-protected transactions');
+      const transaction = replayProtected(unsignedTransaction);
       if (transaction.type === 'eip4844') throw new Error('the signer signs no blob transactions');
       const key = keyOf(account);
       const digest: Hex = keccak256(serializeTransaction(transaction));
       const tokenSignature = token.signDigest(key.label, digestForToken(digest, key.tweak));
       return serializeTransaction(transaction, signatureFromToken({ digest, tokenSignature, tweak: key.tweak, address: key.address }));
     },
-    depositSecrets: async (scope, index) => secrets(generateDepositSecrets(masterKeys, scope as Hash, index)),
-    withdrawalSecrets: async (label, index) => secrets(generateWithdrawalSecrets(masterKeys, label as Hash, index)),
+    ...noteSecretsOf(masterKeys),
   };
 }
 
