@@ -351,6 +351,10 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** `skip`: this process applies no migrations at start (an API whose database role may not change the schema; the worker applies them). */
   DATABASE_MIGRATIONS: z.enum(['apply', 'skip'], { message: 'must be "apply" or "skip"' }).default('apply'),
+  /** Connections of this process's database pool: replicas × this stays below the server's max_connections. */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** The server cancels a statement running longer than this (Postgres `statement_timeout`); 0 leaves the server's setting. */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

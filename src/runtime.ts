@@ -181,7 +181,10 @@ function keylessPoolSigning(): PoolSigning {
 
 /** What the API and the worker both build: database, chain clients, sender, the pool, the bridge and quotes. */
 function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, signing: PoolSigning, previewAccount: Address) {
-  const database = connectDatabase(config.DATABASE_URL);
+  const database = connectDatabase(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_MAX,
+    ...(config.DATABASE_STATEMENT_TIMEOUT_MS > 0 && { statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS }),
+  });
   const chains = createChainClients(config.CHAIN_RPC_URLS);
   const sender = createTxSender(database.db, chains);
   const pool = createPrivacyPools({

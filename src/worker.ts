@@ -16,7 +16,8 @@ try {
   const config = loadConfig(process.env, 'worker');
   const httpPort = portFromEnv('WORKER_HTTP_PORT', DEFAULT_WORKER_HTTP_PORT);
   const temporalMetricsPort = portFromEnv('TEMPORAL_METRICS_PORT', DEFAULT_TEMPORAL_METRICS_PORT);
-  await migrateDatabase(config.DATABASE_URL);
+  // `skip` where a one-shot job applies them (`node dist/src/migrate.js`) before a rolling deploy.
+  if (config.DATABASE_MIGRATIONS === 'apply') await migrateDatabase(config.DATABASE_URL);
   // Asks the signer (SIGNER_URL) for its public keys: the worker's accounts are the signer's.
   const service = await createWorkerContext(config);
   const worker = await startWorkerProcess(service, logger, { httpPort, temporalMetricsPort });

@@ -15,19 +15,47 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function connectDatabase(url: string, opts: { max?: number } = {}): DatabaseHandle {
-  const sql = postgres(url, { max: opts.max ?? 10, onnotice: () => {} });
+export interface ConnectOptions {
+  /** Connections in the pool (default 10). Replicas × this must stay below the server's max_connections. */
+  max?: number;
+  /** A statement running longer is cancelled by the server (`statement_timeout`); unset: the server's default. */
+  statementTimeoutMs?: number;
+}
+
+export function connectDatabase(url: string, opts: ConnectOptions = {}): DatabaseHandle {
+  const sql = postgres(url, {
+    max: opts.max ?? 10,
+    onnotice: () => {},
+    ...(opts.statementTimeoutMs !== undefined && { connection: { statement_timeout: opts.statementTimeoutMs } }),
+  });
   return { db: drizzle(sql, { schema }), close: () => sql.end({ timeout: 5 }) };
 }
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
-/** Applies the drizzle-kit migrations in `drizzle/`; safe to run on every start. */
-export async function migrateDatabase(url: string): Promise<void> {
+/** The session-level advisory lock migrations run under (any fixed number; this one spells "private-route"). */
+const MIGRATION_LOCK_KEY = 0x7072_6976_7274n;
+
+/**
+ * Applies the drizzle-kit migrations in `drizzle/`; safe to run on every start and from several replicas at once:
+ * they queue on an advisory lock, and the second finds the first's migrations applied. Returns how many it applied.
+ */
+export async function migrateDatabase(url: string): Promise<{ applied: number }> {
+  // One connection: the lock is the session's, and drizzle's migrator runs on the same session.
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    const count = async () => {
+      const [table] = await sql<{ found: boolean }[]>`select to_regclass('drizzle.__drizzle_migrations') is not null as found`;
+      if (!table?.found) return 0;
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
+      return row?.n ?? 0;
+    };
+    const before = await count();
     await migrate(drizzle(sql), { migrationsFolder });
+    return { applied: (await count()) - before };
   } finally {
+    await sql`select pg_advisory_unlock_all()`.catch(() => {});
     await sql.end({ timeout: 5 });
   }
 }
