@@ -1,18 +1,42 @@
 import { CancelledFailure, heartbeat, sleep } from '@temporalio/activity';
-import { and, eq, inArray, min, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, min, notInArray, or, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseAbiItem, type Address, type Hex, type Log, type PublicClient, zeroAddress } from 'viem';
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
 import type { DepositTransfer } from '../src/domain/funding.ts';
+import { TERMINAL_STATUSES } from '../src/domain/status.ts';
 import { fundingOfRoute, recordDepositTransfers, recordFunding } from '../src/transfers/depositTransferStore.ts';
 import { type ActivityDeps, requireNotifier } from './deps.ts';
 
-/** Transfer logs are read at most this many blocks at a time (providers cap eth_getLogs ranges and results)… */
-const LOG_BLOCK_RANGE = 500n;
-/** …and fewer when a provider refuses a range: halved down to one block, then grown back. */
+/**
+ * How the watcher sizes its eth_getLogs calls. Each call names up to `addressesPerCall` deposit addresses (viem puts
+ * them in topic 2 as an OR list) over a block range that starts at `initialRange`, halves down to one block when a
+ * provider refuses it (too many logs or blocks), and doubles up to `maxRange` while the calls return at most
+ * `fewLogs` logs each: a quiet filter catches up in few calls.
+ */
+export interface DepositWatchTuning {
+  addressesPerCall: number;
+  initialRange: bigint;
+  maxRange: bigint;
+  fewLogs: number;
+}
+
+export const DEFAULT_DEPOSIT_WATCH_TUNING: DepositWatchTuning = {
+  addressesPerCall: 1_000,
+  initialRange: 500n,
+  maxRange: 5_000n,
+  fewLogs: 1_000,
+};
+
 const MIN_LOG_BLOCK_RANGE = 1n;
 const ADDRESS_LOOKUP_CHUNK = 5_000;
 /** Blocks below the cursor read again on every pass, so a log that a short reorg moved is still seen. */
 export const REORG_MARGIN_BLOCKS = 12n;
+/**
+ * A finished route's deposit address is still watched this long after the route ended (completed_at), so a surplus,
+ * second or late deposit marks it for the stray check (activities/strays.ts), which looks at every finished route once
+ * anyway. A transfer into an address that ended longer ago is not seen: the funds stay there until an operator looks.
+ */
+export const STRAY_WATCH_DAYS = 30;
 
 /** The ERC-20 Transfer event (ERC-721's has the same signature with an indexed third topic). */
 export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -41,16 +65,16 @@ export interface WatchDepositsInput {
 }
 
 /**
- * Deposit detection that costs O(blocks), not O(routes): one watcher per source chain reads every ERC-20
- * Transfer log of each new block (any token contract), looks their recipients up among the deposit addresses,
- * and then:
+ * Deposit detection that costs O(blocks × watched addresses / addressesPerCall), whatever the chain's other traffic:
+ * one watcher per source chain reads the ERC-20 Transfer logs into the deposit addresses it watches (any token
+ * contract; see watchedAddresses) in each new block, and then:
  * - tells a transfer still awaiting its deposit the balance of its token at its address (a signal; the
  *   workflow itself only waits on a durable timer for its deadline, holding no activity slot);
  * - records any other token sent to a deposit address (held or refunded by the stray-deposit check);
  * - marks the route as seen, so a finished route's surplus, second or late deposit is checked (activities/strays.ts).
  * The cursor is durable (deposit_watch_cursors); each pass re-reads REORG_MARGIN_BLOCKS below it.
  */
-export function depositWatcherActivities(deps: ActivityDeps) {
+export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatchTuning = DEFAULT_DEPOSIT_WATCH_TUNING) {
   async function startBlock(client: PublicClient, chainId: number, head: bigint): Promise<bigint> {
     const [cursor] = await deps.db.select().from(depositWatchCursors).where(eq(depositWatchCursors.chainId, chainId));
     if (cursor) return BigInt(cursor.nextBlock);
@@ -63,6 +87,31 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       .where(and(eq(transfers.sourceChainId, chainId), eq(transfers.status, 'AWAITING_DEPOSIT')));
     if (!oldest?.createdAt) return head;
     return firstBlockAtOrAfter(client, BigInt(Math.floor(new Date(oldest.createdAt).getTime() / 1000) - 60), head);
+  }
+
+  /**
+   * The deposit addresses this chain's watcher reads Transfer logs into: every route not finished yet (awaiting its
+   * deposit, or in flight: a stray is refunded while the route runs), and finished ones for STRAY_WATCH_DAYS after
+   * they ended (a failed route that never started has no completed_at: its last update counts).
+   */
+  async function watchedAddresses(chainId: number): Promise<Address[]> {
+    const rows = await deps.db
+      .select({ depositAddress: transfers.depositAddress })
+      .from(transfers)
+      .where(
+        and(
+          eq(transfers.sourceChainId, chainId),
+          or(
+            notInArray(transfers.status, [...TERMINAL_STATUSES]),
+            and(
+              inArray(transfers.status, [...TERMINAL_STATUSES]),
+              // The expression of transfers_finished_watch_idx (src/db/schema.ts), so that index answers it.
+              gt(sql`coalesce(${transfers.completedAt}, ${transfers.updatedAt})`, sql`now() - make_interval(days => ${STRAY_WATCH_DAYS})`),
+            ),
+          ),
+        ),
+      );
+    return rows.map((r) => r.depositAddress as Address);
   }
 
   /** The routes of this chain whose deposit address is among `addresses` (looked up in chunks: one query has at most 65,535 parameters). */
@@ -152,34 +201,63 @@ export function depositWatcherActivities(deps: ActivityDeps) {
       const confirmations = BigInt(deps.confirmationsOf?.(input.chainId) ?? 0);
       const stopAt = Date.now() + input.runForSeconds * 1000;
       const seen = new Map<string, bigint>();
-      let range = LOG_BLOCK_RANGE;
-      let next = await startBlock(client, input.chainId, await client.getBlockNumber());
+      let range = tuning.initialRange;
+      let next: bigint | undefined;
+
+      const advanceCursor = async (to: bigint) => {
+        next = to;
+        await deps.db
+          .insert(depositWatchCursors)
+          .values({ chainId: input.chainId, nextBlock: Number(to) })
+          .onConflictDoUpdate({ target: depositWatchCursors.chainId, set: { nextBlock: Number(to), updatedAt: new Date() } });
+      };
+
+      /** The Transfer logs into `addresses` over [from, to], one call per batch of addresses; throws when one is refused. */
+      const readLogs = async (addresses: Address[], from: bigint, to: bigint) => {
+        const logs: TransferLog[] = [];
+        let mostInOneCall = 0;
+        for (let i = 0; i < addresses.length; i += tuning.addressesPerCall) {
+          const batch = await client.getLogs({
+            event: TRANSFER_EVENT,
+            args: { to: addresses.slice(i, i + tuning.addressesPerCall) },
+            fromBlock: from,
+            toBlock: to,
+            strict: false,
+          });
+          logs.push(...batch);
+          mostInOneCall = Math.max(mostInOneCall, batch.length);
+        }
+        return { logs, mostInOneCall };
+      };
+
       for (;;) {
         const head = await client.getBlockNumber();
+        next ??= await startBlock(client, input.chainId, head);
         const safe = head - confirmations;
         if (safe >= next) {
-          for (let from = next > REORG_MARGIN_BLOCKS ? next - REORG_MARGIN_BLOCKS : 0n; from <= safe; ) {
+          // Read after the head: a deposit in a block up to it was sent to an address its route had already committed.
+          const addresses = await watchedAddresses(input.chainId);
+          if (addresses.length === 0) {
+            await advanceCursor(safe + 1n);
+            heartbeat({ chainId: input.chainId, nextBlock: Number(next), head: Number(head), watched: 0 });
+          }
+          for (let from = next > REORG_MARGIN_BLOCKS ? next - REORG_MARGIN_BLOCKS : 0n; addresses.length > 0 && from <= safe; ) {
             const to = from + range - 1n < safe ? from + range - 1n : safe;
-            let logs: TransferLog[];
+            let read: Awaited<ReturnType<typeof readLogs>>;
             try {
-              logs = await client.getLogs({ event: TRANSFER_EVENT, fromBlock: from, toBlock: to, strict: false });
+              read = await readLogs(addresses, from, to);
             } catch (error) {
               // Too many logs (or blocks) for this provider: a smaller range; one block it refuses is an outage (retried).
               if (range === MIN_LOG_BLOCK_RANGE || error instanceof CancelledFailure) throw error;
               range = range / 2n > MIN_LOG_BLOCK_RANGE ? range / 2n : MIN_LOG_BLOCK_RANGE;
               continue;
             }
-            await handleLogs(input.chainId, client, logs, seen, to);
-            if (to + 1n > next) {
-              next = to + 1n;
-              await deps.db
-                .insert(depositWatchCursors)
-                .values({ chainId: input.chainId, nextBlock: Number(next) })
-                .onConflictDoUpdate({ target: depositWatchCursors.chainId, set: { nextBlock: Number(next), updatedAt: new Date() } });
-            }
-            heartbeat({ chainId: input.chainId, nextBlock: Number(next), head: Number(head) });
+            await handleLogs(input.chainId, client, read.logs, seen, to);
+            if (to + 1n > next) await advanceCursor(to + 1n);
+            heartbeat({ chainId: input.chainId, nextBlock: Number(next), head: Number(head), watched: addresses.length });
             from = to + 1n;
-            if (range < LOG_BLOCK_RANGE) range *= 2n;
+            // Back up to the initial range after a refusal, and beyond it while the filter is quiet.
+            if (range < tuning.initialRange || read.mostInOneCall <= tuning.fewLogs) range = range * 2n < tuning.maxRange ? range * 2n : tuning.maxRange;
           }
           for (const [key, block] of seen) if (block + REORG_MARGIN_BLOCKS < next) seen.delete(key);
         }

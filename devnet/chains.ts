@@ -141,7 +141,7 @@ function readSavedManifest(stateDir: string, log: (line: string) => void): Devne
 // ---------------------------------------------------------------------------------------------
 // anvil processes
 
-interface AnvilNode {
+export interface AnvilNode {
   label: string;
   rpcUrl: string;
   stop(): Promise<void>;
@@ -160,7 +160,8 @@ function resolveAnvilBinary(): string {
   return fileURLToPath(new URL('../node_modules/.bin/anvil', import.meta.url));
 }
 
-async function startAnvil(p: {
+/** One anvil process (an L2's base fee), ready to answer; the benchmarks and tests that need a bare chain start it alone. */
+export async function startAnvil(p: {
   label: string;
   host: string;
   port: number;

@@ -155,6 +155,10 @@ export const transfers = pgTable(
     index('transfers_attention_idx').on(t.needsAttention),
     // The deposit watcher looks up the recipients of each block's Transfer logs.
     uniqueIndex('transfers_deposit_address_uq').on(t.sourceChainId, t.depositAddress),
+    // …and, each pass, the finished routes it still watches for strays (activities/depositWatcher.ts, STRAY_WATCH_DAYS).
+    index('transfers_finished_watch_idx')
+      .on(t.sourceChainId, sql`coalesce(${t.completedAt}, ${t.updatedAt})`)
+      .where(sql`${t.status} in ('COMPLETED', 'FAILED')`),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "transfers_finished_watch_idx" ON "transfers" USING btree ("source_chain_id",coalesce("completed_at", "updated_at")) WHERE "transfers"."status" in ('COMPLETED', 'FAILED');
