@@ -115,6 +115,8 @@ export const configSchema = z.object({
   RELAY_API_KEY: z.string().optional(),
   HUB_CHAIN_ID: positiveInt,
   HUB_TOKEN_SYMBOL: z.string().default('USDC'),
+  /** The hub token by address; the testnet and mainnet profiles pin the hub's USDC (a token list may hold two "USDC"). */
+  HUB_TOKEN_ADDRESS: address.optional(),
   CHAIN_RPC_URLS: rpcUrls,
   /**
    * Keys (worker in development only; in production they live in the signer process, src/signer.ts). The API

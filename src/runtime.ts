@@ -255,6 +255,7 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
       pool,
       hubChainId: config.HUB_CHAIN_ID,
       hubTokenSymbol: config.HUB_TOKEN_SYMBOL,
+      ...(config.HUB_TOKEN_ADDRESS && { hubTokenAddress: config.HUB_TOKEN_ADDRESS as Address }),
       feePolicy,
       networkCosts,
       priceEpochs,

@@ -191,6 +191,9 @@ export function applyNetworkProfile(env: Record<string, string | undefined>): { 
       );
     }
   }
+  // The hub token pinned by address: a bridge's token list may name two tokens "USDC" on one chain.
+  const hubUsdc = cctpNetwork(profile.cctpEnvironment).find((c) => c.chainId === hubChainId)?.usdc;
+  if (hubUsdc && (filled.HUB_TOKEN_SYMBOL ?? 'USDC').toUpperCase() === 'USDC') fill('HUB_TOKEN_ADDRESS', hubUsdc);
   fill('PRIVACY_POOLS_ASP_URL', profile.aspUrl);
   fill('RELAY_API_URL', profile.relayApiUrl);
   fill('CCTP_ENVIRONMENT', profile.cctpEnvironment);

@@ -141,6 +141,8 @@ export interface QuoteServiceDeps {
   pool: PrivacyPool;
   hubChainId: number;
   hubTokenSymbol: string;
+  /** The hub token by address (HUB_TOKEN_ADDRESS; the profiles pin the hub's USDC): a token list may hold two of a symbol. */
+  hubTokenAddress?: Address;
   feePolicy: FeePolicy;
   /** The service's own gas per route at live fees (src/quote/networkCost.ts): part of the fee's floor. */
   networkCosts: NetworkCosts;
@@ -234,6 +236,18 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     return token;
   }
 
+  async function tokenByAddress(chain: BridgeChain, address: Address): Promise<BridgeToken> {
+    const token = (await allTokens(chain.chainId)).find((t) => t.address.toLowerCase() === address.toLowerCase());
+    if (!token)
+      throw new QuoteError(
+        `the hub token ${address} (HUB_TOKEN_ADDRESS) is not in the bridge's token list of chain ${chain.chainId}: the operator must fix it`,
+        {
+          code: 'UNSUPPORTED_TOKEN',
+        },
+      );
+    return token;
+  }
+
   /** The request's chains and tokens, and its amount in source smallest units. */
   async function resolve(request: TransferRequest) {
     const { symbol, destSymbol } = requestedSymbols(request);
@@ -245,7 +259,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     const [sourceToken, destToken, hubToken] = await Promise.all([
       tokenBySymbol(sourceChain, symbol, 'tokenSymbol'),
       tokenBySymbol(destChain, destSymbol, 'destTokenSymbol'),
-      tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
+      deps.hubTokenAddress ? tokenByAddress(hubChain, deps.hubTokenAddress) : tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
     ]);
     if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
       throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`, { code: 'UNSUPPORTED_CHAIN' });

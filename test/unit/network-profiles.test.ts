@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { getAddress, isAddress } from 'viem';
@@ -96,6 +97,7 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     assert.equal(config.PRIVACY_POOLS_ASP_URL, 'https://dw.0xbow.io');
     assert.equal(config.RELAY_API_URL, 'https://api.testnets.relay.link');
     assert.equal(config.CCTP_ENVIRONMENT, 'testnet');
+    assert.equal(config.HUB_TOKEN_ADDRESS, '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', "the hub token pinned by address: Circle's Sepolia USDC");
     // Finality per chain from the profile; a variable given wins.
     assert.equal(config.CHAIN_CONFIRMATIONS['11155111'], 6);
     assert.equal(config.CHAIN_CONFIRMATIONS['84532'], 10);
@@ -105,6 +107,25 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     );
     assert.equal(pinned.CHAIN_CONFIRMATIONS['11155111'], 30);
     assert.equal(pinned.CHAIN_CONFIRMATIONS['84532'], 10, 'the other chains keep the profile value');
+  });
+
+  test("docs/networks.md's testnet smoke block is a valid worker configuration in burn-and-mint mode", () => {
+    const docs = readFileSync(new URL('../../docs/networks.md', import.meta.url), 'utf8');
+    const block = /### A testnet smoke run[\s\S]*?```sh\n([\s\S]*?)```/.exec(docs)?.[1];
+    assert.ok(block, 'the smoke block is in docs/networks.md');
+    const smoke = Object.fromEntries(
+      block
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const [name, ...value] = line.split('=');
+          return [name!, value.join('=').replace(/^'|'$/g, '').replaceAll('…', 'rpc.example')];
+        }),
+    );
+    const config = loadConfig({ ...KEYS_ONLY, ...smoke }, 'worker');
+    assert.equal(config.BRIDGE_PROVIDER, 'cctp');
+    assert.equal(config.HUB_CHAIN_ID, 11155111);
+    assert.deepEqual(Object.keys(config.CHAIN_RPC_URLS).sort(), ['11155111', '421614', '84532']);
   });
 
   test('every chain of every profile waits at least one block before a transaction counts', () => {

@@ -127,6 +127,35 @@ describe('quote math', () => {
     await assert.rejects(quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '0.000001' }), QuoteError);
   });
 
+  test('the hub token pinned by address (HUB_TOKEN_ADDRESS) is found among two tokens named USDC; an unknown one is an operator error', async () => {
+    const impostor: BridgeToken = { chainId: 2, address: `0x${'3'.repeat(40)}` as Address, symbol: 'USDC', name: 'Bridged USDC', decimals: 6 };
+    const twoUsdcOnTheHub: DepositAddressBridge = {
+      ...fakeBridge,
+      listTokens: async (chainId) => (chainId === 2 ? [impostor, USDC(2), WETH(2)] : [USDC(chainId), WETH(chainId)]),
+    };
+    const pinnedTo = (hubTokenAddress: Address) =>
+      createQuoteService({
+        bridge: twoUsdcOnTheHub,
+        pool: fakePool,
+        hubChainId: 2,
+        hubTokenSymbol: 'USDC',
+        hubTokenAddress,
+        feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+        networkCosts: freeNetwork,
+        priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+        priceMarginBps: 50,
+        poolEtaSeconds: 60,
+        previewAccount: `0x${'9'.repeat(40)}`,
+      });
+    const request = { sourceChainId: 1, destChainId: 3, amount: '100' };
+    // (By symbol, the impostor listed first would be the hub token.)
+    assert.equal((await pinnedTo(USDC(2).address).quote(request)).hubToken.address, USDC(2).address);
+    await assert.rejects(
+      pinnedTo(`0x${'4'.repeat(40)}`).quote(request),
+      (error: unknown) => error instanceof QuoteError && error.code === 'UNSUPPORTED_TOKEN' && /HUB_TOKEN_ADDRESS/.test(error.message),
+    );
+  });
+
   test('defaults: tokenSymbol is USDC and destTokenSymbol follows tokenSymbol', async () => {
     const a = await quotes.quote({ sourceChainId: 1, destChainId: 3, amount: '50' });
     assert.equal(a.quote.symbol, 'USDC');
