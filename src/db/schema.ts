@@ -153,7 +153,7 @@ export const transfers = pgTable(
     index('transfers_status_idx').on(t.status),
     index('transfers_unfunded_client_idx').on(t.clientHash).where(sql`${t.clientHash} is not null`),
     index('transfers_attention_idx').on(t.needsAttention),
-    // The deposit watcher looks up the recipients of each block's Transfer logs.
+    // The deposit watcher looks up the routes that the Transfer logs it read paid into.
     uniqueIndex('transfers_deposit_address_uq').on(t.sourceChainId, t.depositAddress),
     // …and, each pass, the finished routes it still watches for strays (activities/depositWatcher.ts, STRAY_WATCH_DAYS).
     index('transfers_finished_watch_idx')
