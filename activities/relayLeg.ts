@@ -11,6 +11,9 @@ import { orderOf, recordOrder, replaceOrder, setAsideOrders } from '../src/trans
 
 type OrderRow = typeof bridgeOrders.$inferSelect;
 
+/** The status poll backs off to at most this many poll intervals (15 s in production). */
+const STATUS_POLL_BACKOFF_CAP = 15;
+
 const refOf = (order: OrderRow): BridgeOrderRef => ({ kind: 'relay', requestId: order.requestId, amountIn: order.amountIn, amountOut: order.amountOut });
 
 /** Deposit-address mode: a Relay order per leg, funded by sending to its deposit address. */
@@ -113,8 +116,13 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       return order;
     },
 
-    /** Polls the order until filled; a refund or failure is final for this order. A Relay outage is waited out here. */
+    /**
+     * Polls the order until filled; a refund or failure is final for this order. A Relay outage is waited out here.
+     * Most fills land within seconds, so the first looks are quick and later ones back off (×1.5 up to 15 poll
+     * intervals): a slow order costs a few calls a minute of the status quota every replica shares, not one a second.
+     */
     async awaitArrival({ leg, order }) {
+      let intervalMs = deps.pollIntervalMs;
       for (;;) {
         const status = await pollProvider(`bridge-${leg} order status`, () => relay.orderStatus(order.requestId), deps.pollIntervalMs);
         if (status.state === 'success') {
@@ -128,7 +136,8 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
           );
         }
         heartbeat({ providerStatus: status.providerStatus });
-        await sleep(deps.pollIntervalMs);
+        await sleep(intervalMs);
+        intervalMs = Math.min(Math.round(intervalMs * 1.5), deps.pollIntervalMs * STATUS_POLL_BACKOFF_CAP);
       }
     },
   };

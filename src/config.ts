@@ -113,6 +113,14 @@ export const configSchema = z.object({
     '[{"chainId":…,"domain":…,"tokenMessenger":"0x…","messageTransmitter":"0x…","usdc":"0x…"}]',
   ).optional(),
   RELAY_API_KEY: z.string().optional(),
+  /**
+   * Requests a minute to Relay by endpoint class, shared by every replica through Postgres (src/providers/providerQuota.ts);
+   * 0 is unlimited. Unset: Relay's published limits on testnet and mainnet (with or without RELAY_API_KEY), none on devnet.
+   */
+  RELAY_RATE_LIMITS: jsonVariable(
+    z.strictObject({ quote: z.number().int().min(0).optional(), status: z.number().int().min(0).optional(), other: z.number().int().min(0).optional() }),
+    '{"quote":50,"status":200,"other":200}',
+  ).optional(),
   HUB_CHAIN_ID: positiveInt,
   HUB_TOKEN_SYMBOL: z.string().default('USDC'),
   /** The hub token by address; the testnet and mainnet profiles pin the hub's USDC (a token list may hold two "USDC"). */
@@ -351,6 +359,14 @@ export const configSchema = z.object({
     .default('false')
     .transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /**
+   * OpenTelemetry traces (src/observability/tracing.ts, docs/observability.md "Traces"), off unless an OTLP/HTTP endpoint is
+   * set: the collector's base URL (spans go to `<it>/v1/traces`), or the traces URL itself, which wins.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  /** The service name of this process's spans; default `private-route-api` or `private-route-worker`. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** `skip`: this process applies no migrations at start (an API whose database role may not change the schema; the worker applies them). */
   DATABASE_MIGRATIONS: z.enum(['apply', 'skip'], { message: 'must be "apply" or "skip"' }).default('apply'),
   /** Connections of this process's database pool: replicas × this stays below the server's max_connections. */
@@ -490,7 +506,7 @@ const SECRET_KEYS = new Set([
   'WEBHOOK_SIGNING_SECRET',
 ]);
 
-const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL']);
+const URL_KEYS = new Set(['RELAY_API_URL', 'IRIS_API_URL', 'PRIVACY_POOLS_ASP_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
 
 /** The configuration with every secret replaced by "(set)" and URLs cut to their origin (RPC keys live in paths), safe to print. */
 export function describeConfig(config: Config): Record<string, unknown> {

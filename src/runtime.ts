@@ -6,6 +6,7 @@ import { createTxSender } from './chain/txSender.ts';
 import { type Config, priceEpochHoldBps } from './config.ts';
 import { gweiToWei } from './chain/fees.ts';
 import { connectDatabase } from './db/client.ts';
+import { createSharedQuota, type QuotaLimit, relayQuotaLimits } from './providers/providerQuota.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
 import { createAspClient } from './providers/privacy-pools/asp.ts';
@@ -211,7 +212,10 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
 
   // Native currencies' USD prices for the quotes' gas: Relay's price API in both modes (it prices native currencies
   // at the zero address); in burn-and-mint mode it serves prices only.
-  const relay = withCatalogCache(instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY }), 'relay'));
+  const quota = createSharedQuota({ db: database.db, limits: relayLimits(config) });
+  const relay = withCatalogCache(
+    instrumentBridge(createRelayBridge({ baseUrl: config.RELAY_API_URL, apiKey: config.RELAY_API_KEY, quota: (bucket) => quota(bucket) }), 'relay'),
+  );
   const networkCosts = createNetworkCosts({
     mode: config.BRIDGE_PROVIDER,
     chains,
@@ -336,4 +340,14 @@ function localChainNames(config: Config) {
     name: c.name ?? `local-${c.chainId}`,
     displayName: c.displayName ?? `Local ${c.chainId}`,
   }));
+}
+
+/** Relay's quota per endpoint class: RELAY_RATE_LIMITS where given, else the published limits (none on the local stack). */
+function relayLimits(config: Config): Record<string, QuotaLimit> {
+  const published = config.NETWORK === 'devnet' ? {} : relayQuotaLimits(config.RELAY_API_KEY !== undefined);
+  const given = config.RELAY_RATE_LIMITS ?? {};
+  return {
+    ...published,
+    ...Object.fromEntries(Object.entries(given).map(([endpoint, perMinute]) => [`relay:${endpoint}`, { perMinute }])),
+  };
 }

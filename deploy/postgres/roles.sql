@@ -47,7 +47,8 @@ BEGIN
   SELECT string_agg(name, ', ') INTO missing
     FROM unnest(ARRAY['transfers', 'transfer_statuses', 'pool_notes', 'price_epochs', 'idempotency_keys', 'api_keys',
                       'rate_limit_counters', 'service_secrets', 'signer_fingerprints', 'bridge_orders',
-                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes', 'quotes']) AS name
+                      'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes', 'quotes',
+                      'provider_quotas']) AS name
    WHERE to_regclass('public.' || name) IS NULL;
   IF missing IS NOT NULL THEN
     RAISE NOTICE 'tables % do not exist yet: start the worker once (it applies the migrations), then run this file again', missing;
@@ -71,6 +72,8 @@ BEGIN
   GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_keys TO private_route_api;
   GRANT SELECT ON api_keys TO private_route_api;
   GRANT SELECT, INSERT, UPDATE, DELETE ON rate_limit_counters TO private_route_api;
+  -- the providers' request quotas every replica shares (a quote takes from Relay's)
+  GRANT SELECT, INSERT, UPDATE ON provider_quotas TO private_route_api;
   GRANT SELECT, INSERT ON service_secrets TO private_route_api;
   -- the start check that the API's xpubs are the worker's signer's
   GRANT SELECT, INSERT ON signer_fingerprints TO private_route_api;

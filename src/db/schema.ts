@@ -480,6 +480,16 @@ export const rateLimitCounters = pgTable(
 );
 
 /**
+ * A token bucket per provider endpoint class (`relay:quote`, `relay:status`, …), shared by every API and worker
+ * replica, so together they stay inside the provider's quota (src/providers/providerQuota.ts). Tokens in thousandths.
+ */
+export const providerQuotas = pgTable('provider_quotas', {
+  bucket: text('bucket').primaryKey(),
+  milliTokens: bigint('milli_tokens', { mode: 'bigint' }).notNull(),
+  refilledAt: timestamp('refilled_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
  * Secrets the service generates for itself once, on first use, e.g. `client_hash_key`: the HMAC key of the client
  * hashes in rate_limit_counters and transfers.client_hash when CLIENT_HASH_KEY is not configured.
  */

@@ -10,7 +10,7 @@ import {
   type BridgeToken,
   type DepositAddressBridge,
 } from '../bridge.ts';
-import { createRelayClient, type RelayQuoteRequest } from './client.ts';
+import { createRelayClient, type RelayClientOptions, type RelayQuoteRequest } from './client.ts';
 
 export interface RelayBridgeOptions {
   /** e.g. https://api.relay.link, or the local emulator's URL. */
@@ -18,6 +18,7 @@ export interface RelayBridgeOptions {
   apiKey?: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
+  quota?: RelayClientOptions['quota'];
 }
 
 /** Relay's /currencies/v2 accepts at most 100. */

@@ -19,6 +19,8 @@ export interface RelayClientOptions {
   fetch?: typeof fetch;
   /** Per-request timeout. Default 15 s. */
   timeoutMs?: number;
+  /** Takes each request from the quota its endpoint class shares across replicas (src/providers/providerQuota.ts). */
+  quota?: (bucket: 'relay:quote' | 'relay:status' | 'relay:other') => Promise<void>;
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -156,6 +158,7 @@ export function createRelayClient(opts: RelayClientOptions): RelayClient {
 
   /** Sends the request; network failures and timeouts become BridgeUnavailableError. */
   async function send(c: Call): Promise<{ status: number; ok: boolean; text: string }> {
+    await opts.quota?.(c.path.startsWith('/quote') ? 'relay:quote' : c.path.startsWith('/intents/status') ? 'relay:status' : 'relay:other');
     const headers: Record<string, string> = { accept: 'application/json' };
     if (c.body !== undefined) headers['content-type'] = 'application/json';
     if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
