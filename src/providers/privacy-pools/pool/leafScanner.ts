@@ -3,19 +3,39 @@ import { type Address, getAbiItem } from 'viem';
 import { poolAbi } from '../abi.ts';
 import type { PrivacyPoolsOptions } from './options.ts';
 
-/** Blocks per eth_getLogs request when scanning the pool's events. */
-const LOG_RANGE = 10_000n;
+/** Blocks per eth_getLogs request when scanning the pool's events, at most… */
+const MAX_LOG_RANGE = 10_000n;
+/** …and fewer while a provider refuses that many: halved down to one block, then doubled back after each range it answers. */
+const MIN_LOG_RANGE = 1n;
 
 const leafInsertedEvent = getAbiItem({ abi: poolAbi, name: 'LeafInserted' });
 
-/** A pool's events of one kind from `fromBlock` to `toBlock` (default: the head), in ranges the RPC accepts. */
-async function scanLogs<E extends typeof leafInsertedEvent>(opts: PrivacyPoolsOptions, address: Address, event: E, fromBlock: bigint, toBlock?: bigint) {
+/**
+ * A pool's events of one kind from `fromBlock` to `toBlock` (default: the head), in ranges the RPC accepts: `range`
+ * is the scanner's current range, kept between scans. One block refused is an outage: the error is thrown.
+ */
+async function scanLogs<E extends typeof leafInsertedEvent>(
+  opts: PrivacyPoolsOptions,
+  address: Address,
+  event: E,
+  range: { blocks: bigint },
+  fromBlock: bigint,
+  toBlock?: bigint,
+) {
   const client = opts.clients.publicClient(opts.chainId);
   const head = toBlock ?? (await client.getBlockNumber());
   const logs = [];
-  for (let start = fromBlock; start <= head; start += LOG_RANGE) {
-    const end = start + LOG_RANGE - 1n < head ? start + LOG_RANGE - 1n : head;
-    logs.push(...(await client.getLogs({ address, event, fromBlock: start, toBlock: end })));
+  for (let start = fromBlock; start <= head; ) {
+    const end = start + range.blocks - 1n < head ? start + range.blocks - 1n : head;
+    try {
+      logs.push(...(await client.getLogs({ address, event, fromBlock: start, toBlock: end })));
+    } catch (error) {
+      if (range.blocks === MIN_LOG_RANGE) throw error;
+      range.blocks = range.blocks / 2n > MIN_LOG_RANGE ? range.blocks / 2n : MIN_LOG_RANGE;
+      continue;
+    }
+    start = end + 1n;
+    range.blocks = range.blocks * 2n < MAX_LOG_RANGE ? range.blocks * 2n : MAX_LOG_RANGE;
   }
   return logs;
 }
@@ -33,11 +53,12 @@ export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): 
   const leaves: bigint[] = [];
   let scannedTo = opts.fromBlock - 1n;
   let scanning: Promise<{ leaves: bigint[] }> | null = null;
+  const range = { blocks: MAX_LOG_RANGE };
 
   async function scan() {
     const client = opts.clients.publicClient(opts.chainId);
     const head = await client.getBlockNumber();
-    for (const log of await scanLogs(opts, address, leafInsertedEvent, scannedTo + 1n, head)) {
+    for (const log of await scanLogs(opts, address, leafInsertedEvent, range, scannedTo + 1n, head)) {
       leaves[Number(log.args._index!) - 1] = log.args._leaf!;
     }
     scannedTo = head;
