@@ -52,6 +52,19 @@ export const configSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('private-route'),
+  /**
+   * Worker: poll as a version of this Temporal worker deployment (src/temporal/workerVersioning.ts): workflow tasks go
+   * to the version an operator promoted (`routectl workers promote`), so a changed workflow rolls out without mixing.
+   */
+  TEMPORAL_WORKER_DEPLOYMENT: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a name of letters, digits, ".", "_" and "-"')
+    .optional(),
+  /** Worker: this worker's build id in its deployment; unset, the hash of the workflow code (workers of one build agree). */
+  TEMPORAL_WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be letters, digits, ".", "_" and "-"')
+    .optional(),
   /** Temporal over TLS (docs/operations.md): any of these turns TLS on. Certificate, key and CA: a PEM file path or the PEM text. */
   TEMPORAL_TLS: z
     .enum(['true', 'false'], { message: 'must be "true" or "false"' })

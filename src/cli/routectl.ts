@@ -12,6 +12,7 @@ import * as apiKeys from './apiKeys.ts';
 import * as income from './income.ts';
 import * as operator from './operator.ts';
 import { setup } from './setup.ts';
+import * as workers from './workers.ts';
 
 const USAGE = `usage: routectl <command>
   list [--status S] [--stuck] [--json] [--limit N]   transfers, newest first; --stuck = waiting for an operator
@@ -49,6 +50,9 @@ const USAGE = `usage: routectl <command>
   setup [--no-create-namespace] [--retention-days N]
                                                      prepare a Temporal cluster: the namespace (TEMPORAL_NAMESPACE; where the
                                                      cluster allows it) and the search attributes; idempotent
+  workers [--deployment D] [--json]                  the worker deployment's versions (TEMPORAL_WORKER_DEPLOYMENT) and the current one
+  workers promote <buildId> --reason "…" [--deployment D]
+                                                     make a version current: workflow tasks go to its workers (a rolling deploy)
   devnet …                                           local stack only (info, fund, fault): see "routectl devnet help"
 Commands that change something need --reason "…" and record it with the operator: --operator <name>, else
 ROUTECTL_OPERATOR, else the login (user@host). --to must be the route's refundAddress (recover: the side's own
@@ -90,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
       'no-create-namespace': { type: 'boolean', default: false },
       'retention-days': { type: 'string', default: '30' },
       'spread-hours': { type: 'string' },
+      deployment: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -187,6 +192,11 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'setup':
       await setup({ createNamespace: !values['no-create-namespace'], retentionDays: values['retention-days'] });
+      return 0;
+    case 'workers':
+      if (first === 'promote') await workers.promote(second, { deployment: values.deployment, operator: who().operator });
+      else if (first === undefined) await workers.listVersions({ deployment: values.deployment, json: values.json });
+      else throw usageError(USAGE);
       return 0;
     case 'help':
       process.stdout.write(`${USAGE}\n`);
