@@ -3,6 +3,8 @@ import { checkSignerFingerprint } from './accounts/signerFingerprint.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { hostPort, type HttpServer } from './observability/http.ts';
+import { urlOrigin } from './redact.ts';
+import { startTracing, stopTracing } from './observability/tracing.ts';
 import { startWorkerHttp } from './observability/workerHttp.ts';
 import { workerHotWallets, type WorkerContext } from './runtime.ts';
 import { StopList } from './shutdown.ts';
@@ -52,6 +54,12 @@ export async function startWorkerProcess(context: WorkerContext, logger: Logger,
 
   const { connection, client } = await connectTemporalClient(config);
   const stops = new StopList(logger);
+  // Activity and workflow spans when an OTLP endpoint is configured; stopped last, so the final spans are sent.
+  const tracing = startTracing(config, 'worker');
+  if (tracing) {
+    logger.info('tracing on', { serviceName: tracing.serviceName, endpoint: urlOrigin(tracing.endpoint) });
+    stops.add('traces (the last spans are sent)', () => stopTracing(tracing, logger));
+  }
   try {
     // The workflows it runs set the service's search attributes: refuse a namespace without them (routectl setup).
     await assertClusterReady(connection, config.TEMPORAL_NAMESPACE);
@@ -65,6 +73,7 @@ export async function startWorkerProcess(context: WorkerContext, logger: Logger,
       workflowBundle: options.workflowBundle,
       logger,
       temporalMetricsAddress: options.temporalMetricsPort === undefined ? undefined : hostPort(config.HOST, options.temporalMetricsPort),
+      tracing,
     });
     stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
     const http = await startWorkerHttp({

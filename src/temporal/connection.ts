@@ -4,7 +4,7 @@
  * worker's `NativeConnection` from configuration, so the API, the worker, routectl and the local stack agree.
  */
 import { readFileSync } from 'node:fs';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { temporalDataConverter, payloadCodecOf } from './codec.ts';
 import { isPem, type TemporalConnectionConfig } from './connectionSettings.ts';
@@ -45,8 +45,15 @@ function pemOrFile(name: string, value: string): Buffer {
 export type TemporalClientConfig = TemporalConnectionConfig &
   Pick<Config, 'TEMPORAL_NAMESPACE' | 'PAYLOAD_CODEC' | 'PAYLOAD_CODEC_KEYS' | 'PAYLOAD_CODEC_KEY_ID'>;
 
-/** A client with the configured connection security and the payload codec (encrypted history). */
-export async function connectTemporalClient(config: TemporalClientConfig): Promise<{ connection: Connection; client: Client }> {
+/**
+ * A client with the configured connection security and the payload codec (encrypted history); `interceptors`: the
+ * tracing ones, when tracing is on (temporalClientInterceptors in src/observability/tracing.ts).
+ */
+export async function connectTemporalClient(
+  config: TemporalClientConfig,
+  interceptors?: ClientInterceptors,
+): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect(temporalConnectionOptions(config));
-  return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: temporalDataConverter(payloadCodecOf(config)) }) };
+  const dataConverter = temporalDataConverter(payloadCodecOf(config));
+  return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter, interceptors }) };
 }

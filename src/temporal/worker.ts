@@ -4,7 +4,15 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
+import {
+  NativeConnection,
+  Worker,
+  bundleWorkflowCode,
+  type ActivityInterceptorsFactory,
+  type State,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { LogLevel as TemporalLogLevel, LogMetadata, SignalDefinition, Logger as TemporalLogger } from '@temporalio/common';
 import { createActivities, type ActivityDeps, type WorkflowNotifier } from '../../activities/index.ts';
 import { startStalledWebhooks } from '../../activities/webhooks.ts';
@@ -14,6 +22,7 @@ import type { Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { activityInterceptors } from '../observability/activityInterceptors.ts';
 import { installTemporalRuntime } from '../observability/temporalRuntime.ts';
+import { temporalClientInterceptors, workflowSpanSinks, type Tracing } from '../observability/tracing.ts';
 import type { WebhookSettings, WebhookStarter } from '../webhooks/settings.ts';
 import { temporalWebhookStarter } from '../webhooks/starter.ts';
 import { activityErrors } from './activityErrors.ts';
@@ -27,7 +36,10 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const moduleExtension = path.extname(fileURLToPath(import.meta.url));
 export const workflowsPath = fileURLToPath(new URL(`../../workflows/index${moduleExtension}`, import.meta.url));
 
-/** Workflow interceptor modules bundled with the workflow code (routeId on every workflow log line). */
+/**
+ * Workflow interceptor modules bundled with the workflow code: routeId on every workflow log line, and the workflow's
+ * span in a trace (src/observability/workflowTracing.ts; the worker gives it a sink, workflowSpanSinks).
+ */
 export const workflowInterceptorModules = [fileURLToPath(new URL(`../observability/workflowInterceptors${moduleExtension}`, import.meta.url))];
 
 /** The workflow bundle `npm run build` writes at the root of dist/ (scripts/build.ts); a worker run from the build loads it. */
@@ -144,6 +156,8 @@ export async function startTransferWorker(opts: {
   logger?: Logger;
   /** `host:port` for the SDK's Prometheus exporter; omitted: SDK metrics are not exported. */
   temporalMetricsAddress?: string;
+  /** With tracing on (src/observability/tracing.ts): activity and workflow spans, exported; omitted: none. */
+  tracing?: Tracing;
 }): Promise<RunningWorker> {
   const logger = opts.logger ?? createLogger();
   // Before the first NativeConnection: the Runtime is configured once per process.
@@ -156,15 +170,28 @@ export async function startTransferWorker(opts: {
   const dataConverter = temporalDataConverter(payloadCodecOf(opts.temporal));
   const connection = await NativeConnection.connect(temporalConnectionOptions(opts.temporal));
   // The deposit watcher signals transfer workflows through a client of its own.
-  const { connection: clientConnection, client } = await connectTemporalClient(opts.temporal).catch(async (error: unknown) => {
-    await connection.close();
-    throw error;
-  });
+  const { connection: clientConnection, client } = await connectTemporalClient(opts.temporal, temporalClientInterceptors(opts.tracing)).catch(
+    async (error: unknown) => {
+      await connection.close();
+      throw error;
+    },
+  );
   try {
     const webhookStarter = opts.deps.webhooks ? temporalWebhookStarter(client, names.steps, opts.deps.webhooks) : undefined;
     const activities = createActivities({ ...opts.deps, notifier: temporalNotifier(client), webhookStarter });
-    // activityErrors first: it translates whatever the others let through (src/failures.ts).
-    const interceptors = { activity: [activityErrors, activityKeepalive, activityInterceptors, ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : [])] };
+    // activityErrors first: it translates whatever the others let through (src/failures.ts). The span (tracing on) then
+    // covers the rest of the execution.
+    const interceptors = {
+      activity: [
+        activityErrors,
+        ...(opts.tracing ? [activityTracing(opts.tracing)] : []),
+        activityKeepalive,
+        activityInterceptors,
+        ...(process.env.DRILL_CRASH_AT ? [activityCrashPoints] : []),
+      ],
+    };
+    // The workflow interceptors' spans leave the sandbox through this sink.
+    const sinks = workflowSpanSinks(opts.tracing);
     const workers = await Promise.all(
       queues.map((queue) =>
         Worker.create({
@@ -176,7 +203,7 @@ export async function startTransferWorker(opts: {
           interceptors,
           maxConcurrentActivityTaskExecutions: slots[queue],
           // Workflows run on the steps queue only.
-          ...(queue === 'steps' && { workflowBundle, maxCachedWorkflows: opts.maxCachedWorkflows }),
+          ...(queue === 'steps' && { workflowBundle, maxCachedWorkflows: opts.maxCachedWorkflows, sinks }),
           // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
           // worker stops regardless (their retries run after the next start). The waits (watchers run for
           // minutes, fills poll) only read and resume where they stopped: they are cancelled almost at once.
@@ -207,6 +234,14 @@ export async function startTransferWorker(opts: {
     await connection.close();
     throw error;
   }
+}
+
+/** A `RunActivity:<type>` span per activity execution, the child of the workflow's `StartActivity:<type>`. */
+function activityTracing(tracing: Tracing): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: tracing.tracer }),
+    outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+  });
 }
 
 const WEBHOOK_SWEEP_INTERVAL_MS = 60_000;

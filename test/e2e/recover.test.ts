@@ -13,6 +13,7 @@ import { activityKeepalive } from '../../src/temporal/activityKeepalive.ts';
 import { payloadCodecOf, temporalDataConverter } from '../../src/temporal/codec.ts';
 import { temporalConnectionOptions } from '../../src/temporal/connection.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import { workflowSpanSinks } from '../../src/observability/tracing.ts';
 import { depositObservedSignal, failUpdate, stateQuery } from '../../workflows/definitions.ts';
 import type { RoutePlan } from '../../src/domain/plan.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
@@ -197,7 +198,15 @@ async function standInWorkers(name: string, activities: Record<string, (...args:
   return {
     taskQueue,
     async startWorkflows() {
-      const worker = await Worker.create({ connection, namespace, taskQueue, dataConverter, workflowBundle, maxCachedWorkflows: 0 });
+      const worker = await Worker.create({
+        connection,
+        namespace,
+        taskQueue,
+        dataConverter,
+        workflowBundle,
+        maxCachedWorkflows: 0,
+        sinks: workflowSpanSinks(undefined),
+      });
       workflows = { worker, running: worker.run() };
     },
     stopWorkflows,

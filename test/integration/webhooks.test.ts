@@ -20,6 +20,7 @@ import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
 import { apiKeys, transfers, webhookDeliveries } from '../../src/db/schema.ts';
 import { createLogger } from '../../src/logger.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import { workflowSpanSinks } from '../../src/observability/tracing.ts';
 import type { WebhookSettings } from '../../src/webhooks/settings.ts';
 import { verifyWebhook } from '../../src/webhooks/signature.ts';
 import { keylessWebhookSecret } from '../../src/webhooks/signingSecrets.ts';
@@ -132,7 +133,13 @@ before(
     // Only the webhook activities: the others need chains.
     const activities = webhookActivities({ db: database.db, webhooks: settings } as ActivityDeps);
     workers = await Promise.all([
-      Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: TASK_QUEUE, workflowBundle }),
+      Worker.create({
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        taskQueue: TASK_QUEUE,
+        workflowBundle,
+        sinks: workflowSpanSinks(undefined),
+      }),
       Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: taskQueues(TASK_QUEUE).waits, activities }),
     ]);
     running = workers.map((worker) => worker.run());

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.ts';
 import { BridgeRouteError } from '../../src/providers/bridge.ts';
 import { activityErrors } from '../../src/temporal/activityErrors.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
+import { workflowSpanSinks } from '../../src/observability/tracing.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from '../../workflows/definitions.ts';
 import { SEARCH_ATTRIBUTES, taskQueues, WORKFLOW_TYPE } from '../../workflows/types.ts';
 import type { BridgeOrderRef, RoutePlan } from '../../src/domain/plan.ts';
@@ -214,7 +215,8 @@ before(
           activities,
           // The worker's error translation (src/temporal/activityErrors.ts), as in production.
           interceptors: { activity: [activityErrors] },
-          ...(queue === 'steps' && { workflowBundle }),
+          // The workflow bundle sends its span through this sink; tracing off, it drops it.
+          ...(queue === 'steps' && { workflowBundle, sinks: workflowSpanSinks(undefined) }),
         }),
       ),
     );
