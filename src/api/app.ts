@@ -9,6 +9,7 @@ import { bodyLimit } from './bodyLimit.ts';
 import type { ApiDeps } from './deps.ts';
 import { fail } from './envelope.ts';
 import { toApiError } from './errorMapping.ts';
+import { observeRequests, requestIdOf, requestIds } from './requestObservability.ts';
 import { newApp } from './routes/common.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { docsRoutes, openApiDocument } from './routes/docs.ts';
@@ -23,6 +24,8 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 export function createApi(deps: ApiDeps) {
   const root = newApp();
+  // Before every route: each answer carries X-Request-Id, and is logged, counted and (tracing on) spanned.
+  root.use('*', requestIds(), observeRequests({ logger: deps.logger, tracer: deps.tracer }));
   root.use(
     '/api/*',
     bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: (c, status, error) => fail(c, status, status === 413 ? 'BODY_TOO_LARGE' : 'INVALID_REQUEST', error) }),
@@ -41,7 +44,14 @@ export function createApi(deps: ApiDeps) {
 
   app.onError((error, c) => {
     const { failure, internal } = toApiError(error);
-    if (internal) deps.logger.error('request failed', { method: c.req.method, path: c.req.path, error: redactUrls(error.message), name: error.name });
+    if (internal)
+      deps.logger.error('request failed', {
+        requestId: requestIdOf(c),
+        method: c.req.method,
+        path: c.req.path,
+        error: redactUrls(error.message),
+        name: error.name,
+      });
     for (const [name, value] of Object.entries(failure.headers)) c.header(name, value);
     return fail(c, failure.status, failure.code, failure.message);
   });

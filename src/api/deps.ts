@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '../logger.ts';
 import type { QuoteService } from '../quote/quoteService.ts';
 import type { IdempotencyStore } from '../transfers/idempotency.ts';
@@ -29,4 +30,6 @@ export interface ApiDeps {
    * 1800) on whose clock a stream without a statusToken looks again.
    */
   events?: { maxStreamsPerClient?: number; heartbeatMs?: number; retryMs?: number; trustProxyHops?: number; publicEpochSeconds?: number };
+  /** With tracing on (src/observability/tracing.ts): a server span per request; omitted: none. */
+  tracer?: Tracer;
 }

@@ -1,8 +1,12 @@
 import type { Client } from '@temporalio/client';
+import { Registry } from 'prom-client';
 import { checkSignerFingerprint } from '../accounts/signerFingerprint.ts';
 import type { Logger } from '../logger.ts';
 import { metricsRoute, observabilityRoutes, postgresCheck, serveHttp, temporalCheck, type HttpServer } from '../observability/http.ts';
+import { apiHttpRegistry } from '../observability/httpMetrics.ts';
 import { metricsRegistry } from '../observability/metrics.ts';
+import { startTracing, stopTracing, temporalClientInterceptors } from '../observability/tracing.ts';
+import { urlOrigin } from '../redact.ts';
 import { privacySettings, transferSettings, type ApiContext } from '../runtime.ts';
 import { assertClusterReady } from '../temporal/clusterSetup.ts';
 import { connectTemporalClient } from '../temporal/connection.ts';
@@ -26,12 +30,19 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
   const { config } = service;
   // Refuses to hand out deposit addresses of another signer than the worker's (its xpubs against the recorded addresses).
   await checkSignerFingerprint(service.db, service.addresses, 'api');
-  const { connection, client: temporal } = await connectTemporalClient(config);
+  // Traces when an OTLP endpoint is configured: a span per request, and starting a transfer's workflow carries it.
+  const tracing = startTracing(config, 'api');
+  if (tracing) logger.info('tracing on', { serviceName: tracing.serviceName, endpoint: urlOrigin(tracing.endpoint) });
+  const { connection, client: temporal } = await connectTemporalClient(config, temporalClientInterceptors(tracing)).catch(async (error: unknown) => {
+    await stopTracing(tracing, logger);
+    throw error;
+  });
   // Every create starts a workflow with the service's search attributes: without them, refuse to serve at all.
   try {
     await assertClusterReady(connection, config.TEMPORAL_NAMESPACE);
   } catch (error) {
     await connection.close();
+    await stopTracing(tracing, logger);
     throw error;
   }
   const quoteRecords = createQuoteRecords(service.db, { ttlSeconds: config.QUOTE_TTL_SECONDS });
@@ -62,6 +73,7 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
       statusFeed,
       webhookAllowHttp: config.WEBHOOK_ALLOW_HTTP,
       events: { trustProxyHops: config.TRUST_PROXY_HOPS, publicEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS },
+      tracer: tracing?.tracer,
     });
     // Beside the spec routes: /healthz and /readyz (Postgres and Temporal answer). /metrics (transfers by
     // status: the live anonymity set) has a listener of its own that only the scraper's network reaches.
@@ -69,7 +81,8 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
       '/',
       observabilityRoutes({ checks: { postgres: postgresCheck(service.db), temporal: temporalCheck(connection) }, publicReadiness: true, logger }),
     );
-    const internal = metricsRoute(metricsRegistry(service.db, logger), logger);
+    // The HTTP request metrics (src/observability/httpMetrics.ts) are the API's alone.
+    const internal = metricsRoute(Registry.merge([metricsRegistry(service.db, logger), apiHttpRegistry]), logger);
     internal.notFound((c) => c.json({ success: false, error: `no such endpoint: ${c.req.method} ${c.req.path} (this listener serves GET /metrics)` }, 404));
     metricsServer = await serveHttp(internal, config.API_METRICS_PORT, config.METRICS_HOST);
     const server = await serveHttp(app, config.PORT, config.HOST);
@@ -84,12 +97,15 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
         await server.stop();
         await metrics.stop();
         await connection.close();
+        // Last: the spans of the requests just answered are sent.
+        await stopTracing(tracing, logger);
       },
     };
   } catch (error) {
     await statusFeed.close();
     await metricsServer?.stop();
     await connection.close();
+    await stopTracing(tracing, logger);
     throw error;
   }
 }
