@@ -201,6 +201,32 @@ describe('metrics', () => {
     }
   });
 
+  test('worker /metrics shows where transfers wait: the deposit watcher per chain, withdrawals due, the ASP, failing webhooks', async () => {
+    const source = stack.manifest.chains.find((c) => c.role === 'source')!.chainId;
+    // The watcher writes its cursor once it has read a range of blocks (src/observability/pipelineMetrics.ts).
+    const text = await waitFor('the watcher lag of the source chain', async () => {
+      const { text } = await get(`${stack.workerUrl}/metrics`);
+      return sample(text, `private_route_deposit_watch_lag_seconds{chain_id="${source}"}`) === undefined ? undefined : text;
+    });
+    const lag = sample(text, `private_route_deposit_watch_lag_seconds{chain_id="${source}"}`)!;
+    assert.ok(lag >= 0 && lag < 120, `the watcher moved its cursor ${lag} s ago`);
+    // Nothing funded yet: no note in the pool, no webhook.
+    assert.equal(sample(text, 'private_route_withdrawals_due'), 0);
+    assert.equal(sample(text, 'private_route_asp_approval_oldest_wait_seconds'), 0);
+    assert.equal(sample(text, 'private_route_webhook_deliveries_retrying'), 0);
+    assert.equal(sample(text, 'private_route_webhook_deliveries_failed_24h'), 0);
+  });
+
+  test('API /metrics counts HTTP requests by route template and status; every answer carries X-Request-Id', async () => {
+    const response = await fetch(`${stack.apiUrl}/api/private-route/${routeId}`);
+    assert.match(response.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    await response.arrayBuffer();
+    const { text } = await get(stack.apiMetricsUrl);
+    assert.ok(sample(text, 'private_route_http_requests_total{method="POST",route="/api/private-route",status="200"}')! >= 1, 'the create of before()');
+    assert.ok(sample(text, 'private_route_http_requests_total{method="GET",route="/api/private-route/:routeId",status="200"}')! >= 1);
+    assert.doesNotMatch(text, new RegExp(routeId), 'no label names a routeId');
+  });
+
   test("the Temporal SDK's own metrics are served on their own port", async () => {
     assert.ok(stack.temporalMetricsUrl, 'the test stack exports SDK metrics');
     const text = await waitFor('temporal_ metrics', async () => {
