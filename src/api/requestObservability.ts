@@ -1,8 +1,9 @@
 /**
  * What the API records of every request (docs/observability.md, "HTTP metrics and request ids"):
  *
- * - a request id: the caller's `X-Request-Id` when it is well formed (1-128 letters, digits, `-`, `_`, `=`), else a
- *   new UUID; answered in `X-Request-Id` and carried by the access-log line and the span;
+ * - a request id: the caller's `X-Request-Id` when it is well formed (1-128 letters, digits, `-`, `_`, `=`), else 32
+ *   random hex digits (not a UUID: clients make their Idempotency-Keys UUIDs, and those are never logged); answered in
+ *   `X-Request-Id` and carried by the access-log line and the span;
  * - one access-log line (`http request`): request id, method, route template, status, duration, trace id;
  * - the request metrics (src/observability/httpMetrics.ts);
  * - with tracing on, a server span named `<METHOD> <route template>`, active while the handler runs, so the
@@ -11,6 +12,7 @@
  * Never the raw path: it holds routeIds, and clients put what they like in it. Nor query strings, client
  * addresses, bodies or headers (a statusToken travels in Authorization).
  */
+import { randomBytes } from 'node:crypto';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Context, MiddlewareHandler } from 'hono';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
@@ -21,7 +23,8 @@ import { methodLabel, recordHttpRequest, UNMATCHED_ROUTE } from '../observabilit
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 /** Reads or makes the request id and answers it in X-Request-Id (Hono's middleware: it refuses ids with other characters). */
-export const requestIds = (): MiddlewareHandler => requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 });
+export const requestIds = (): MiddlewareHandler =>
+  requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128, generator: () => randomBytes(16).toString('hex') });
 
 /** The request's id (set by `requestIds()`). */
 export function requestIdOf(c: Context): string | undefined {
