@@ -12,7 +12,9 @@
  *
  * Spans go to a collector outside the service, so what leaves is filtered here, whatever an instrumentation
  * recorded: attributes only from an allowlist (the Temporal sink copies the whole WorkflowInfo, search attributes
- * and memo included, into workflow spans), and addresses, hashes and URL paths cut out of messages and stack traces.
+ * and memo included, into workflow spans), and no error text: an error's message can name an address or an amount,
+ * so a failed span keeps its error status and the exception's type; the message is in the logs, which carry the
+ * span's trace_id.
  */
 import { context, propagation, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -101,7 +103,7 @@ export function workflowSpanSinks(tracing: Tracing | undefined) {
 /**
  * Span attributes that may leave the service. Ours: the HTTP ones (src/api/requestObservability.ts). Temporal's:
  * workflow, run and activity ids (a workflow id is a routeId, which the logs carry too), and of the WorkflowInfo the
- * sink adds, the type, task queue, namespace and attempt. Exception events keep their type and a scrubbed message.
+ * sink adds, the type, task queue, namespace and attempt. Exception events keep their type only.
  */
 const ALLOWED_ATTRIBUTES = new Set([
   'http.request.method',
@@ -119,8 +121,6 @@ const ALLOWED_ATTRIBUTES = new Set([
   'namespace',
   'attempt',
   'exception.type',
-  'exception.message',
-  'exception.stacktrace',
 ]);
 
 /** Addresses, hashes and keys (0x and 40 or more hex digits) and what URLs carry after their origin. */
@@ -137,7 +137,7 @@ function scrubAttributes<T extends Record<string, unknown>>(attributes: T): T {
   return kept as T;
 }
 
-/** What a span may show outside: allowlisted attributes, scrubbed names and messages. */
+/** What a span may show outside: allowlisted attributes, a scrubbed name, the status without its message. */
 export function privateSpan(span: ReadableSpan): ReadableSpan {
   const attributes = scrubAttributes(span.attributes);
   return {
@@ -147,7 +147,7 @@ export function privateSpan(span: ReadableSpan): ReadableSpan {
     parentSpanId: span.parentSpanId,
     startTime: span.startTime,
     endTime: span.endTime,
-    status: span.status.message === undefined ? span.status : { ...span.status, message: scrubText(span.status.message) },
+    status: { code: span.status.code },
     attributes,
     links: span.links.map((link) => ({ ...link, attributes: link.attributes && scrubAttributes(link.attributes) })),
     events: span.events.map((event) => ({ ...event, attributes: event.attributes && scrubAttributes(event.attributes) })),
