@@ -27,6 +27,8 @@ import { softHsmToken } from './softhsm.ts';
 import { signerPolicyEnv, startLocalInfrastructure, type LocalInfrastructure } from './stack.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+/** The Temporal worker deployment the rehearsal's workers are versions of. */
+const DEPLOYMENT = 'private-route';
 
 export interface RehearsalOptions {
   /** A private folder for the chains' state, the token and the logs; removed by the caller. */
@@ -114,7 +116,7 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
   }
 
   try {
-    const ports = await freePorts(16);
+    const ports = await freePorts(17);
     const [api, temporal, temporalUi, postgresPort, relay, source, hub, destination] = ports as [
       number,
       number,
@@ -151,7 +153,7 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       PAYLOAD_CODEC_KEYS: configEnv.PAYLOAD_CODEC_KEYS!,
       PAYLOAD_CODEC_KEY_ID: configEnv.PAYLOAD_CODEC_KEY_ID!,
     };
-    const [signerPort, apiPortA, apiPortB, workerHttpA, workerHttpB, workerHttpA2, metricsA, metricsB] = ports.slice(8) as number[];
+    const [signerPort, apiPortA, apiPortB, workerHttpA, workerHttpB, workerHttpA2, metricsA, metricsB, metricsNext] = ports.slice(8) as number[];
 
     log('== database: roles.sql, a login per process, a database owned by private_route_worker');
     const suffix = randomBytes(3).toString('hex');
@@ -242,8 +244,11 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       HUB_ACCOUNT_XPUB: xpubs.hub,
     });
     const webhookSecret = randomBytes(32).toString('hex');
-    const workerEnv = (httpPort: number, metricsPort: number) => ({
+    // Versioned workers (docs/operations.md, "Deploying a changed workflow"): workflow tasks go to the promoted version.
+    const workerEnv = (httpPort: number, metricsPort: number, buildId?: string) => ({
       ...configEnv,
+      TEMPORAL_WORKER_DEPLOYMENT: DEPLOYMENT,
+      ...(buildId && { TEMPORAL_WORKER_BUILD_ID: buildId }),
       DATABASE_URL: urlOf('worker'),
       DATABASE_MIGRATIONS: 'skip',
       DATABASE_POOL_MAX: '8',
@@ -283,6 +288,14 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
     let workerA = startFromBuild('worker A', 'worker', workerEnv(workerHttpA!, metricsA!), 'worker running');
     const workerB = startFromBuild('worker B', 'worker', workerEnv(workerHttpB!, metricsB!), 'worker running');
     const [workerStart] = await Promise.all([workerA.ready, workerB.ready]);
+    const buildId = /"buildId":"([\w.-]+)"/.exec(workerA.output())?.[1];
+    assert.ok(buildId && workerB.output().includes(`"buildId":"${buildId}"`), 'workers of one build log one build id (the workflow code’s hash)');
+    const routectlEnv = { ...temporalEnv, TEMPORAL_WORKER_DEPLOYMENT: DEPLOYMENT, ROUTECTL_OPERATOR: 'rehearsal' };
+    const before = await runFromBuild(['src/cli/routectl.js', 'workers'], routectlEnv);
+    assert.match(before.output, /current version \(none: workflow tasks wait until one is promoted\)/, before.output);
+    const first = await runFromBuild(['src/cli/routectl.js', 'workers', 'promote', buildId, '--reason', 'first deployment'], routectlEnv);
+    assert.equal(first.code, 0, first.output);
+    assert.match(first.output, new RegExp(`${buildId} is current \\(was none\\)`));
     let apiA = startFromBuild('API A', 'api', apiEnv(apiPortA!), 'api listening');
     const apiB = startFromBuild('API B', 'api', apiEnv(apiPortB!), 'api listening');
     const [apiStart] = await Promise.all([apiA.ready, apiB.ready]);
@@ -367,15 +380,20 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       }
     })();
 
-    log('== mid-route: a rolling restart of worker A and API A (SIGTERM, start again), then worker B is SIGKILLed');
+    log('== mid-route: a rolling deploy (a new worker version beside the old, promoted, old worker A stopped), API A restarted, worker B SIGKILLed');
     await waitUntil(
       'a route in the pool',
       async () => (await Promise.all(routes.map(statusOf))).some((t) => t.status === 'SHIELDED' || t.status === 'UNSHIELD_SENT'),
       180_000,
     );
+    const nextBuildId = `${buildId}-next`;
+    const workerNext = startFromBuild('worker of the next version', 'worker', workerEnv(workerHttpA2!, metricsNext!, nextBuildId), 'worker running');
+    await workerNext.ready;
+    const promoted = await runFromBuild(['src/cli/routectl.js', 'workers', 'promote', nextBuildId, '--reason', 'rolling deploy'], routectlEnv);
+    assert.equal(promoted.code, 0, promoted.output);
+    assert.match(promoted.output, new RegExp(`${nextBuildId} is current \\(was ${buildId}\\)`));
     await stopGracefully(workerA);
-    workerA = startFromBuild('worker A (restarted)', 'worker', workerEnv(workerHttpA2!, metricsA!), 'worker running');
-    await workerA.ready;
+    workerA = workerNext;
     await stopGracefully(apiA);
     apiA = startFromBuild('API A (restarted)', 'api', apiEnv(apiPortA!), 'api listening');
     await apiA.ready;
@@ -407,10 +425,14 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       select route_id, count(*)::int as n from ledger_entries where kind = 'bridged_out' group by route_id`;
     assert.deepEqual(Object.fromEntries(payouts.map((p) => [p.route_id, p.n])), Object.fromEntries(routes.map((r) => [r.routeId, 1])), 'one payout per route');
     assert.equal(balancer.failed(), 0, 'no request failed through the restarts');
-    assert.equal(workerA.child.exitCode, null, 'the restarted worker still runs');
+    assert.equal(workerA.child.exitCode, null, 'the new version’s worker still runs');
+    const after = await runFromBuild(['src/cli/routectl.js', 'workers', '--json'], routectlEnv);
+    const deployment = JSON.parse(after.output) as { current: string; versions: { buildId: string; status: string }[] };
+    assert.equal(deployment.current, nextBuildId);
+    assert.notEqual(deployment.versions.find((v) => v.buildId === buildId)?.status, 'current', 'the old version no longer gets tasks');
     const peakOf = (pid: number) => Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
     const nativePeaks = nativeProversOf(workerA.child.pid!).map(peakOf);
-    figures.push(`restarted worker A peak RSS ${peakOf(workerA.child.pid!)} MiB, its native provers ${nativePeaks.join(' + ') || 'none running'} MiB`);
+    figures.push(`the new version's worker peak RSS ${peakOf(workerA.child.pid!)} MiB, its native provers ${nativePeaks.join(' + ') || 'none running'} MiB`);
     figures.push(`${reads} status reads through the balancer during the restarts, ${balancer.retried()} moved to the other replica, 0 failed`);
 
     return {
@@ -421,7 +443,7 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       summary:
         `rehearsal passed: roles (worker, API and signer as their own least-privilege logins; migrations by a one-shot job, twice at once), ` +
         `signer keys generated in a PKCS#11 token, 2 workers + 2 APIs from dist/ behind a load balancer (TRUST_PROXY_HOPS=1, ${hashes!.n} distinct clients), ` +
-        `a rolling restart of a worker and an API mid-route with 0 failed requests and a worker SIGKILLed, ` +
+        `mid-route a rolling deploy of a new worker version (promoted, the old one stopped), an API restarted with 0 failed requests and a worker SIGKILLed, ` +
         `${routeCount} routes quote → create(quoteId) → COMPLETED, each paid exactly its quote once`,
     };
   } finally {

@@ -26,6 +26,7 @@ try {
     codecEndpoint: worker.codecEndpointUrl,
     temporalMetrics: worker.temporalMetricsUrl,
     prover: service.prover.setup(),
+    versioning: worker.version ?? 'unversioned',
     config: describeConfig(config),
   });
   const stops = new StopList(logger);

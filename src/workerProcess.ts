@@ -30,6 +30,8 @@ export interface RunningWorkerProcess {
   httpUrl: string;
   /** The Temporal SDK's Prometheus endpoint, when exported. */
   temporalMetricsUrl?: string;
+  /** The worker deployment version it polls as (TEMPORAL_WORKER_DEPLOYMENT); absent when unversioned. */
+  version?: { deployment: string; buildId: string };
   /** The codec endpoint operators decrypt histories through, when CODEC_AUTH_TOKEN is set. */
   codecEndpointUrl?: string;
   /** Stops the codec endpoint, the HTTP endpoints, then the worker (activities in flight finish or are cancelled). */
@@ -74,6 +76,7 @@ export async function startWorkerProcess(context: WorkerContext, logger: Logger,
       logger,
       temporalMetricsAddress: options.temporalMetricsPort === undefined ? undefined : hostPort(config.HOST, options.temporalMetricsPort),
       tracing,
+      versioning: { deployment: config.TEMPORAL_WORKER_DEPLOYMENT, buildId: config.TEMPORAL_WORKER_BUILD_ID },
     });
     stops.add('worker (activities in flight finish or are cancelled)', worker.stop);
     const http = await startWorkerHttp({
@@ -92,6 +95,7 @@ export async function startWorkerProcess(context: WorkerContext, logger: Logger,
       httpUrl: http.url,
       temporalMetricsUrl: worker.temporalMetricsUrl,
       codecEndpointUrl: codecEndpoint?.url,
+      version: worker.version,
       stop: () => stops.stopAll(),
     };
   } catch (error) {

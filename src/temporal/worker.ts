@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type Connection } from '@temporalio/client';
 import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
 import {
   NativeConnection,
@@ -26,6 +26,7 @@ import { temporalClientInterceptors, workflowSpanSinks, type Tracing } from '../
 import type { WebhookSettings, WebhookStarter } from '../webhooks/settings.ts';
 import { temporalWebhookStarter } from '../webhooks/starter.ts';
 import { activityErrors } from './activityErrors.ts';
+import { describeDeployment, type VersioningSettings, workerDeploymentOptions } from './workerVersioning.ts';
 import { activityKeepalive } from './activityKeepalive.ts';
 import { activityCrashPoints } from './crashPoints.ts';
 import { failureConverterPath, payloadCodecOf, temporalDataConverter } from './codec.ts';
@@ -110,6 +111,8 @@ export interface RunningWorker {
   state(): State;
   /** The SDK's own Prometheus endpoint (`temporal_*` metrics), when exported. */
   temporalMetricsUrl?: string;
+  /** The worker deployment version it polls as; absent for an unversioned worker. */
+  version?: { deployment: string; buildId: string };
 }
 
 export type WorkerQueue = 'steps' | 'waits' | 'proofs';
@@ -158,6 +161,8 @@ export async function startTransferWorker(opts: {
   temporalMetricsAddress?: string;
   /** With tracing on (src/observability/tracing.ts): activity and workflow spans, exported; omitted: none. */
   tracing?: Tracing;
+  /** TEMPORAL_WORKER_DEPLOYMENT / _BUILD_ID: poll as a version of a worker deployment (src/temporal/workerVersioning.ts). */
+  versioning?: VersioningSettings;
 }): Promise<RunningWorker> {
   const logger = opts.logger ?? createLogger();
   // Before the first NativeConnection: the Runtime is configured once per process.
@@ -166,6 +171,13 @@ export async function startTransferWorker(opts: {
   const slots = { ...DEFAULT_WORKER_SLOTS, ...opts.slots };
   const names = taskQueues(opts.taskQueue);
   const workflowBundle = queues.includes('steps') ? (opts.workflowBundle ?? (await bundleWorkflows({ logger }))) : undefined;
+  // A versioned worker's build id is its workflow code's hash, also on a proof-only worker (its activities follow the
+  // version of the workflows that schedule them).
+  const versioned = opts.versioning?.deployment !== undefined && opts.versioning.buildId === undefined;
+  const workerDeployment = workerDeploymentOptions(
+    opts.versioning ?? {},
+    (versioned ? (workflowBundle ?? (await bundleWorkflows({ logger }))) : workflowBundle)?.code,
+  );
   const namespace = opts.temporal.TEMPORAL_NAMESPACE;
   const dataConverter = temporalDataConverter(payloadCodecOf(opts.temporal));
   const connection = await NativeConnection.connect(temporalConnectionOptions(opts.temporal));
@@ -202,6 +214,7 @@ export async function startTransferWorker(opts: {
           activities,
           interceptors,
           maxConcurrentActivityTaskExecutions: slots[queue],
+          ...(workerDeployment && { workerDeploymentOptions: workerDeployment }),
           // Workflows run on the steps queue only.
           ...(queue === 'steps' && { workflowBundle, maxCachedWorkflows: opts.maxCachedWorkflows, sinks }),
           // On stop, activities in flight get this long to finish, then are cancelled; past the force time the
@@ -213,6 +226,7 @@ export async function startTransferWorker(opts: {
       ),
     );
     const running = workers.map((worker) => worker.run());
+    if (workerDeployment) await warnUnlessCurrent(clientConnection, namespace, workerDeployment.version, logger);
     const stopSweep =
       webhookStarter && opts.deps.webhooks && queues.includes('steps')
         ? sweepStalledWebhooks(opts.deps.db, webhookStarter, opts.deps.webhooks, logger)
@@ -228,6 +242,7 @@ export async function startTransferWorker(opts: {
       },
       state: () => workers.map((worker) => worker.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING',
       temporalMetricsUrl: runtime.metricsUrl,
+      ...(workerDeployment && { version: { deployment: workerDeployment.version.deploymentName, buildId: workerDeployment.version.buildId } }),
     };
   } catch (error) {
     await clientConnection.close();
@@ -299,4 +314,17 @@ function bundlerLogger(logger: Logger): TemporalLogger {
     warn: (message, meta) => log('WARN', message, meta),
     error: (message, meta) => log('ERROR', message, meta),
   };
+}
+
+/** A worker whose version is not the deployment's current one gets no workflow task: it says so, and what to run. */
+async function warnUnlessCurrent(connection: Connection, namespace: string, version: { deploymentName: string; buildId: string }, logger: Logger) {
+  const deployment = await describeDeployment(connection, namespace, version.deploymentName).catch(() => null);
+  const current = deployment?.current ?? null;
+  if (current === version.buildId) return;
+  logger.warn(
+    current === null
+      ? `no current version of worker deployment "${version.deploymentName}": workflow tasks wait until \`routectl workers promote ${version.buildId}\``
+      : `this worker is version ${version.buildId} of "${version.deploymentName}", the current one is ${current}: it gets workflow tasks once \`routectl workers promote ${version.buildId}\``,
+    { deployment: version.deploymentName, buildId: version.buildId, current },
+  );
 }
