@@ -6,6 +6,7 @@ import { createTxSender } from './chain/txSender.ts';
 import { type Config, priceEpochHoldBps } from './config.ts';
 import { gweiToWei } from './chain/fees.ts';
 import { connectDatabase } from './db/client.ts';
+import { createPostgresLeafStore } from './providers/privacy-pools/pool/leafStore.ts';
 import { createSharedQuota, type QuotaLimit, relayQuotaLimits } from './providers/providerQuota.ts';
 import { instrumentBridge } from './observability/metrics.ts';
 import { createPrivacyPools } from './providers/privacy-pools/adapter.ts';
@@ -200,6 +201,8 @@ function createSharedParts(config: Config, opts: { pollIntervalMs?: number }, si
     sender,
     prover: signing.prover,
     asp: (scope) => createAspClient({ baseUrl: config.PRIVACY_POOLS_ASP_URL, chainId: config.HUB_CHAIN_ID, scope }),
+    // Only the worker proves withdrawals, so only it reads and writes the kept leaves.
+    leafStore: createPostgresLeafStore(database.db, config.HUB_CHAIN_ID),
   });
   const feePolicy = { feeBps: BigInt(config.FEE_BPS), feeMinUsd: config.FEE_MIN_USD };
   const priceEpochs = createPriceEpochs(database.db, {

@@ -480,6 +480,36 @@ export const rateLimitCounters = pgTable(
 );
 
 /**
+ * The leaves of a Privacy Pools state tree that are final (deep enough below the head that no reorg moves them), kept
+ * so a worker that starts does not read the pool's every LeafInserted event again (src/providers/privacy-pools/pool/
+ * leafStore.ts). Public data: the pool's own events.
+ */
+export const poolLeaves = pgTable(
+  'pool_leaves',
+  {
+    chainId: integer('chain_id').notNull(),
+    pool: text('pool').notNull(),
+    /** 0-based position in the tree (the event's index minus one). */
+    leafIndex: integer('leaf_index').notNull(),
+    /** The commitment, as a decimal string. */
+    leaf: text('leaf').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.pool, t.leafIndex] })],
+);
+
+/** How far each pool's leaves in pool_leaves were read: every leaf up to this block is there. */
+export const poolLeafCursors = pgTable(
+  'pool_leaf_cursors',
+  {
+    chainId: integer('chain_id').notNull(),
+    pool: text('pool').notNull(),
+    scannedTo: bigint('scanned_to', { mode: 'bigint' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.pool] })],
+);
+
+/**
  * A token bucket per provider endpoint class (`relay:quote`, `relay:status`, …), shared by every API and worker
  * replica, so together they stay inside the provider's quota (src/providers/providerQuota.ts). Tokens in thousandths.
  */

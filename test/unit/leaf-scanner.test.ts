@@ -6,7 +6,8 @@ import { generateMerkleProof } from '@0xbow/privacy-pools-core-sdk';
 import { createPublicClient, defineChain, encodeAbiParameters, encodeEventTopics, http, toHex, type Hex, type PublicClient } from 'viem';
 import type { ChainClients } from '../../src/chain/clients.ts';
 import { poolAbi } from '../../src/providers/privacy-pools/abi.ts';
-import { createLeafScanner } from '../../src/providers/privacy-pools/pool/leafScanner.ts';
+import { createLeafScanner, FINAL_DEPTH } from '../../src/providers/privacy-pools/pool/leafScanner.ts';
+import type { LeafStore, StoredLeaves } from '../../src/providers/privacy-pools/pool/leafStore.ts';
 import type { PrivacyPoolsOptions } from '../../src/providers/privacy-pools/pool/options.ts';
 
 /**
@@ -77,12 +78,12 @@ before(async () => {
 });
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-function scanner() {
+function scanner(store?: LeafStore) {
   const chain = defineChain({ id: 1, name: 'fake', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
   const client = createPublicClient({ chain, transport: http(url, { retryCount: 0 }), cacheTime: 0 }) as PublicClient;
   const clients: ChainClients = { chain: () => chain, publicClient: () => client };
   // The scan uses only these of the pool's options.
-  return createLeafScanner({ chainId: 1, fromBlock: 0n, clients } as unknown as PrivacyPoolsOptions, POOL);
+  return createLeafScanner({ chainId: 1, fromBlock: 0n, clients } as unknown as PrivacyPoolsOptions, POOL, store);
 }
 
 describe('the pool leaf scan', () => {
@@ -119,5 +120,50 @@ describe('the pool leaf scan', () => {
     assert.equal(answered[0]!.from, 0n);
     assert.equal(answered.at(-1)!.to, HEAD);
     for (let i = 1; i < answered.length; i++) assert.equal(answered[i]!.from, answered[i - 1]!.to + 1n);
+  });
+
+  /** The store's contract in memory (the Postgres one is tested in test/integration/leaf-store.test.ts). */
+  function memoryStore(initial: StoredLeaves | null = null) {
+    let kept = initial;
+    const store: LeafStore = {
+      load: async () => kept && { leaves: [...kept.leaves], scannedTo: kept.scannedTo },
+      save: async (_pool, fromIndex, leaves, scannedTo) => {
+        kept = { leaves: [...(kept?.leaves ?? []).slice(0, fromIndex), ...leaves], scannedTo };
+      },
+      clear: async () => {
+        kept = null;
+      },
+    };
+    return { store, kept: () => kept };
+  }
+
+  test('keeps the final leaves; a worker that starts later reads only the blocks since', { timeout: 10_000 }, async () => {
+    maxRange = 10_000n;
+    const memory = memoryStore();
+    ranges.length = 0;
+    await scanner(memory.store).scan();
+    // Leaves 64 blocks below the head are final: the one at block 29,999 is not kept yet.
+    assert.deepEqual(memory.kept(), { leaves: [111n, 222n], scannedTo: HEAD - FINAL_DEPTH });
+    ranges.length = 0;
+    const { leaves } = await scanner(memory.store).scan();
+    assert.deepEqual(leaves, [111n, 222n, 333n]);
+    assert.deepEqual(
+      ranges.map((r) => [r.from, r.to]),
+      [[HEAD - FINAL_DEPTH + 1n, HEAD]],
+      'the second worker reads the 64 blocks since the kept cursor, not 30,000',
+    );
+  });
+
+  test('kept leaves that do not match the root are dropped and the pool scanned again from its deployment', { timeout: 10_000 }, async () => {
+    maxRange = 10_000n;
+    const memory = memoryStore({ leaves: [111n, 999n], scannedTo: 20_000n });
+    const wrong = scanner(memory.store);
+    await assert.rejects(wrong.scan(), /do not match its root/);
+    assert.equal(memory.kept(), null, 'the store is cleared');
+    ranges.length = 0;
+    const { leaves } = await wrong.scan();
+    assert.deepEqual(leaves, [111n, 222n, 333n]);
+    assert.equal(ranges[0]!.from, 0n);
+    assert.deepEqual(memory.kept(), { leaves: [111n, 222n], scannedTo: HEAD - FINAL_DEPTH });
   });
 });

@@ -68,7 +68,7 @@ export function poolOf(ctx: PoolContext, asset: Address): Promise<AssetPool> {
     get = lazy(async () => {
       const config = await assetConfig(ctx, asset);
       const scope = await client(ctx).readContract({ address: config.pool, abi: poolAbi, functionName: 'SCOPE' });
-      return { address: config.pool, scope, asp: ctx.opts.asp(scope), stateTree: createLeafScanner(ctx.opts, config.pool) };
+      return { address: config.pool, scope, asp: ctx.opts.asp(scope), stateTree: createLeafScanner(ctx.opts, config.pool, ctx.opts.leafStore) };
     });
     ctx.pools.set(asset.toLowerCase(), get);
   }

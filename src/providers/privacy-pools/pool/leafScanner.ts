@@ -1,6 +1,7 @@
 import { generateMerkleProof } from '@0xbow/privacy-pools-core-sdk';
 import { type Address, getAbiItem } from 'viem';
 import { poolAbi } from '../abi.ts';
+import type { LeafStore } from './leafStore.ts';
 import type { PrivacyPoolsOptions } from './options.ts';
 
 /** Blocks per eth_getLogs request when scanning the pool's events, at most… */
@@ -45,30 +46,64 @@ export interface LeafScanner {
   scan(): Promise<{ leaves: bigint[] }>;
 }
 
+/** Leaves this many blocks below the head are final: only those are kept in the leaf store. */
+export const FINAL_DEPTH = 64n;
+
 /**
  * A pool's state-tree leaves, scanned from its LeafInserted events once and then incrementally, and checked
- * against the root the pool reports at the same block.
+ * against the root the pool reports at the same block. With a store, the final leaves are kept between starts: a
+ * worker reads the blocks since the last one it kept, not the pool's whole history.
  */
-export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address): LeafScanner {
+export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address, store?: LeafStore): LeafScanner {
   const leaves: bigint[] = [];
+  /** The block each leaf was inserted in (the store's cursor for the leaves loaded from it). */
+  const blocks: bigint[] = [];
   let scannedTo = opts.fromBlock - 1n;
+  let kept = { count: 0, to: opts.fromBlock - 1n };
+  let loaded = store === undefined;
   let scanning: Promise<{ leaves: bigint[] }> | null = null;
   const range = { blocks: MAX_LOG_RANGE };
 
+  async function startOver() {
+    leaves.length = 0;
+    blocks.length = 0;
+    scannedTo = opts.fromBlock - 1n;
+    kept = { count: 0, to: opts.fromBlock - 1n };
+    await store?.clear(address);
+  }
+
   async function scan() {
+    if (!loaded && store) {
+      const saved = await store.load(address);
+      if (saved && saved.scannedTo >= scannedTo) {
+        leaves.push(...saved.leaves);
+        blocks.push(...saved.leaves.map(() => saved.scannedTo));
+        scannedTo = saved.scannedTo;
+        kept = { count: saved.leaves.length, to: saved.scannedTo };
+      }
+      loaded = true;
+    }
     const client = opts.clients.publicClient(opts.chainId);
     const head = await client.getBlockNumber();
     for (const log of await scanLogs(opts, address, leafInsertedEvent, range, scannedTo + 1n, head)) {
       leaves[Number(log.args._index!) - 1] = log.args._leaf!;
+      blocks[Number(log.args._index!) - 1] = log.blockNumber;
     }
     scannedTo = head;
     const root = await client.readContract({ address, abi: poolAbi, functionName: 'currentRoot', blockNumber: head });
     const complete = leaves.every((leaf) => leaf !== undefined) && Object.keys(leaves).length === leaves.length;
     if (!complete || (leaves.length > 0 && generateMerkleProof(leaves, leaves[0]!).root !== root)) {
       // A gap or a reorg: start over from the deployment block on the next call.
-      leaves.length = 0;
-      scannedTo = opts.fromBlock - 1n;
+      await startOver();
       throw new Error(`the pool's scanned leaves do not match its root ${root} at block ${head}; rescanning`);
+    }
+    // Keep what no reorg can move any more.
+    const finalTo = head - FINAL_DEPTH;
+    if (store && finalTo > kept.to) {
+      let finalCount = kept.count;
+      while (finalCount < leaves.length && blocks[finalCount]! <= finalTo) finalCount++;
+      await store.save(address, kept.count, leaves.slice(kept.count, finalCount), finalTo);
+      kept = { count: finalCount, to: finalTo };
     }
     return { leaves: [...leaves] };
   }

@@ -3,6 +3,7 @@ import type { ChainClients } from '../../../chain/clients.ts';
 import type { TxSender } from '../../../chain/txSender.ts';
 import type { NoteSecretsProvider } from '../../../signer/signer.ts';
 import type { AspClient } from '../asp.ts';
+import type { LeafStore } from './leafStore.ts';
 import type { Prover } from '../prover.ts';
 
 export interface PrivacyPoolsOptions {
@@ -23,4 +24,6 @@ export interface PrivacyPoolsOptions {
   prover: Prover;
   /** The ASP's API client for a pool's scope (createAspClient in production). */
   asp: (scope: bigint) => AspClient;
+  /** Keeps each pool's final leaves between starts (createPostgresLeafStore); omitted: every start scans from fromBlock. */
+  leafStore?: LeafStore;
 }
