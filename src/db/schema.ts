@@ -159,6 +159,10 @@ export const transfers = pgTable(
     index('transfers_finished_watch_idx')
       .on(t.sourceChainId, sql`coalesce(${t.completedAt}, ${t.updatedAt})`)
       .where(sql`${t.status} in ('COMPLETED', 'FAILED')`),
+    // …and the routes not finished yet, which it always watches.
+    index('transfers_unfinished_watch_idx')
+      .on(t.sourceChainId)
+      .where(sql`${t.status} not in ('COMPLETED', 'FAILED')`),
   ],
 );
 

@@ -14,6 +14,7 @@ import type { Database } from '../db/client.ts';
 import { transfers } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
 import { BridgeRouteError, BridgeUnavailableError, type DepositAddressBridge } from '../providers/bridge.ts';
+import { QuotaExhaustedError } from '../providers/providerQuota.ts';
 
 export const processRegistry = new Registry();
 let defaultMetricsOn = false;
@@ -51,10 +52,12 @@ export const sendsDeferred = new Counter({
   registers: [processRegistry],
 });
 
-export type ProviderErrorKind = 'BridgeRouteError' | 'BridgeUnavailableError' | 'other';
+export type ProviderErrorKind = 'BridgeRouteError' | 'QuotaExhaustedError' | 'BridgeUnavailableError' | 'other';
 
 export function providerErrorKind(error: unknown): ProviderErrorKind {
   if (error instanceof BridgeRouteError) return 'BridgeRouteError';
+  // Our own quota held the call back (src/providers/providerQuota.ts): the provider did not fail.
+  if (error instanceof QuotaExhaustedError) return 'QuotaExhaustedError';
   if (error instanceof BridgeUnavailableError) return 'BridgeUnavailableError';
   return 'other';
 }

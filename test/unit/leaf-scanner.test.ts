@@ -154,12 +154,19 @@ describe('the pool leaf scan', () => {
     );
   });
 
-  test('kept leaves that do not match the root are dropped and the pool scanned again from its deployment', { timeout: 10_000 }, async () => {
+  test('kept leaves that do not match the root are read again from once (a reorg near the head), then dropped and the pool scanned from its deployment', { timeout: 10_000 }, async () => {
     maxRange = 10_000n;
     const memory = memoryStore({ leaves: [111n, 999n], scannedTo: 20_000n });
     const wrong = scanner(memory.store);
+    ranges.length = 0;
     await assert.rejects(wrong.scan(), /do not match its root/);
-    assert.equal(memory.kept(), null, 'the store is cleared');
+    await assert.rejects(wrong.scan(), /do not match its root/);
+    assert.deepEqual(
+      ranges.map((r) => r.from),
+      [20_001n, 20_001n],
+      'the second scan reads again from the kept cursor, not from the deployment',
+    );
+    assert.equal(memory.kept(), null, 'then the store is cleared');
     ranges.length = 0;
     const { leaves } = await wrong.scan();
     assert.deepEqual(leaves, [111n, 222n, 333n]);

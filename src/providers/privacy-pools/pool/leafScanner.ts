@@ -61,6 +61,8 @@ export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address, s
   let scannedTo = opts.fromBlock - 1n;
   let kept = { count: 0, to: opts.fromBlock - 1n };
   let loaded = store === undefined;
+  /** The last scan did not match the root and the next reads again from the kept leaves. */
+  let retriedFromKept = false;
   let scanning: Promise<{ leaves: bigint[] }> | null = null;
   const range = { blocks: MAX_LOG_RANGE };
 
@@ -76,8 +78,11 @@ export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address, s
     if (!loaded && store) {
       const saved = await store.load(address);
       if (saved && saved.scannedTo >= scannedTo) {
-        leaves.push(...saved.leaves);
-        blocks.push(...saved.leaves.map(() => saved.scannedTo));
+        // One by one: a spread of a big pool's leaves would pass each as an argument (the stack's limit is ~125,000).
+        for (const leaf of saved.leaves) {
+          leaves.push(leaf);
+          blocks.push(saved.scannedTo);
+        }
         scannedTo = saved.scannedTo;
         kept = { count: saved.leaves.length, to: saved.scannedTo };
       }
@@ -93,10 +98,17 @@ export function createLeafScanner(opts: PrivacyPoolsOptions, address: Address, s
     const root = await client.readContract({ address, abi: poolAbi, functionName: 'currentRoot', blockNumber: head });
     const complete = leaves.every((leaf) => leaf !== undefined) && Object.keys(leaves).length === leaves.length;
     if (!complete || (leaves.length > 0 && generateMerkleProof(leaves, leaves[0]!).root !== root)) {
-      // A gap or a reorg: start over from the deployment block on the next call.
-      await startOver();
+      // A gap or a reorg near the head (or a node lagging behind its own head): read again from the kept leaves,
+      // which matched a root once; only when that fails as well, start over from the deployment block.
+      if (kept.count > 0 && !retriedFromKept) {
+        retriedFromKept = true;
+        leaves.length = kept.count;
+        blocks.length = kept.count;
+        scannedTo = kept.to;
+      } else await startOver();
       throw new Error(`the pool's scanned leaves do not match its root ${root} at block ${head}; rescanning`);
     }
+    retriedFromKept = false;
     // Keep what no reorg can move any more.
     const finalTo = head - FINAL_DEPTH;
     if (store && finalTo > kept.to) {

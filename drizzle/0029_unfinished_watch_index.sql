@@ -1,0 +1,1 @@
+CREATE INDEX "transfers_unfinished_watch_idx" ON "transfers" USING btree ("source_chain_id") WHERE "transfers"."status" not in ('COMPLETED', 'FAILED');
