@@ -80,12 +80,11 @@ export function workflowTracingInterceptors(): { inbound: WorkflowInboundCallsIn
     inbound: {
       execute(input, next) {
         const parent = parentOf(input.headers);
+        // A run nobody traced (tracing off where it was started: the header would be the only payload of its history
+        // left outside the payload codec) adds no header and no span.
+        if (!parent) return next(input);
         // Ids from the run id, not the workflow's Math.random: the same on every replay, and the privacy delays' draws stay as they were.
-        span = {
-          traceId: parent?.traceId ?? hash64(`${info.runId}:trace`) + hash64(`${info.runId}:trace:2`),
-          spanId: hash64(`${info.runId}:run`),
-          parentSpanId: parent?.spanId,
-        };
+        span = { traceId: parent.traceId, spanId: hash64(`${info.runId}:run`), parentSpanId: parent.spanId };
         const started = info.runStartTime.getTime();
         const result = next(input);
         // A side branch: the workflow's own promise is returned untouched.
