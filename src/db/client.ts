@@ -44,6 +44,8 @@ export async function migrateDatabase(url: string): Promise<{ applied: number }>
   // One connection: the lock is the session's, and drizzle's migrator runs on the same session.
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
+    // A migration may build an index on a big table: no statement timeout the database or role sets applies to it.
+    await sql`set statement_timeout = 0`;
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
     const count = async () => {
       const [table] = await sql<{ found: boolean }[]>`select to_regclass('drizzle.__drizzle_migrations') is not null as found`;
