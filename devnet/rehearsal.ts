@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
 import postgres from 'postgres';
 import { createPublicClient, erc20Abi, http, toHex, type Address } from 'viem';
 import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -27,6 +28,8 @@ import { softHsmToken } from './softhsm.ts';
 import { signerPolicyEnv, startLocalInfrastructure, type LocalInfrastructure } from './stack.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+/** How long the first route waits in the pool for peers that do not come (PRIVACY_MAX_WAIT_SECONDS). */
+const LONGEST_WAIT_SECONDS = 90;
 /** The Temporal worker deployment the rehearsal's workers are versions of. */
 const DEPLOYMENT = 'private-route';
 
@@ -140,7 +143,17 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       ports: { api, temporal, temporalUi, postgres: postgresPort, relay, source, hub, destination },
       ephemeral: true,
       temporalRegistrations: false,
-      env: { DATABASE_URL: opts.databaseUrl, TEMPORAL_NAMESPACE: namespace, RATE_LIMIT_PER_MINUTE: '0' },
+      env: {
+        DATABASE_URL: opts.databaseUrl,
+        TEMPORAL_NAMESPACE: namespace,
+        RATE_LIMIT_PER_MINUTE: '0',
+        // The first route asks for more peers than come: it waits its longest wait in the pool, through the rolling
+        // deploy and the crash below.
+        PRIVACY_MAX_WAIT_SECONDS: String(LONGEST_WAIT_SECONDS),
+        PUBLIC_STATUS_HOLD_SECONDS: String(LONGEST_WAIT_SECONDS + 30),
+        // Relay's quota metered through Postgres, as on testnet and mainnet: the API role's grant on provider_quotas is used.
+        RELAY_RATE_LIMITS: JSON.stringify({ quote: 600, status: 600, other: 600 }),
+      },
       logger: createLogger({ level: 'warn' }),
     });
     const built = await build;
@@ -339,6 +352,7 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
         ...quoteRequest,
         userDestinationAddress: recipient,
         quoteId: quote.data.quoteId,
+        ...(i === 0 && { minAnonymitySet: routeCount + 1 }),
       });
       assert.equal(created.status, 200, `create: ${created.text}`);
       const route = (JSON.parse(created.text) as { data: (typeof routes)[number] & { quoteId: string } }).data;
@@ -400,6 +414,8 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
     const provingProcessesOfB = nativeProversOf(workerB.child.pid!);
     workerB.child.kill('SIGKILL');
     assert.equal(await workerB.exited, null);
+    const waiting = await statusOf(routes[0]!);
+    assert.ok(!['COMPLETED', 'FAILED'].includes(waiting.status), `the waiting route is still in flight after the deploy and the crash (${waiting.status})`);
     await waitUntil('worker B’s native provers gone', async () => provingProcessesOfB.every((pid) => !isAlive(pid)), 15_000);
 
     log('== every route COMPLETED and paid exactly its quote, once');
@@ -421,6 +437,15 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
     }
     watching = false;
     await watcher;
+    // The waiting route's workflow ran its last tasks on the promoted version.
+    const temporalConnection = await Connection.connect({ address: configEnv.TEMPORAL_ADDRESS! });
+    try {
+      const described = await temporalConnection.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId: routes[0]!.routeId } });
+      const ranOn = described.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId;
+      assert.equal(ranOn, nextBuildId, 'the route that waited through the deploy finished on the new version');
+    } finally {
+      await temporalConnection.close();
+    }
     const payouts = await onDatabase<{ route_id: string; n: number }[]>`
       select route_id, count(*)::int as n from ledger_entries where kind = 'bridged_out' group by route_id`;
     assert.deepEqual(Object.fromEntries(payouts.map((p) => [p.route_id, p.n])), Object.fromEntries(routes.map((r) => [r.routeId, 1])), 'one payout per route');
@@ -443,7 +468,7 @@ export async function rehearse(opts: RehearsalOptions): Promise<RehearsalReport>
       summary:
         `rehearsal passed: roles (worker, API and signer as their own least-privilege logins; migrations by a one-shot job, twice at once), ` +
         `signer keys generated in a PKCS#11 token, 2 workers + 2 APIs from dist/ behind a load balancer (TRUST_PROXY_HOPS=1, ${hashes!.n} distinct clients), ` +
-        `mid-route a rolling deploy of a new worker version (promoted, the old one stopped), an API restarted with 0 failed requests and a worker SIGKILLed, ` +
+        `mid-route a rolling deploy to a second worker version (promoted, the old one stopped, a waiting route finished on the new one), an API restarted with 0 failed requests and a worker SIGKILLed, ` +
         `${routeCount} routes quote → create(quoteId) → COMPLETED, each paid exactly its quote once`,
     };
   } finally {

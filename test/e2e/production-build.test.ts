@@ -28,7 +28,7 @@ describe('the rehearsal of a first deployment', { timeout: 900_000 }, () => {
     assert.equal(code, 0, output.slice(-8000));
     assert.match(
       lines.at(-1) ?? '',
-      /^rehearsal passed: roles \(worker, API and signer as their own least-privilege logins; migrations by a one-shot job, twice at once\), signer keys generated in a PKCS#11 token, 2 workers \+ 2 APIs from dist\/ behind a load balancer \(TRUST_PROXY_HOPS=1, 4 distinct clients\), mid-route a rolling deploy of a new worker version \(promoted, the old one stopped\), an API restarted with 0 failed requests and a worker SIGKILLed, 4 routes quote → create\(quoteId\) → COMPLETED, each paid exactly its quote once \(\d+ s\)$/,
+      /^rehearsal passed: roles \(worker, API and signer as their own least-privilege logins; migrations by a one-shot job, twice at once\), signer keys generated in a PKCS#11 token, 2 workers \+ 2 APIs from dist\/ behind a load balancer \(TRUST_PROXY_HOPS=1, 4 distinct clients\), mid-route a rolling deploy to a second worker version \(promoted, the old one stopped, a waiting route finished on the new one\), an API restarted with 0 failed requests and a worker SIGKILLed, 4 routes quote → create\(quoteId\) → COMPLETED, each paid exactly its quote once \(\d+ s\)$/,
     );
     process.stdout.write(
       `# ${lines
