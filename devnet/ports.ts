@@ -1,9 +1,9 @@
 import net from 'node:net';
 
 /**
- * `TEST_PORT_RANGE=20000-32767`: hand out ports from that range instead of the OS's. `npm test` runs two groups of
+ * `TEST_PORT_RANGE=22000-27999`: hand out ports from that range instead of the OS's. `npm test` runs four lanes of
  * test files side by side (scripts/run-tests.sh), each with a range of its own below the OS's ephemeral ports
- * (32768 and up): a port one group picks is never picked by the other, nor taken as the source port of an
+ * (32768 and up): a port one lane picks is never picked by another, nor taken as the source port of an
  * outgoing connection between being picked and being bound.
  */
 function configuredRange(): [number, number] | null {

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# `npm test`: every layer of tests, in two processes side by side, each running its files one at a time:
-# - the first runs the longest whole-stack tests (privacy pools, burn-and-mint, recovery, crash recovery, the drill, reorgs);
-#   its output streams as it comes;
-# - the second runs the other whole-stack tests, then the unit, workflow, API and integration tests; its output follows
-#   when both are done.
-# The whole-stack files mostly wait on chains, proofs and timers, so the two share the machine's cores well, and the
-# two halves take about as long. Each process takes the ports its servers listen on from a TEST_PORT_RANGE of its own,
-# below the OS's ephemeral ports (32768 and up): no port one picks can be picked by the other, or be taken meanwhile
-# as the source port of some connection.
+# `npm test`: every layer of tests in four lanes side by side, each running its files one at a time:
+# 1. the Privacy Pools whole-stack tests and the reorgs (its output streams as it comes);
+# 2. burn-and-mint, crash recovery, the drill and recovery of failed routes;
+# 3. the other whole-stack tests;
+# 4. the rehearsal of a first deployment, then the unit, workflow, API and integration tests.
+# Lanes 2–4's output follows when all are done. The whole-stack files mostly wait on chains, proofs and timers, so four
+# share two cores well. Each lane takes the ports its servers listen on from a TEST_PORT_RANGE of its own, below the
+# OS's ephemeral ports (32768 and up): no port one picks can be picked by another, or be taken meanwhile as the source
+# port of some connection.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,25 +15,36 @@ cd "$(dirname "$0")/.."
 export DEVNET_SIGNER_KEYS=pkcs11
 run() { node --import tsx --test --test-concurrency=1 --test-timeout=600000 "$@"; }
 
-long=(test/e2e/privacy-pools.test.ts test/e2e/cctp-transfer.test.ts test/e2e/recover.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts test/e2e/reorg.test.ts)
-rest=()
+lane1=(test/e2e/privacy-pools.test.ts test/e2e/reorg.test.ts)
+lane2=(test/e2e/cctp-transfer.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts test/e2e/recover.test.ts)
+lane4_e2e=(test/e2e/production-build.test.ts)
+lane3=()
 for file in test/e2e/*.test.ts; do
-  [[ " ${long[*]} " == *" $file "* ]] || rest+=("$file")
+  [[ " ${lane1[*]} ${lane2[*]} ${lane4_e2e[*]} " == *" $file "* ]] || lane3+=("$file")
 done
 
-rest_log=$(mktemp)
-trap 'rm -f "$rest_log"' EXIT
-TEST_PORT_RANGE=20000-32767 run "${rest[@]}" test/unit/*.test.ts test/workflow/*.test.ts test/api/*.test.ts test/integration/*.test.ts >"$rest_log" 2>&1 &
-rest_pid=$!
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+TEST_PORT_RANGE=16000-21999 run "${lane2[@]}" >"$logs/2" 2>&1 &
+pid2=$!
+TEST_PORT_RANGE=22000-27999 run "${lane3[@]}" >"$logs/3" 2>&1 &
+pid3=$!
+TEST_PORT_RANGE=28000-32767 run "${lane4_e2e[@]}" test/unit/*.test.ts test/workflow/*.test.ts test/api/*.test.ts test/integration/*.test.ts >"$logs/4" 2>&1 &
+pid4=$!
 
-echo "== the longest whole-stack tests (${long[*]}); the other tests run beside them"
-TEST_PORT_RANGE=10000-19999 run "${long[@]}"
-long_status=$?
-wait "$rest_pid"
-rest_status=$?
+echo "== lane 1: ${lane1[*]} (lanes 2–4 run beside it; their output follows)"
+TEST_PORT_RANGE=10000-15999 run "${lane1[@]}"
+status1=$?
+wait "$pid2"; status2=$?
+wait "$pid3"; status3=$?
+wait "$pid4"; status4=$?
 
-echo "== the other whole-stack tests, then unit, workflow, api and integration tests"
-cat "$rest_log"
+echo "== lane 2: ${lane2[*]}"
+cat "$logs/2"
+echo "== lane 3: the other whole-stack tests"
+cat "$logs/3"
+echo "== lane 4: the rehearsal, then unit, workflow, api and integration tests"
+cat "$logs/4"
 verdict() { [ "$1" = 0 ] && echo passed || echo "FAILED (exit $1)"; }
-echo "== longest whole-stack tests: $(verdict $long_status); the rest: $(verdict $rest_status)"
-[ $long_status = 0 ] && [ $rest_status = 0 ]
+echo "== lane 1: $(verdict $status1); lane 2: $(verdict $status2); lane 3: $(verdict $status3); lane 4: $(verdict $status4)"
+[ $status1 = 0 ] && [ $status2 = 0 ] && [ $status3 = 0 ] && [ $status4 = 0 ]
