@@ -160,9 +160,7 @@ export const transfers = pgTable(
       .on(t.sourceChainId, sql`coalesce(${t.completedAt}, ${t.updatedAt})`)
       .where(sql`${t.status} in ('COMPLETED', 'FAILED')`),
     // …and the routes not finished yet, which it always watches.
-    index('transfers_unfinished_watch_idx')
-      .on(t.sourceChainId)
-      .where(sql`${t.status} not in ('COMPLETED', 'FAILED')`),
+    index('transfers_unfinished_watch_idx').on(t.sourceChainId).where(sql`${t.status} not in ('COMPLETED', 'FAILED')`),
   ],
 );
 
@@ -429,6 +427,8 @@ export const depositTransfers = pgTable(
 export const depositWatchCursors = pgTable('deposit_watch_cursors', {
   chainId: chainIdColumn('chain_id').primaryKey(),
   nextBlock: bigint('next_block', { mode: 'number' }).notNull(),
+  /** The next block to read for the finished routes' addresses (read once a minute); null: as next_block. */
+  finishedNextBlock: bigint('finished_next_block', { mode: 'number' }),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 

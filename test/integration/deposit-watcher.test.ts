@@ -4,7 +4,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, getAddress, http, type Address, type Hex, toHex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { DEFAULT_DEPOSIT_WATCH_TUNING, depositWatcherActivities, STRAY_WATCH_DAYS, type DepositWatchTuning } from '../../activities/depositWatcher.ts';
+import {
+  DEFAULT_DEPOSIT_WATCH_TUNING,
+  depositWatcherActivities,
+  FINISHED_READ_EVERY_POLLS,
+  STRAY_WATCH_DAYS,
+  type DepositWatchTuning,
+} from '../../activities/depositWatcher.ts';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { testTokenAbi, testTokenBytecode } from '../../devnet/artifacts/TestToken.ts';
 import { DEVNET_ACCOUNTS, startAnvil, type AnvilNode } from '../../devnet/chains.ts';
@@ -138,8 +144,8 @@ const recordingClients: ChainClients = {
     }) as PublicClient,
 };
 
-/** One pass of the watcher (runForSeconds 0) from the cursor; what it reported to the transfer workflows. */
-async function watchOnce(tuning: DepositWatchTuning = DEFAULT_DEPOSIT_WATCH_TUNING) {
+/** One pass of the watcher (runForSeconds 0) from the cursor, or passes for `runForSeconds`; what it reported to the transfer workflows. */
+async function watchOnce(tuning: DepositWatchTuning = DEFAULT_DEPOSIT_WATCH_TUNING, runForSeconds = 0) {
   const observed: { routeId: string; balance: string }[] = [];
   // The watcher uses only these of the activities' dependencies.
   const deps = {
@@ -154,7 +160,7 @@ async function watchOnce(tuning: DepositWatchTuning = DEFAULT_DEPOSIT_WATCH_TUNI
   } as unknown as ActivityDeps;
   const quiet = () => {};
   const env = new MockActivityEnvironment(undefined, { logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet } });
-  const { nextBlock } = (await env.run(() => depositWatcherActivities(deps, tuning).watchDeposits({ chainId: CHAIN_ID, runForSeconds: 0 }))) as {
+  const { nextBlock } = (await env.run(() => depositWatcherActivities(deps, tuning).watchDeposits({ chainId: CHAIN_ID, runForSeconds }))) as {
     nextBlock: number;
   };
   return { observed, nextBlock };
@@ -165,8 +171,8 @@ async function cursorAtHead(): Promise<void> {
   const nextBlock = Number(await client.getBlockNumber()) + 1;
   await database.db
     .insert(depositWatchCursors)
-    .values({ chainId: CHAIN_ID, nextBlock })
-    .onConflictDoUpdate({ target: depositWatchCursors.chainId, set: { nextBlock } });
+    .values({ chainId: CHAIN_ID, nextBlock, finishedNextBlock: nextBlock })
+    .onConflictDoUpdate({ target: depositWatchCursors.chainId, set: { nextBlock, finishedNextBlock: nextBlock } });
 }
 
 /** The addresses named in an eth_getLogs call's topic 2 (the `to` filter); null when it has none. */
@@ -222,6 +228,34 @@ describe('the deposit watcher reads only the transfers into the addresses it wat
     assert.ok(seen.find((r) => r.routeId === recent.routeId)?.seenAt, 'a surplus to a route finished a day ago is seen');
     assert.equal(seen.find((r) => r.routeId === old.routeId)?.seenAt, null, 'an address finished longer ago is no longer read');
     for (const call of getLogsCalls()) assert.deepEqual(recipientsOf(call), [recent.depositAddress]);
+  });
+
+  test('finished routes are read on the first pass of a run and then every FINISHED_READ_EVERY_POLLS passes, from a cursor of their own', {
+    timeout: 60_000,
+  }, async () => {
+    await cursorAtHead();
+    const finished = await createRoute({ status: 'COMPLETED', completedAt: sql`now() - interval '1 hour'` as unknown as Date });
+    const waiting = await createRoute();
+    // 1.5 s at a 50 ms poll: some 30 passes, fewer than FINISHED_READ_EVERY_POLLS, over new blocks all the while.
+    let mining = true;
+    const blocks = (async () => {
+      while (mining) {
+        await pay(other, freshAddress(), 1n);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await watchOnce(DEFAULT_DEPOSIT_WATCH_TUNING, 1.5);
+    mining = false;
+    await blocks;
+    assert.ok(getLogsCalls().filter((call) => recipientsOf(call)?.includes(waiting.depositAddress)).length > 2, 'the unfinished route is read pass after pass');
+    const naming = getLogsCalls().filter((call) => recipientsOf(call)?.includes(finished.depositAddress));
+    assert.equal(naming.length, 1, `the finished route's address is read once in ${FINISHED_READ_EVERY_POLLS} passes, not every pass`);
+    // A stray sent after that read, while the main cursor moved on, is found at the next read of the finished routes.
+    await pay(usdc, finished.depositAddress, 5n);
+    for (let i = 0; i < 3; i++) await pay(usdc, freshAddress(), 1n);
+    await watchOnce(DEFAULT_DEPOSIT_WATCH_TUNING, 0);
+    const [row] = await database.db.select({ seenAt: transfers.depositSeenAt }).from(transfers).where(eq(transfers.routeId, finished.routeId));
+    assert.ok(row?.seenAt, 'the stray into the finished route is seen');
   });
 
   test('more watched addresses than one call takes are read in batches, each batch over the same range', { timeout: 60_000 }, async () => {

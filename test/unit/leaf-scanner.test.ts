@@ -154,7 +154,9 @@ describe('the pool leaf scan', () => {
     );
   });
 
-  test('kept leaves that do not match the root are read again from once (a reorg near the head), then dropped and the pool scanned from its deployment', { timeout: 10_000 }, async () => {
+  test('kept leaves that do not match the root are read again from once (a reorg near the head), then dropped and the pool scanned from its deployment', {
+    timeout: 10_000,
+  }, async () => {
     maxRange = 10_000n;
     const memory = memoryStore({ leaves: [111n, 999n], scannedTo: 20_000n });
     const wrong = scanner(memory.store);
