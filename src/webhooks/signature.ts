@@ -1,9 +1,12 @@
 /**
- * Webhook signatures (docs/api.md, "Webhooks"). Each delivery carries
+ * Webhook signatures, exactly as Standard Webhooks (standardwebhooks.com) defines them, so its libraries (and svix's)
+ * verify our deliveries (docs/api.md, "Webhooks"). Each delivery carries
  *
  *   Webhook-Id:        <routeId>:<statusSeq>           (the event id, also the body's `id`)
  *   Webhook-Timestamp: <unix seconds of this attempt>
- *   Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>
+ *   Webhook-Signature: v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>
+ *
+ * where the key is the secret's bytes: `whsec_<base64>`, the part after the prefix base64-decoded.
  *
  * Dependency-free (node:crypto only) on purpose: the typed client re-exports verifyWebhook, so this module
  * must not pull any server code into a client's bundle.
@@ -11,6 +14,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const WEBHOOK_SIGNATURE_VERSION = 'v1';
+/** Standard Webhooks' secret prefix: the rest is the key, base64. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 /** How far a delivery's timestamp may be from the receiver's clock before it is refused (replays). */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -33,7 +38,9 @@ export function signWebhook(
   timestamp: number = Math.floor(Date.now() / 1000),
 ): WebhookHeaders {
   const ts = String(Math.floor(timestamp));
-  const signatures = (typeof secret === 'string' ? [secret] : secret).map((s) => `${WEBHOOK_SIGNATURE_VERSION}=${hmacHex(s, ts, rawBody)}`);
+  const signatures = (typeof secret === 'string' ? [secret] : secret).map(
+    (s) => `${WEBHOOK_SIGNATURE_VERSION},${signatureOf(s, eventId, ts, rawBody).toString('base64')}`,
+  );
   return { 'Webhook-Id': eventId, 'Webhook-Timestamp': ts, 'Webhook-Signature': signatures.join(' ') };
 }
 
@@ -62,18 +69,23 @@ export function verifyWebhook(
   const timestamp = Number(ts);
   if (Math.abs(now - timestamp) > tolerance)
     return { ok: false, reason: `Webhook-Timestamp is more than ${tolerance} s from now (a replay, or a wrong clock)` };
-  const expected = Buffer.from(hmacHex(secret, ts, rawBody), 'hex');
+  const expected = signatureOf(secret, eventId, ts, rawBody);
   // Several signatures (space-separated) let a receiver accept the old and the new secret during a rotation.
   for (const candidate of signatures.split(' ')) {
-    const [version, hex] = candidate.split('=', 2);
-    if (version !== WEBHOOK_SIGNATURE_VERSION || !hex || !/^[0-9a-f]{64}$/i.test(hex)) continue;
-    if (timingSafeEqual(Buffer.from(hex, 'hex'), expected)) return { ok: true, eventId, timestamp };
+    const [version, encoded] = candidate.split(',', 2);
+    if (version !== WEBHOOK_SIGNATURE_VERSION || !encoded || !/^[A-Za-z0-9+/]{43}=$/.test(encoded)) continue;
+    if (timingSafeEqual(Buffer.from(encoded, 'base64'), expected)) return { ok: true, eventId, timestamp };
   }
   return { ok: false, reason: 'no valid v1 signature: wrong secret, or the body was changed' };
 }
 
-function hmacHex(secret: string, timestamp: string, body: string | Uint8Array): string {
-  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
+/** The HMAC key of a secret: `whsec_<base64>` (or the bare base64) decoded, as Standard Webhooks' libraries do. */
+export function webhookKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret, 'base64');
+}
+
+function signatureOf(secret: string, eventId: string, timestamp: string, body: string | Uint8Array): Buffer {
+  return createHmac('sha256', webhookKey(secret)).update(`${eventId}.${timestamp}.`).update(body).digest();
 }
 
 function header(headers: ReceivedHeaders, name: string): string | undefined {

@@ -10,8 +10,10 @@
  * until the overlap ends, its deliveries carry both signatures.
  */
 import { createHmac } from 'node:crypto';
+import { WEBHOOK_SECRET_PREFIX } from './signature.ts';
 
-export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+/** `whsec_` + base64 of the key bytes (Standard Webhooks' format: its libraries base64-decode what follows the prefix). */
+const secretOf = (key: Buffer) => `${WEBHOOK_SECRET_PREFIX}${key.toString('base64')}`;
 
 /** What the database keeps of a partner's webhook secret: which generation is current, and until when the previous one still signs. */
 export interface PartnerWebhookState {
@@ -21,13 +23,12 @@ export interface PartnerWebhookState {
 }
 
 export function partnerWebhookSecret(deploymentSecret: string, partnerId: number, generation: number): string {
-  const digest = createHmac('sha256', deploymentSecret).update(`partner-webhook:${partnerId}:${generation}`).digest('base64url');
-  return `${WEBHOOK_SECRET_PREFIX}${digest}`;
+  return secretOf(createHmac('sha256', deploymentSecret).update(`partner-webhook:${partnerId}:${generation}`).digest());
 }
 
 /** The secret of transfers created without an API key. */
 export function keylessWebhookSecret(deploymentSecret: string): string {
-  return `${WEBHOOK_SECRET_PREFIX}${createHmac('sha256', deploymentSecret).update('keyless-webhook').digest('base64url')}`;
+  return secretOf(createHmac('sha256', deploymentSecret).update('keyless-webhook').digest());
 }
 
 /** The secrets a delivery is signed with: the partner's current one (and its previous one during a rotation's overlap), else the keyless one. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../src/config.ts';
 import { signWebhook, verifyWebhook } from '../../src/webhooks/signature.ts';
 import { isPrivateAddress } from '../../src/webhooks/targets.ts';
@@ -10,11 +11,12 @@ const BODY = '{"id":"rt_1:3","type":"transfer.status","routeId":"rt_1","status":
 const NOW = 1_800_000_000;
 
 describe('webhook signatures', { timeout: 10_000 }, () => {
-  test('the signature is the hex HMAC-SHA256 of "<timestamp>.<raw body>" and verifies', () => {
+  test('the signature is Standard Webhooks\' base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>" under the decoded secret, and verifies', () => {
     const headers = signWebhook(SECRET, 'rt_1:3', BODY, NOW);
     assert.equal(headers['Webhook-Id'], 'rt_1:3');
     assert.equal(headers['Webhook-Timestamp'], String(NOW));
-    assert.equal(headers['Webhook-Signature'], `v1=${createHmac('sha256', SECRET).update(`${NOW}.${BODY}`).digest('hex')}`);
+    const key = Buffer.from(SECRET, 'base64');
+    assert.equal(headers['Webhook-Signature'], `v1,${createHmac('sha256', key).update(`rt_1:3.${NOW}.${BODY}`).digest('base64')}`);
     assert.deepEqual(verifyWebhook(SECRET, headers, BODY, { now: NOW + 10 }), { ok: true, eventId: 'rt_1:3', timestamp: NOW });
     // Node's lower-cased header object, a Fetch Headers, and the body as bytes.
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -30,8 +32,8 @@ describe('webhook signatures', { timeout: 10_000 }, () => {
     assert.equal(verifyWebhook('b'.repeat(64), headers, BODY, { now: NOW }).ok, false);
     // The timestamp is signed: moving it forward breaks the signature.
     assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Timestamp': String(NOW + 1) }, BODY, { now: NOW }).ok, false);
-    assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Signature': 'v1=zz' }, BODY, { now: NOW }).ok, false);
-    assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Signature': headers['Webhook-Signature'].replace('v1=', 'v0=') }, BODY, { now: NOW }).ok, false);
+    assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Signature': 'v1,zz' }, BODY, { now: NOW }).ok, false);
+    assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Signature': headers['Webhook-Signature'].replace('v1,', 'v0,') }, BODY, { now: NOW }).ok, false);
     const missing = verifyWebhook(SECRET, { 'Webhook-Id': 'rt_1:3' }, BODY, { now: NOW });
     assert.match((missing as { reason: string }).reason, /missing/);
   });
@@ -50,6 +52,24 @@ describe('webhook signatures', { timeout: 10_000 }, () => {
     const oldSig = signWebhook('o'.repeat(64), 'rt_1:3', BODY, NOW)['Webhook-Signature'];
     const headers = signWebhook(SECRET, 'rt_1:3', BODY, NOW);
     assert.equal(verifyWebhook(SECRET, { ...headers, 'Webhook-Signature': `${oldSig} ${headers['Webhook-Signature']}` }, BODY, { now: NOW }).ok, true);
+  });
+});
+
+describe('Standard Webhooks interoperability (the standardwebhooks npm package)', { timeout: 10_000 }, () => {
+  test('its verify accepts our deliveries, ours accepts its signatures, and both refuse another secret', () => {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const now = Math.floor(Date.now() / 1000);
+    const ours = signWebhook(secret, 'rt_9:4', BODY, now);
+    const lower = Object.fromEntries(Object.entries(ours).map(([k, v]) => [k.toLowerCase(), v]));
+    assert.deepEqual(new Webhook(secret).verify(BODY, lower), JSON.parse(BODY));
+    assert.throws(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(BODY, lower));
+    const theirs = new Webhook(secret).sign('rt_9:4', new Date(now * 1000), BODY);
+    const headers = { 'webhook-id': 'rt_9:4', 'webhook-timestamp': String(now), 'webhook-signature': theirs };
+    assert.deepEqual(verifyWebhook(secret, headers, BODY), { ok: true, eventId: 'rt_9:4', timestamp: now });
+    // A rotation's two signatures: the library accepts the delivery with either secret.
+    const old = `whsec_${randomBytes(32).toString('base64')}`;
+    const both = Object.fromEntries(Object.entries(signWebhook([secret, old], 'rt_9:4', BODY, now)).map(([k, v]) => [k.toLowerCase(), v]));
+    assert.deepEqual(new Webhook(old).verify(BODY, both), JSON.parse(BODY));
   });
 });
 
