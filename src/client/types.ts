@@ -35,6 +35,11 @@ export interface CreateRequest extends QuoteRequest {
   minAnonymitySet?: number;
   /** HTTPS URL that receives a signed POST on every status change (verify it with verifyWebhook). */
   webhookUrl?: string;
+  /**
+   * The `quoteId` of a quote this create takes as it is (same chains, tokens and amount): the route pays that quote's
+   * `quotedOutputAmount`, or the create is refused (QUOTE_EXPIRED, QUOTE_MISMATCH) instead of quoting again.
+   */
+  quoteId?: string;
 }
 
 export { TERMINAL_STATUSES } from '../domain/status.ts';

@@ -185,6 +185,14 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     assert.equal(token?.decimals, 6);
   });
 
+  test('create cites a quote by its quoteId and is exactly that quote', { timeout: 30_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const quote = await client.quote(REQUEST);
+    const created = await client.create({ ...CREATE, quoteId: quote.quoteId });
+    assert.equal(created.quoteId, quote.quoteId);
+    assert.equal(created.quotedOutputAmount, quote.quotedOutputAmount);
+  });
+
   test('create with the same idempotency key twice is one route; a lost answer is retried with the same key', { timeout: 30_000 }, async () => {
     const client = createPrivateRouteClient({ baseUrl });
     const before = await transferCount();
