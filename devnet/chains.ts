@@ -11,6 +11,7 @@ import { testTokenAbi, testTokenBytecode } from './artifacts/TestToken.ts';
 import { deployCctp } from './cctp.ts';
 import { deployPrivacyPools } from './privacyPools.ts';
 import type { ChainRole, DevnetChain, DevnetManifest, DevnetToken } from './manifest.ts';
+import { freePort } from './ports.ts';
 import { noProcessRegistry, type ProcessRegistry } from './processes.ts';
 
 export interface StartDevnetChainsOptions {
@@ -158,6 +159,11 @@ function resolveAnvilBinary(): string {
     }
   }
   return fileURLToPath(new URL('../node_modules/.bin/anvil', import.meta.url));
+}
+
+/** A bare anvil chain of its own on a free loopback port, tracked by nobody and silent: what a test or a benchmark needs. */
+export async function startScratchAnvil(label: string, chainId: number): Promise<AnvilNode> {
+  return startAnvil({ label, host: '127.0.0.1', port: await freePort(), chainId, statePath: undefined, processes: noProcessRegistry, log: () => {} });
 }
 
 /** One anvil process (an L2's base fee), ready to answer; the benchmarks and tests that need a bare chain start it alone. */

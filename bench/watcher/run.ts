@@ -39,10 +39,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { depositWatcherActivities, REORG_MARGIN_BLOCKS, TRANSFER_EVENT } from '../../activities/depositWatcher.ts';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { testTokenAbi, testTokenBytecode } from '../../devnet/artifacts/TestToken.ts';
-import { DEVNET_ACCOUNTS, startAnvil } from '../../devnet/chains.ts';
+import { DEVNET_ACCOUNTS, startScratchAnvil } from '../../devnet/chains.ts';
 import { freePort } from '../../devnet/ports.ts';
 import { startLocalPostgres } from '../../devnet/postgres.ts';
-import { noProcessRegistry } from '../../devnet/processes.ts';
 import { rpcMethods, type ChainClients } from '../../src/chain/clients.ts';
 import { connectDatabase, migrateDatabase, type Database } from '../../src/db/client.ts';
 import { depositTokens, depositTransfers, depositWatchCursors, transfers } from '../../src/db/schema.ts';
@@ -205,15 +204,7 @@ runMain(async () => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-watcher-'));
   progress('starting anvil and Postgres');
   const [anvil, postgres] = await Promise.all([
-    startAnvil({
-      label: 'bench-watcher',
-      host: '127.0.0.1',
-      port: await freePort(),
-      chainId: CHAIN_ID,
-      statePath: undefined,
-      processes: noProcessRegistry,
-      log: () => {},
-    }),
+    startScratchAnvil('bench-watcher', CHAIN_ID),
     startLocalPostgres({ databaseUrl: process.env.BENCH_DATABASE_URL, dataDir, port: await freePort(), ephemeral: true }),
   ]);
   await migrateDatabase(postgres.url);

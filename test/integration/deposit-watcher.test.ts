@@ -13,9 +13,7 @@ import {
 } from '../../activities/depositWatcher.ts';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { testTokenAbi, testTokenBytecode } from '../../devnet/artifacts/TestToken.ts';
-import { DEVNET_ACCOUNTS, startAnvil, type AnvilNode } from '../../devnet/chains.ts';
-import { freePort } from '../../devnet/ports.ts';
-import { noProcessRegistry } from '../../devnet/processes.ts';
+import { DEVNET_ACCOUNTS, startScratchAnvil, type AnvilNode } from '../../devnet/chains.ts';
 import type { ChainClients } from '../../src/chain/clients.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
 import { depositTokens, depositTransfers, depositWatchCursors, transfers } from '../../src/db/schema.ts';
@@ -51,18 +49,7 @@ let nextIndex = 1;
 
 before(
   async () => {
-    [anvil, postgres] = await Promise.all([
-      startAnvil({
-        label: 'watcher-test',
-        host: '127.0.0.1',
-        port: await freePort(),
-        chainId: CHAIN_ID,
-        statePath: undefined,
-        processes: noProcessRegistry,
-        log: () => {},
-      }),
-      startTestPostgres('deposit-watcher-test'),
-    ]);
+    [anvil, postgres] = await Promise.all([startScratchAnvil('watcher-test', CHAIN_ID), startTestPostgres('deposit-watcher-test')]);
     database = connectDatabase(postgres.url);
     client = createPublicClient({
       chain: { ...chain, rpcUrls: { default: { http: [anvil.rpcUrl] } } },

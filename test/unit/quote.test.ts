@@ -66,18 +66,23 @@ const fakePool: PrivacyPool = {
   unspent: async () => assert.fail('not used'),
 };
 
-const quotes = createQuoteService({
-  bridge: fakeBridge,
-  pool: fakePool,
-  hubChainId: 2,
-  hubTokenSymbol: 'USDC',
-  feePolicy: { feeBps: 150n, feeMinUsd: '1' },
-  networkCosts: freeNetwork,
-  priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
-  priceMarginBps: 50,
-  poolEtaSeconds: 60,
-  previewAccount: `0x${'9'.repeat(40)}`,
-});
+/** The quote service of these tests (hub chain 2, 150 bps with a 1 USD floor, hour-long epochs), `changes` aside. */
+const quoteServiceWith = (changes: Partial<Parameters<typeof createQuoteService>[0]> = {}) =>
+  createQuoteService({
+    bridge: fakeBridge,
+    pool: fakePool,
+    hubChainId: 2,
+    hubTokenSymbol: 'USDC',
+    feePolicy: { feeBps: 150n, feeMinUsd: '1' },
+    networkCosts: freeNetwork,
+    priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
+    priceMarginBps: 50,
+    poolEtaSeconds: 60,
+    previewAccount: `0x${'9'.repeat(40)}`,
+    ...changes,
+  });
+
+const quotes = quoteServiceWith();
 
 /**
  * The gross destination output computed independently of the service, hop by hop: a USDC leg through the bridge, the
@@ -133,20 +138,7 @@ describe('quote math', () => {
       ...fakeBridge,
       listTokens: async (chainId) => (chainId === 2 ? [impostor, USDC(2), WETH(2)] : [USDC(chainId), WETH(chainId)]),
     };
-    const pinnedTo = (hubTokenAddress: Address) =>
-      createQuoteService({
-        bridge: twoUsdcOnTheHub,
-        pool: fakePool,
-        hubChainId: 2,
-        hubTokenSymbol: 'USDC',
-        hubTokenAddress,
-        feePolicy: { feeBps: 150n, feeMinUsd: '1' },
-        networkCosts: freeNetwork,
-        priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }),
-        priceMarginBps: 50,
-        poolEtaSeconds: 60,
-        previewAccount: `0x${'9'.repeat(40)}`,
-      });
+    const pinnedTo = (hubTokenAddress: Address) => quoteServiceWith({ bridge: twoUsdcOnTheHub, hubTokenAddress });
     const request = { sourceChainId: 1, destChainId: 3, amount: '100' };
     // (By symbol, the impostor listed first would be the hub token.)
     assert.equal((await pinnedTo(USDC(2).address).quote(request)).hubToken.address, USDC(2).address);
@@ -211,18 +203,7 @@ describe('price epochs', () => {
   };
   /** The quote service over `bridge`, with hour-long epochs on the test's clock. */
   const onTheClock = (bridge: DepositAddressBridge) =>
-    createQuoteService({
-      bridge,
-      pool: fakePool,
-      hubChainId: 2,
-      hubTokenSymbol: 'USDC',
-      feePolicy: { feeBps: 150n, feeMinUsd: '1' },
-      networkCosts: freeNetwork,
-      priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now),
-      priceMarginBps: 50,
-      poolEtaSeconds: 60,
-      previewAccount: `0x${'9'.repeat(40)}`,
-    });
+    quoteServiceWith({ bridge, priceEpochs: createInMemoryPriceEpochs({ epochSeconds: 3600, marginBps: 50 }, () => now) });
   const epochQuotes = onTheClock(moving);
   const request = { sourceChainId: 1, destChainId: 3, amount: '100', destTokenSymbol: 'WETH' };
 
