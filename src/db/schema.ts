@@ -133,6 +133,10 @@ export const transfers = pgTable(
     webhookUrl: text('webhook_url'),
     /** The partner whose API key created the transfer (api_keys.id): its webhook secret signs, its fee is owed. Null: no key. */
     partnerId: integer('partner_id'),
+    /** The partner's own reference for the transfer (create's externalId): unique per API key, searchable by that key only. */
+    externalId: text('external_id'),
+    /** Why a FAILED transfer failed, as a stable code (src/domain/failureCodes.ts); null while not failed. */
+    failureCode: text('failure_code'),
     /** The partner's fee on this transfer (destination smallest units), part of feeAmount's retained margin; null: none. */
     partnerFeeAmount: text('partner_fee_amount'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -161,6 +165,9 @@ export const transfers = pgTable(
       .where(sql`${t.status} in ('COMPLETED', 'FAILED')`),
     // …and the routes not finished yet, which it always watches.
     index('transfers_unfinished_watch_idx').on(t.sourceChainId).where(sql`${t.status} not in ('COMPLETED', 'FAILED')`),
+    // A partner lists its own transfers, newest first, and finds one by its own reference.
+    index('transfers_partner_listing_idx').on(t.partnerId, t.createdAt, t.routeId).where(sql`${t.partnerId} is not null`),
+    uniqueIndex('transfers_partner_external_id_uq').on(t.partnerId, t.externalId).where(sql`${t.externalId} is not null`),
   ],
 );
 
@@ -417,7 +424,11 @@ export const depositTransfers = pgTable(
     value: text('value').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.routeId, t.txHash, t.logIndex] })],
+  (t) => [
+    primaryKey({ columns: [t.routeId, t.txHash, t.logIndex] }),
+    // A partner finds its transfer by the deposit's transaction hash.
+    index('deposit_transfers_tx_hash_idx').on(t.txHash),
+  ],
 );
 
 /**
@@ -467,6 +478,13 @@ export const apiKeys = pgTable('api_keys', {
   webhookSecretGeneration: integer('webhook_secret_generation').notNull().default(1),
   /** After a rotation: until when deliveries are signed with the previous generation's secret too. */
   webhookPreviousValidUntil: timestamp('webhook_previous_valid_until', { withTimezone: true }),
+  /** The partner's default webhook endpoint, used when a create names none; null: none. */
+  webhookUrl: text('webhook_url'),
+  /**
+   * Browser origins (scheme://host[:port]) allowed to call the API with this key (CORS) and to frame its transfers'
+   * tracking pages (frame-ancestors). Empty: none.
+   */
+  allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });
