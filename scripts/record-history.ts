@@ -28,6 +28,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { connectDatabase } from '../src/db/client.ts';
 import { transfers } from '../src/db/schema.ts';
+import { createApiKey } from '../src/partners/apiKeys.ts';
 import { webhookWorkflowId } from '../src/webhooks/settings.ts';
 import proto from '@temporalio/proto';
 import { startTestStack, waitFor } from '../test/support/testStack.ts';
@@ -63,14 +64,21 @@ const parking: Record<string, string> = parkAt ? { STEP_MAX_ATTEMPTS: '2', STEP_
 const stack = await startTestStack({ env: { BRIDGE_PROVIDER: mode, PAYLOAD_CODEC: 'off', ...parking } });
 try {
   const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
-  const created = await stack.api<{ routeId: string; depositAddress: `0x${string}`; amount: string }>('POST', '/api/private-route', {
-    sourceChainId: chainId('source'),
-    destChainId: chainId('destination'),
-    amount: '42',
-    userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
-    ...(webhookLabel && { webhookUrl }),
-    ...(minSet && { minAnonymitySet: Number(minSet) }),
-  });
+  // Webhooks need an API key (docs/api.md, "Webhooks").
+  const keyHeaders: Record<string, string> = webhookLabel ? { 'X-Api-Key': (await createApiKey(stack.service.db, 'record-history')).key } : {};
+  const created = await stack.api<{ routeId: string; depositAddress: `0x${string}`; amount: string }>(
+    'POST',
+    '/api/private-route',
+    {
+      sourceChainId: chainId('source'),
+      destChainId: chainId('destination'),
+      amount: '42',
+      userDestinationAddress: '0x000000000000000000000000000000000000bEEF',
+      ...(webhookLabel && { webhookUrl }),
+      ...(minSet && { minAnonymitySet: Number(minSet) }),
+    },
+    keyHeaders,
+  );
   const route = created.body.data!;
   if (parkAt) await expectOk(stack.routectl('devnet', 'fault', 'set', parkAt));
   await stack.fund(route.depositAddress, 'USDC', BigInt(route.amount));

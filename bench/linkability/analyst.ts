@@ -27,7 +27,7 @@ import type { LocalStack } from '../../devnet/stack.ts';
 import { transferStatuses, transfers } from '../../src/db/schema.ts';
 import { publicProgressShownAt } from '../../src/transfers/publicView.ts';
 import { createPrivateRouteClient } from '../../src/client/index.ts';
-import { api, chainOf } from '../support/stack.ts';
+import { api, chainOf, clientKey } from '../support/stack.ts';
 import { attack } from './attacker.ts';
 import { type MomentScore, momentAttack } from './attacks.ts';
 import { awaitTransfers, type BenchOptions, classInputs, publicKnowledge, startBench, startHookReceiver, watchPublicViews } from './harness.ts';
@@ -303,7 +303,7 @@ async function create(
       webhookUrl: `${p.hookBase}${hookPath}`,
       minAnonymitySet: bench.minAnonymitySet,
     },
-    { 'X-Forwarded-For': p.client },
+    { 'X-Forwarded-For': p.client, 'X-Api-Key': await clientKey(stack, p.client) },
   );
   return {
     routeId: t.routeId,

@@ -13,7 +13,7 @@ import { createPublicClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { LocalStack } from '../../devnet/stack.ts';
 import { ledgerEntries } from '../../src/db/schema.ts';
-import { api, chainOf, startBenchStack, type BenchStack } from '../support/stack.ts';
+import { api, chainOf, clientKey, startBenchStack, type BenchStack } from '../support/stack.ts';
 import type { PublicKnowledge } from './observe.ts';
 import type { RouteTruth } from './score.ts';
 
@@ -349,7 +349,7 @@ async function create(stack: LocalStack, p: Planned, hookBase: string): Promise<
       webhookUrl: `${hookBase}${hookPath}`,
       ...(p.minAnonymitySet > 1 ? { minAnonymitySet: p.minAnonymitySet } : {}),
     },
-    { 'X-Forwarded-For': p.client },
+    { 'X-Forwarded-For': p.client, 'X-Api-Key': await clientKey(stack, p.client) },
   );
   return { ...p, routeId: t.routeId, units: t.amount, depositAddress: t.depositAddress, hookPath, createdAt: Date.now(), fundedAt: null, pokedAt: null };
 }

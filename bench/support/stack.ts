@@ -11,6 +11,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { freePorts } from '../../devnet/ports.ts';
 import { startLocalStack, type LocalStack } from '../../devnet/stack.ts';
 import { createLogger, isLogLevel } from '../../src/logger.ts';
+import { createApiKey } from '../../src/partners/apiKeys.ts';
 import { bundleWorkflows } from '../../src/temporal/worker.ts';
 import { freshAddress } from './address.ts';
 import { startWorkerProcess, type WorkerProcess } from './workerProcess.ts';
@@ -255,3 +256,20 @@ export async function awaitTerminal(
 
 /** Progress lines go to stderr; stdout carries the figures. */
 export const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+const keysByStack = new WeakMap<LocalStack, Map<string, Promise<string>>>();
+
+/**
+ * The API key of a simulated client, made on first use: webhooks need a key (docs/api.md, "Webhooks"), and a client
+ * with a key of its own is one client of its own in an anonymity set, as one address was.
+ */
+export function clientKey(stack: LocalStack, client: string): Promise<string> {
+  let keys = keysByStack.get(stack);
+  if (!keys) keysByStack.set(stack, (keys = new Map()));
+  let key = keys.get(client);
+  if (!key) {
+    key = createApiKey(stack.service.db, `bench-${client.replaceAll(/[^A-Za-z0-9]/g, '-')}-${keys.size}`).then((created) => created.key);
+    keys.set(client, key);
+  }
+  return key;
+}

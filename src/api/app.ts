@@ -7,6 +7,7 @@
 import { redactUrls } from '../redact.ts';
 import { bodyLimit } from './bodyLimit.ts';
 import type { ApiDeps } from './deps.ts';
+import { announceDeprecations } from './deprecation.ts';
 import { fail } from './envelope.ts';
 import { toApiError } from './errorMapping.ts';
 import { observeRequests, requestIdOf, requestIds } from './requestObservability.ts';
@@ -26,6 +27,7 @@ export function createApi(deps: ApiDeps) {
   const root = newApp();
   // Before every route: each answer carries X-Request-Id, and is logged, counted and (tracing on) spanned.
   root.use('*', requestIds(), observeRequests({ logger: deps.logger, tracer: deps.tracer }));
+  root.use('/api/*', announceDeprecations(deps.deprecations));
   root.use(
     '/api/*',
     bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: (c, status, error) => fail(c, status, status === 413 ? 'BODY_TOO_LARGE' : 'INVALID_REQUEST', error) }),

@@ -5,6 +5,7 @@ import type { IdempotencyStore } from '../transfers/idempotency.ts';
 import type { StatusFeed } from '../transfers/statusFeed.ts';
 import type { TransferService } from '../transfers/transferService.ts';
 import type { AbuseLimits } from './abuseLimits.ts';
+import type { Deprecation } from './deprecation.ts';
 
 export interface ApiDeps {
   quotes: QuoteService;
@@ -29,7 +30,16 @@ export interface ApiDeps {
    * the API (TRUST_PROXY_HOPS, to find the client's address), and the exit epoch (PRIVACY_EXIT_EPOCH_SECONDS; default
    * 1800) on whose clock a stream without a statusToken looks again.
    */
-  events?: { maxStreamsPerClient?: number; heartbeatMs?: number; retryMs?: number; trustProxyHops?: number; publicEpochSeconds?: number };
+  events?: {
+    maxStreamsPerClient?: number;
+    maxStreamsPerKey?: number;
+    heartbeatMs?: number;
+    retryMs?: number;
+    trustProxyHops?: number;
+    publicEpochSeconds?: number;
+  };
   /** With tracing on (src/observability/tracing.ts): a server span per request; omitted: none. */
   tracer?: Tracer;
+  /** Endpoints going away, announced on their answers (src/api/deprecation.ts); omitted: DEPRECATIONS. */
+  deprecations?: readonly Deprecation[];
 }

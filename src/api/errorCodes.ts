@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   },
   INVALID_ADDRESS: { status: 400, meaning: '`userDestinationAddress` or `refundAddress` is no checksummed 20-byte address, or is the zero address.' },
   INVALID_WEBHOOK_URL: { status: 400, meaning: '`webhookUrl` is not an acceptable https URL (see docs/api.md, webhookUrl).' },
+  WEBHOOK_NEEDS_API_KEY: { status: 400, meaning: "A `webhookUrl` needs an API key (X-Api-Key): deliveries are signed with that key's webhook secret." },
   USER_REFERENCE_NOT_ACCEPTED: {
     status: 400,
     meaning: '`userReference` was sent without an API key, or with one that does not vouch for its users (docs/privacy.md, "Users of one integrator").',
@@ -34,7 +35,7 @@ export const ERROR_CODES = {
   QUOTE_EXPIRED: { status: 409, meaning: 'The quoteId is unknown or its quote has expired (expiresAt): quote again, or create without a quoteId.' },
   QUOTE_MISMATCH: { status: 409, meaning: 'The quoteId was quoted for other chains, tokens or another amount than this create asks for.' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'The first request with this Idempotency-Key is still running; retry after Retry-After.' },
-  BRIDGE_UNAVAILABLE: { status: 500, meaning: 'The bridge provider did not answer; try again shortly.' },
+  BRIDGE_UNAVAILABLE: { status: 503, meaning: 'The bridge provider did not answer (or its request quota is used up); retry after Retry-After seconds.' },
   INTERNAL_ERROR: { status: 500, meaning: "Anything else; details are in the service's logs, never in the answer." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
@@ -42,7 +43,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503;
 
 /** A failure the API answers in the envelope; thrown by handlers and middleware, rendered by the app's onError. */
 export class ApiError extends Error {

@@ -5,8 +5,12 @@
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import { BridgeRouteError, BridgeUnavailableError } from '../providers/bridge.ts';
+import { QuotaExhaustedError } from '../providers/providerQuota.ts';
 import { QuoteError } from '../quote/quoteService.ts';
 import { ApiError, ERROR_CODES, type ErrorCode } from './errorCodes.ts';
+
+/** How long a client waits before asking again after the bridge did not answer. */
+const BRIDGE_RETRY_AFTER_SECONDS = 5;
 
 /** The code of a zod issue, from the field it is about. */
 export function codeOfIssue(issue: z.core.$ZodIssue | undefined): ErrorCode {
@@ -31,7 +35,12 @@ export function toApiError(error: Error): { failure: ApiError; internal: boolean
   if (error instanceof BridgeRouteError) return { failure: new ApiError(400, 'NO_ROUTE', error.message), internal: false };
   if (error instanceof HTTPException && error.status < 500)
     return { failure: new ApiError(400, 'INVALID_REQUEST', error.message || 'bad request'), internal: false };
-  if (error instanceof BridgeUnavailableError)
-    return { failure: new ApiError(500, 'BRIDGE_UNAVAILABLE', 'the bridge provider is unavailable; try again shortly'), internal: true };
+  if (error instanceof BridgeUnavailableError) {
+    const retryAfterSeconds = error instanceof QuotaExhaustedError ? Math.max(1, Math.ceil(error.retryAfterMs / 1000)) : BRIDGE_RETRY_AFTER_SECONDS;
+    return {
+      failure: new ApiError(503, 'BRIDGE_UNAVAILABLE', 'the bridge provider is unavailable; try again shortly', { 'Retry-After': String(retryAfterSeconds) }),
+      internal: true,
+    };
+  }
   return { failure: new ApiError(500, 'INTERNAL_ERROR', 'internal error'), internal: true };
 }

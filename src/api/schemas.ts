@@ -10,7 +10,10 @@ import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
 
 /** A partner's opaque id of its own user (docs/privacy.md, "Users of one integrator"). */
 const USER_REFERENCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
+import { webhookUrlProblem } from '../webhooks/webhookUrl.ts';
 import { ERROR_CODE_LIST } from './errorCodes.ts';
+
+export { webhookUrlProblem };
 
 const chainId = (field: string) =>
   z
@@ -46,27 +49,6 @@ const evmAddress = (field: string) =>
     .refine((value) => isAddress(value, { strict: true }), `${field} must be a 0x-prefixed 20-byte hex address (with a valid checksum when mixed-case)`)
     .refine((value) => value.toLowerCase() !== zeroAddress, `${field} must not be the zero address`)
     .transform((value) => value as `0x${string}`);
-
-const WEBHOOK_URL_MAX = 2048;
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * Why `text` is not an acceptable webhookUrl, or null: https (http only to a local host, or with WEBHOOK_ALLOW_HTTP),
- * at most 2048 characters, no user or password in it (the service would send them with every delivery).
- */
-export function webhookUrlProblem(text: string, allowHttp: boolean): string | null {
-  if (text.length > WEBHOOK_URL_MAX) return `webhookUrl is too long (at most ${WEBHOOK_URL_MAX} characters)`;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'webhookUrl must be an absolute https URL';
-  }
-  if (url.username || url.password) return 'webhookUrl must not carry a user name or password: authenticate the deliveries by their signature';
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && (allowHttp || LOCAL_HOSTS.has(url.hostname))) return null;
-  return url.protocol === 'http:' ? 'webhookUrl must use https (http is accepted only for localhost)' : 'webhookUrl must be an absolute https URL';
-}
 
 /** The create body; `allowHttpWebhooks` (WEBHOOK_ALLOW_HTTP) accepts http webhook URLs to any host. */
 export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }) {

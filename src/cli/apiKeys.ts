@@ -13,9 +13,11 @@ import {
   partnerFeesOwed,
   revokeApiKey,
   rotateWebhookSecret,
+  setDefaultWebhookUrl,
   setUserShare,
   type PartnerLimits,
 } from '../partners/apiKeys.ts';
+import { webhookUrlProblem } from '../webhooks/webhookUrl.ts';
 import { keylessWebhookSecret, partnerWebhookSecret } from '../webhooks/signingSecrets.ts';
 import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
 import { WEBHOOK_SECRET_FILE } from './localStack.ts';
@@ -188,4 +190,22 @@ export async function revoke(name: string | undefined): Promise<void> {
   const revoked = await withDatabase((db) => revokeApiKey(db, name));
   if (!revoked) throw new CliError(`no active API key named "${name}" (routectl apikey list shows the names and which are revoked)`, 4);
   print(`revoked the API key of ${name}: its requests now answer 401`);
+}
+
+/** `apikey webhook --name N (--url U | --clear)`: the partner's default webhook endpoint, for its transfers from now on. */
+export async function defaultWebhook(name: string | undefined, flags: { url?: string; clear?: boolean }): Promise<void> {
+  if (!name) throw usageError('apikey webhook needs --name <partner name>');
+  if ((flags.url === undefined) === !flags.clear) throw usageError('apikey webhook takes --url <https URL> or --clear');
+  const url = flags.clear ? null : flags.url!;
+  if (url !== null) {
+    const problem = webhookUrlProblem(url, process.env.WEBHOOK_ALLOW_HTTP === 'true');
+    if (problem) throw new CliError(`--url: ${problem.replace(/^webhookUrl /, 'the URL ')}`, 4);
+  }
+  const updated = await withDatabase((db) => setDefaultWebhookUrl(db, name, url));
+  if (!updated) throw new CliError(`no active API key named "${name}" (routectl apikey list)`, 4);
+  print(
+    url === null
+      ? `${name}: no default webhook endpoint; its transfers get deliveries only where a create names a webhookUrl.`
+      : `${name}: the transfers it creates from now on without a webhookUrl are delivered to ${new URL(url).origin}/…, signed with its webhook secret.`,
+  );
 }

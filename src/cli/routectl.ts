@@ -43,6 +43,7 @@ const USAGE = `usage: routectl <command>
   apikey vouch --name N (--user-share F | --off)     whether the key vouches for its users, for its transfers from now on
   apikey list [--json]                               partner keys: name, prefix, limits, fee, webhook secret generation, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
+  apikey webhook --name N (--url U | --clear)        the key's default webhook endpoint, for its transfers created from now on
   apikey rotate-webhook-secret --name N [--overlap-hours H]
                                                      a new webhook secret for the partner; the old one also signs for H hours (24)
   partner fees [--json] [--since DATE]               what each partner is owed: its fees on completed transfers, per chain and token
@@ -90,6 +91,8 @@ async function main(argv: string[]): Promise<number> {
       'user-share': { type: 'string' },
       off: { type: 'boolean', default: false },
       'overlap-hours': { type: 'string', default: '24' },
+      url: { type: 'string' },
+      clear: { type: 'boolean', default: false },
       since: { type: 'string' },
       'no-create-namespace': { type: 'boolean', default: false },
       'retention-days': { type: 'string', default: '30' },
@@ -181,6 +184,7 @@ async function main(argv: string[]): Promise<number> {
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
       else if (first === 'rotate-webhook-secret') await apiKeys.rotateSecret(values.name, values['overlap-hours']);
+      else if (first === 'webhook') await apiKeys.defaultWebhook(values.name, { url: values.url, clear: values.clear });
       else throw usageError(USAGE);
       return 0;
     case 'webhook-secret':

@@ -34,6 +34,8 @@ export interface Partner {
    * userReference is a client of its own, and its users together fill at most this share (bps) of any route's set.
    */
   userShareBps: number | null;
+  /** Where the deliveries of its transfers go when a create names no webhookUrl; null: nowhere. */
+  webhookUrl: string | null;
 }
 
 /** The share of a route's set a vouching partner's users may fill unless the operator says otherwise: half. */
@@ -140,6 +142,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
       maxUnfunded: apiKeys.maxUnfunded,
       feeBps: apiKeys.feeBps,
       userShareBps: apiKeys.userShareBps,
+      webhookUrl: apiKeys.webhookUrl,
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
@@ -150,6 +153,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
     limits: { requestsPerMinute: row.requestsPerMinute, createsPerMinute: row.createsPerMinute, maxUnfunded: row.maxUnfunded },
     feeBps: row.feeBps,
     userShareBps: row.userShareBps,
+    webhookUrl: row.webhookUrl,
   };
 }
 
@@ -216,4 +220,18 @@ export async function partnerFeesOwed(db: Database, since?: Date): Promise<Partn
     .groupBy(apiKeys.name, ledgerEntries.chainId, ledgerEntries.token)
     .orderBy(asc(apiKeys.name), asc(ledgerEntries.chainId), asc(ledgerEntries.token));
   return rows;
+}
+
+/**
+ * Sets the partner's default webhook endpoint (null: none): the deliveries of transfers it creates from now on without
+ * a webhookUrl of their own go there. The caller checks the URL (src/api/schemas.ts webhookUrlProblem). False when
+ * there is no such active key.
+ */
+export async function setDefaultWebhookUrl(db: Database, name: string, url: string | null): Promise<boolean> {
+  const updated = await db
+    .update(apiKeys)
+    .set({ webhookUrl: url })
+    .where(and(eq(apiKeys.name, name), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return updated.length > 0;
 }

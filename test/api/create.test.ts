@@ -9,8 +9,8 @@ import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
 import { ERROR_CODES } from '../../src/api/errorCodes.ts';
 import { toApiError } from '../../src/api/errorMapping.ts';
 import { QuoteError, type QuoteErrorCode } from '../../src/quote/quoteService.ts';
-import { transfers } from '../../src/db/schema.ts';
-import { createApiKey } from '../../src/partners/apiKeys.ts';
+import { apiKeys, transfers } from '../../src/db/schema.ts';
+import { createApiKey, hashApiKey, setDefaultWebhookUrl } from '../../src/partners/apiKeys.ts';
 import {
   BRIDGE_DOWN_AMOUNT,
   call,
@@ -155,11 +155,46 @@ describe('Idempotency-Key on create', { timeout: 60_000 }, () => {
 describe('webhookUrl on create', { timeout: 60_000 }, () => {
   const stored = async (routeId: string) =>
     (await h.database.db.select({ url: transfers.webhookUrl }).from(transfers).where(eq(transfers.routeId, routeId)))[0]!.url;
+  /** An app that knows partners, and a new partner's key: webhooks need one. */
+  const withKey = async (extra: Parameters<typeof h.api>[0] = {}) => {
+    const app = h.api({ abuse: await partnersWithoutLimits(), ...extra });
+    const { key } = await createApiKey(h.database.db, `hooks-${crypto.randomUUID().slice(0, 8)}`);
+    return { app, key, headers: { 'X-Api-Key': key } };
+  };
+
+  test('without an API key a webhookUrl is 400 WEBHOOK_NEEDS_API_KEY: no keyless caller gets deliveries signed with a shared secret', async () => {
+    const app = h.api({ abuse: await partnersWithoutLimits() });
+    const before = await rows();
+    const refused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: 'https://partner.example/hook' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.code, 'WEBHOOK_NEEDS_API_KEY');
+    assert.match(refused.body.error!, /webhookUrl needs an API key \(X-Api-Key\)/);
+    assert.equal(await rows(), before, 'nothing created');
+  });
+
+  test("a key's default endpoint serves the creates that name none; a create's own webhookUrl wins", async () => {
+    const { app, headers } = await withKey();
+    const name = (
+      await h.database.db
+        .select({ name: apiKeys.name })
+        .from(apiKeys)
+        .where(eq(apiKeys.keyHash, hashApiKey(headers['X-Api-Key'])))
+    )[0]!.name;
+    assert.equal(await setDefaultWebhookUrl(h.database.db, name, 'https://partner.example/default-hook'), true);
+    const plain = await call(app, 'POST', '/api/private-route', CREATE_BODY, headers);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+    assert.equal(await stored(plain.body.data!.routeId as string), 'https://partner.example/default-hook');
+    const own = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: 'https://partner.example/own' }, headers);
+    assert.equal(await stored(own.body.data!.routeId as string), 'https://partner.example/own');
+    assert.equal(await setDefaultWebhookUrl(h.database.db, name, null), true);
+    const after = await call(app, 'POST', '/api/private-route', CREATE_BODY, headers);
+    assert.equal(await stored(after.body.data!.routeId as string), null);
+  });
 
   test('https URLs (and http to localhost) are stored, never echoed, never logged', async () => {
-    const app = h.api();
+    const { app, headers } = await withKey();
     for (const url of ['https://partner.example/hooks/pr?token=secret-query-value', 'http://localhost:8080/hook', 'http://127.0.0.1:9/x']) {
-      const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url });
+      const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url }, headers);
       assert.equal(created.status, 200, `${url}: ${JSON.stringify(created.body)}`);
       assert.equal(await stored(created.body.data!.routeId as string), url);
       assert.ok(!JSON.stringify(created.body).includes(url), 'the create answer does not repeat the URL');
@@ -171,7 +206,7 @@ describe('webhookUrl on create', { timeout: 60_000 }, () => {
   });
 
   test('other URLs are 400 INVALID_WEBHOOK_URL naming the rule', async () => {
-    const app = h.api();
+    const { app, headers } = await withKey();
     const before = await rows();
     for (const [url, pattern] of [
       ['http://partner.example/hook', /must use https/],
@@ -183,7 +218,7 @@ describe('webhookUrl on create', { timeout: 60_000 }, () => {
       [`https://partner.example/${'a'.repeat(2048)}`, /too long \(at most 2048 characters\)/],
       [42, /webhookUrl must be a string/],
     ] as const) {
-      const refused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url });
+      const refused = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: url }, headers);
       assert.equal(refused.status, 400, String(url));
       assert.equal(refused.body.code, 'INVALID_WEBHOOK_URL', String(url));
       assert.match(refused.body.error!, pattern, String(url));
@@ -192,10 +227,8 @@ describe('webhookUrl on create', { timeout: 60_000 }, () => {
   });
 
   test('WEBHOOK_ALLOW_HTTP accepts http to any host', async () => {
-    const created = await call(h.api({ webhookAllowHttp: true }), 'POST', '/api/private-route', {
-      ...CREATE_BODY,
-      webhookUrl: 'http://receiver.test:8080/hook',
-    });
+    const { app, headers } = await withKey({ webhookAllowHttp: true });
+    const created = await call(app, 'POST', '/api/private-route', { ...CREATE_BODY, webhookUrl: 'http://receiver.test:8080/hook' }, headers);
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(await stored(created.body.data!.routeId as string), 'http://receiver.test:8080/hook');
   });

@@ -10,6 +10,8 @@ import type { ApiDeps } from '../../src/api/deps.ts';
 import { freePort } from '../../devnet/ports.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { TRANSFER_STATUSES } from '../../src/domain/status.ts';
+import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
+import { createApiKey } from '../../src/partners/apiKeys.ts';
 import { call, CREATE_BODY, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -216,5 +218,33 @@ describe('GET /api/private-route/{routeId}/events', { timeout: 90_000 }, () => {
     }
     assert.equal(status, 200, 'a closed stream released its place');
     await streams[1]!.cancel();
+  });
+
+  test('an API key has a stream cap of its own (maxStreamsPerKey), apart from its address', async () => {
+    const abuse = await createAbuseLimits({
+      db: h.database.db,
+      settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
+      logger: h.logger,
+    });
+    const url = await serve({ abuse, events: { maxStreamsPerClient: 1, maxStreamsPerKey: 3 } });
+    const { key } = await createApiKey(h.database.db, `streams-${crypto.randomUUID().slice(0, 8)}`);
+    const { routeId } = await create();
+    // The key's three streams from this address do not count against the address's one…
+    const keyed = [];
+    for (let i = 0; i < 3; i++) {
+      const opened = await open(url, routeId, { 'x-api-key': key });
+      assert.equal(opened.status, 200, `stream ${i + 1} of the key`);
+      keyed.push(sseReader(opened.body!));
+    }
+    const keyless = await open(url, routeId);
+    assert.equal(keyless.status, 200, 'the address still has its own place');
+    // …and the key's fourth is refused, saying whose cap it is.
+    const fourth = await open(url, routeId, { 'x-api-key': key });
+    assert.equal(fourth.status, 429);
+    const refusal = (await fourth.json()) as { code: string; error: string };
+    assert.equal(refusal.code, 'TOO_MANY_STREAMS');
+    assert.match(refusal.error, /at most 3 per API key/);
+    await keyless.body!.cancel();
+    for (const stream of keyed) await stream.cancel();
   });
 });

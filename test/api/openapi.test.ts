@@ -152,7 +152,7 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       (operation(method, path).parameters ?? []).filter((p: Json) => p.in === 'header').map((p: Json) => p.name);
     assert.deepEqual(headerNames('post', '/api/private-route').sort(), ['Idempotency-Key', 'X-Api-Key']);
     assert.deepEqual(headerNames('post', '/api/private-route/quote'), ['X-Api-Key']);
-    assert.deepEqual(headerNames('get', '/api/private-route/{routeId}/events').sort(), ['Last-Event-ID', 'X-Status-Token']);
+    assert.deepEqual(headerNames('get', '/api/private-route/{routeId}/events').sort(), ['Last-Event-ID', 'X-Api-Key', 'X-Status-Token']);
     assert.deepEqual(doc.components.securitySchemes.statusToken, {
       type: 'http',
       scheme: 'bearer',

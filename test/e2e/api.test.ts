@@ -218,10 +218,11 @@ describe('POST /api/private-route/quote', () => {
     assert.equal((oversized.body as { code?: string }).code, 'BODY_TOO_LARGE');
   });
 
-  test('a bridge provider outage is a 500 with a safe message', async () => {
+  test('a bridge provider outage is a 503 with Retry-After and a safe message', async () => {
     stack.relay.faults.set({ operation: 'bridge-in', mode: 'fail', count: 1 });
     const response = await stack.api('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, amount: '10' });
-    assert.equal(response.status, 500);
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '5');
     assert.deepEqual(response.body, { success: false, error: 'the bridge provider is unavailable; try again shortly', code: 'BRIDGE_UNAVAILABLE' });
   });
 });

@@ -43,7 +43,7 @@ export interface TestStack extends LocalStack {
     route: string,
     body?: unknown,
     headers?: Record<string, string>,
-  ): Promise<{ status: number; body: { success: boolean; data?: T; error?: string } }>;
+  ): Promise<{ status: number; headers: Headers; body: { success: boolean; data?: T; error?: string } }>;
   /** statusToken by routeId, of the transfers api() created. */
   statusTokens: Map<string, string>;
   chainClient(role: 'source' | 'hub' | 'destination'): PublicClient;
@@ -130,7 +130,7 @@ export async function startTestStack(opts: { env?: Record<string, string>; logge
       if (method === 'POST' && route === '/api/private-route' && typeof answer.data?.routeId === 'string' && typeof answer.data.statusToken === 'string') {
         statusTokens.set(answer.data.routeId, answer.data.statusToken);
       }
-      return { status: response.status, body: answer as never };
+      return { status: response.status, headers: response.headers, body: answer as never };
     },
     chainClient,
     token,

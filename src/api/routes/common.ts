@@ -64,7 +64,8 @@ export const failures = {
   413: () => failure('The request body is larger than 64 KiB.', ['BODY_TOO_LARGE']),
   429: (codes: ErrorCode[]) =>
     failure('Over a limit of this client; retry after Retry-After.', codes, { ...responseHeaders.retryAfter, ...responseHeaders.rateLimit }),
-  500: () => failure('The service failed; details are in its logs.', ['BRIDGE_UNAVAILABLE', 'INTERNAL_ERROR']),
+  500: () => failure('The service failed; details are in its logs.', ['INTERNAL_ERROR']),
+  503: () => failure('The bridge provider did not answer; retry after Retry-After.', ['BRIDGE_UNAVAILABLE'], responseHeaders.retryAfter),
 };
 
 /** A chain the bridge lists but this deployment has no RPC URL for is refused like an unknown one. */

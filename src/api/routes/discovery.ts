@@ -13,7 +13,7 @@ export function discoveryRoutes(deps: ApiDeps) {
     tags: ['Discovery'],
     summary: 'List chains',
     description: 'Chains the active bridge provider serves and this deployment can reach. A listed chain does not guarantee a quote for every pair.',
-    responses: { 200: success('The chains.', z.array(chainSchema)), 500: failures[500]() },
+    responses: { 200: success('The chains.', z.array(chainSchema)), 500: failures[500](), 503: failures[503]() },
   });
   const tokensRoute = createRoute({
     method: 'get',
@@ -27,6 +27,7 @@ export function discoveryRoutes(deps: ApiDeps) {
       200: success('The tokens.', z.array(tokenSchema)),
       400: failures[400](['INVALID_REQUEST', 'UNSUPPORTED_CHAIN']),
       500: failures[500](),
+      503: failures[503](),
     },
   });
   return newApp()

@@ -13,19 +13,24 @@ import { statusHistoryUpTo } from '../../transfers/statusHistory.ts';
 import { isTerminalStatus } from '../../domain/status.ts';
 
 const DEFAULT_MAX_STREAMS = 10;
+/** A partner's backend follows many users' transfers through one key, often from one address. */
+const DEFAULT_MAX_STREAMS_PER_KEY = 200;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 const DEFAULT_PUBLIC_EPOCH_SECONDS = 1800;
 /** The reconnection delay the browser's EventSource is told to use. */
 const DEFAULT_RETRY_MS = 3_000;
 
-/** The stream's owner for the per-client cap: the partner behind X-Api-Key is not known here, so the address. */
+/** The stream's owner for the cap: the partner behind a valid X-Api-Key, else the client's address. */
 const streamOwner = (c: Context, trustProxyHops: number) => {
+  const partner = c.get('partner');
+  if (partner !== undefined) return { owner: `key:${partner.id}`, perKey: true };
   const address = clientAddress(c, trustProxyHops);
-  return address === undefined ? 'unknown' : addressBucket(address);
+  return { owner: `ip:${address === undefined ? 'unknown' : addressBucket(address)}`, perKey: false };
 };
 
 export function eventRoutes(deps: ApiDeps) {
   const maxStreams = deps.events?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS;
+  const maxStreamsPerKey = deps.events?.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
   const heartbeatMs = deps.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const retryMs = deps.events?.retryMs ?? DEFAULT_RETRY_MS;
   const trustProxyHops = deps.events?.trustProxyHops ?? 0;
@@ -44,11 +49,11 @@ export function eventRoutes(deps: ApiDeps) {
       'The first event is the current status, then one per change; the server closes the stream after COMPLETED or FAILED.',
       'Without a statusToken the stream carries the public view, which changes only when an exit epoch begins (docs/privacy.md): it looks again then, and sends what changed.',
       "Event ids are the transfer's status sequence: a reconnecting EventSource sends Last-Event-ID and gets only later changes. A `: heartbeat` comment every 15 s keeps proxies from closing an idle stream.",
-      `At most ${DEFAULT_MAX_STREAMS} open streams per client address and API instance (429 TOO_MANY_STREAMS).`,
+      `At most ${DEFAULT_MAX_STREAMS} open streams per client address and API instance, or ${DEFAULT_MAX_STREAMS_PER_KEY} per API key (X-Api-Key) and instance (429 TOO_MANY_STREAMS).`,
     ].join(' '),
     security: STATUS_TOKEN_SECURITY,
     middleware: [deps.abuse?.publicRead ?? passThrough],
-    parameters: [headerParameters.statusToken, headerParameters.lastEventId],
+    parameters: [headerParameters.apiKey, headerParameters.statusToken, headerParameters.lastEventId],
     request: { params: routeIdParamsSchema },
     responses: {
       200: {
@@ -81,10 +86,16 @@ export function eventRoutes(deps: ApiDeps) {
     // A HEAD has no body to stream: answer the headers without holding a stream's place.
     if (c.req.method === 'HEAD') return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
 
-    const owner = streamOwner(c, trustProxyHops);
+    const { owner, perKey } = streamOwner(c, trustProxyHops);
     const count = open.get(owner) ?? 0;
-    if (count >= maxStreams) {
-      throw new ApiError(429, 'TOO_MANY_STREAMS', `too many open event streams: at most ${maxStreams} per client; close one first`, { 'Retry-After': '5' });
+    const cap = perKey ? maxStreamsPerKey : maxStreams;
+    if (count >= cap) {
+      throw new ApiError(
+        429,
+        'TOO_MANY_STREAMS',
+        `too many open event streams: at most ${cap} per ${perKey ? 'API key' : 'client address (an API key, X-Api-Key, has a cap of its own)'}; close one first`,
+        { 'Retry-After': '5' },
+      );
     }
     open.set(owner, count + 1);
     const release = () => {

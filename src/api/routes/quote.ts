@@ -25,6 +25,7 @@ export function quoteRoutes(deps: ApiDeps) {
       413: failures[413](),
       429: failures[429](['RATE_LIMITED']),
       500: failures[500](),
+      503: failures[503](),
     },
   });
   return newApp().openapi(route, async (c) => {

@@ -85,6 +85,7 @@ export function transferRoutes(deps: ApiDeps) {
         'INVALID_AMOUNT',
         'INVALID_ADDRESS',
         'INVALID_WEBHOOK_URL',
+        'WEBHOOK_NEEDS_API_KEY',
         'INVALID_IDEMPOTENCY_KEY',
         'UNSUPPORTED_CHAIN',
         'UNSUPPORTED_TOKEN',
@@ -96,6 +97,7 @@ export function transferRoutes(deps: ApiDeps) {
       413: failures[413](),
       429: failures[429](['RATE_LIMITED', 'TOO_MANY_UNFUNDED_TRANSFERS']),
       500: failures[500](),
+      503: failures[503](),
     },
   });
 
@@ -137,7 +139,16 @@ export function transferRoutes(deps: ApiDeps) {
             : `this API key does not vouch for its users, so its transfers count as one client in every anonymity set: leave userReference out, or ask the operator to let the key vouch for them (routectl apikey vouch --name ${partner.name})`,
         );
       }
-      const { userReference, ...transfer } = request;
+      if (request.webhookUrl !== undefined && partner === undefined) {
+        throw badRequest(
+          'WEBHOOK_NEEDS_API_KEY',
+          "webhookUrl needs an API key (X-Api-Key): deliveries are signed with the key's own webhook secret, so no other caller can forge them; without a key, follow the transfer with GET or its event stream",
+        );
+      }
+      const { userReference, ...asked } = request;
+      // The key's default endpoint serves the creates that name none.
+      const webhookUrl = asked.webhookUrl ?? partner?.webhookUrl ?? undefined;
+      const transfer = { ...asked, ...(webhookUrl !== undefined && { webhookUrl }) };
       const client = c.get('abuseClient');
       const vouched = userReference !== undefined && partner?.userShareBps != null && client;
       const createTransfer = async () => {
