@@ -4,7 +4,7 @@
  * origin it quotes, creates and follows a transfer (its event stream) to COMPLETED while the test funds the deposit
  * address from Node; without a key, with a key for other origins, or from an origin its key does not list, the
  * browser refuses the answer (fetch rejects with a TypeError). The tracking page loads in an <iframe> of an allowed
- * origin and is refused in any other (frame-ancestors).
+ * origin and is refused in any other (frame-ancestors). And routectl apikey origins: set, refused, cleared, audited.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -268,5 +268,81 @@ describe('a web page on another origin', () => {
     });
     const keylessCsp = (await fetch(`${stack.apiUrl}/t/${keyless.body.data!.routeId}`)).headers.get('content-security-policy') ?? '';
     assert.match(keylessCsp, /frame-ancestors 'none'$/);
+  });
+});
+
+describe('routectl apikey origins', () => {
+  test("sets, validates, clears and audits a key's origins; apikey list shows them", { timeout: 120_000 }, async () => {
+    const originsOf = async (name: string) => {
+      const listed = await stack.routectl('apikey', 'list', '--json');
+      assert.equal(listed.code, 0, listed.stderr);
+      return (JSON.parse(listed.stdout) as Array<{ name: string; allowedOrigins: string[] }>).find((k) => k.name === name)?.allowedOrigins;
+    };
+    assert.deepEqual(await originsOf('dapp'), [allowedOrigin]);
+    assert.deepEqual(await originsOf('wallet'), ['https://wallet.example']);
+
+    const noReason = await stack.routectl('apikey', 'origins', '--name', 'wallet', '--origin', 'https://pay.wallet.example');
+    assert.equal(noReason.code, 2, noReason.stdout);
+    assert.match(noReason.stderr, /--reason/);
+    const plainHttp = await stack.routectl('apikey', 'origins', '--name', 'wallet', '--origin', 'http://pay.wallet.example', '--reason', 'a typo');
+    assert.equal(plainHttp.code, 4, plainHttp.stdout);
+    assert.match(plainHttp.stderr, /http only for localhost/);
+    const withPath = await stack.routectl('apikey', 'origins', '--name', 'wallet', '--origin', 'https://wallet.example/pay', '--reason', 'a typo');
+    assert.equal(withPath.code, 4);
+    assert.match(withPath.stderr, /write "https:\/\/wallet\.example"/);
+    const both = await stack.routectl('apikey', 'origins', '--name', 'wallet', '--clear', '--origin', 'https://wallet.example', '--reason', 'r');
+    assert.equal(both.code, 2);
+    const unknown = await stack.routectl('apikey', 'origins', '--name', 'nobody', '--origin', 'https://wallet.example', '--reason', 'r');
+    assert.equal(unknown.code, 4);
+    assert.deepEqual(await originsOf('wallet'), ['https://wallet.example'], 'a refused change changes nothing');
+
+    const set = await stack.routectl(
+      'apikey',
+      'origins',
+      '--name',
+      'wallet',
+      '--origin',
+      'https://wallet.example',
+      '--origin',
+      'https://pay.wallet.example',
+      '--reason',
+      'the wallet adds its payment page',
+      '--operator',
+      'alice@example.com',
+    );
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(await originsOf('wallet'), ['https://wallet.example', 'https://pay.wallet.example']);
+    const table = await stack.routectl('apikey', 'list');
+    assert.match(table.stdout, /ORIGINS/);
+    assert.match(table.stdout, /wallet .*https:\/\/wallet\.example https:\/\/pay\.wallet\.example/);
+    const cleared = await stack.routectl(
+      'apikey',
+      'origins',
+      '--name',
+      'wallet',
+      '--clear',
+      '--reason',
+      'the wallet calls from its server',
+      '--operator',
+      'alice@example.com',
+    );
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.deepEqual(await originsOf('wallet'), []);
+
+    const audit = await stack.routectl('actions', '--operator', 'alice@example.com', '--json');
+    assert.equal(audit.code, 0, audit.stderr);
+    const rows = (JSON.parse(audit.stdout) as Array<{ action: string; outcome: string; reason: string; detail: string }>).reverse();
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.outcome, r.reason, r.detail]),
+      [
+        [
+          'apikey-origins',
+          'done',
+          'the wallet adds its payment page',
+          'origins before: https://wallet.example; after: https://wallet.example https://pay.wallet.example',
+        ],
+        ['apikey-origins', 'done', 'the wallet calls from its server', 'origins before: https://wallet.example https://pay.wallet.example; after: none'],
+      ],
+    );
   });
 });
