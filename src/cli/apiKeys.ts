@@ -119,6 +119,8 @@ export async function create(
   };
   const feeBps = flags.feeBps === undefined ? 0 : Number(flags.feeBps);
   const userShareBps = userShareFlag(flags);
+  if (userShareBps !== null && flags.origins !== undefined)
+    throw usageError('a key with --origin is public, so it cannot vouch for its users (--vouch-users): give the partner a server key for that');
   const { key, id } = await withDatabase(async (db) => {
     try {
       return await createApiKey(db, name, limits, { feeBps, userShareBps, allowedOrigins: flags.origins });

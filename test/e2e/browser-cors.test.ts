@@ -295,6 +295,9 @@ describe('routectl apikey origins', () => {
     const unknown = await stack.routectl('apikey', 'origins', '--name', 'nobody', '--origin', 'https://wallet.example', '--reason', 'r');
     assert.equal(unknown.code, 4);
     assert.deepEqual(await originsOf('wallet'), ['https://wallet.example'], 'a refused change changes nothing');
+    const vouchingBrowserKey = await stack.routectl('apikey', 'create', '--name', 'both', '--vouch-users', '--origin', 'https://both.example');
+    assert.equal(vouchingBrowserKey.code, 2);
+    assert.match(vouchingBrowserKey.stderr, /public, so it cannot vouch/);
 
     const set = await stack.routectl(
       'apikey',
