@@ -110,27 +110,33 @@ const call = <T = Record<string, unknown>>(
     options,
   ] as const) as Promise<PageAnswer<T>>;
 
-before(async () => {
-  stack = await startTestStack();
-  const port = await freePort();
-  // One server, two origins: a browser tells localhost and 127.0.0.1 apart.
-  allowedOrigin = `http://localhost:${port}`;
-  otherOrigin = `http://127.0.0.1:${port}`;
-  dappServer = await serveDapp(port);
-  const dapp = await stack.routectl('apikey', 'create', '--name', 'dapp', '--origin', allowedOrigin);
-  assert.equal(dapp.code, 0, dapp.stderr);
-  dappKey = printedKey(dapp.stdout);
-  const wallet = await stack.routectl('apikey', 'create', '--name', 'wallet', '--origin', 'https://wallet.example');
-  assert.equal(wallet.code, 0, wallet.stderr);
-  walletKey = printedKey(wallet.stdout);
-  browser = await launchChromium();
-});
+before(
+  async () => {
+    stack = await startTestStack();
+    const port = await freePort();
+    // One server, two origins: a browser tells localhost and 127.0.0.1 apart.
+    allowedOrigin = `http://localhost:${port}`;
+    otherOrigin = `http://127.0.0.1:${port}`;
+    dappServer = await serveDapp(port);
+    const dapp = await stack.routectl('apikey', 'create', '--name', 'dapp', '--origin', allowedOrigin);
+    assert.equal(dapp.code, 0, dapp.stderr);
+    dappKey = printedKey(dapp.stdout);
+    const wallet = await stack.routectl('apikey', 'create', '--name', 'wallet', '--origin', 'https://wallet.example');
+    assert.equal(wallet.code, 0, wallet.stderr);
+    walletKey = printedKey(wallet.stdout);
+    browser = await launchChromium();
+  },
+  { timeout: 300_000 },
+);
 
-after(async () => {
-  await browser?.close();
-  await new Promise((resolve) => (dappServer ? dappServer.close(resolve) : resolve(undefined)));
-  await stack?.close();
-});
+after(
+  async () => {
+    await browser?.close();
+    await new Promise((resolve) => (dappServer ? dappServer.close(resolve) : resolve(undefined)));
+    await stack?.close();
+  },
+  { timeout: 120_000 },
+);
 
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 
