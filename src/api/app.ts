@@ -6,6 +6,7 @@
  */
 import { redactUrls } from '../redact.ts';
 import { bodyLimit } from './bodyLimit.ts';
+import { cors } from './cors.ts';
 import type { ApiDeps } from './deps.ts';
 import { announceDeprecations } from './deprecation.ts';
 import { fail } from './envelope.ts';
@@ -28,6 +29,8 @@ export function createApi(deps: ApiDeps) {
   // Before every route: each answer carries X-Request-Id, and is logged, counted and (tracing on) spanned.
   root.use('*', requestIds(), observeRequests({ logger: deps.logger, tracer: deps.tracer }));
   root.use('/api/*', announceDeprecations(deps.deprecations));
+  // A web page's call: CORS headers for the origins its API key allows (src/api/cors.ts); preflights end here.
+  root.use('/api/*', cors(deps.browserOrigins));
   root.use(
     '/api/*',
     bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: (c, status, error) => fail(c, status, status === 413 ? 'BODY_TOO_LARGE' : 'INVALID_REQUEST', error) }),
@@ -40,7 +43,7 @@ export function createApi(deps: ApiDeps) {
     '/',
     docsRoutes(() => (document ??= openApiDocument(app))),
   );
-  app.route('/', trackingPageRoutes());
+  app.route('/', trackingPageRoutes(deps.browserOrigins));
 
   app.notFound((c) => fail(c, 404, 'UNKNOWN_ENDPOINT', `no such endpoint: ${c.req.method} ${c.req.path}`));
 

@@ -1,5 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '../logger.ts';
+import type { BrowserOrigins } from '../partners/allowedOrigins.ts';
 import type { QuoteService } from '../quote/quoteService.ts';
 import type { IdempotencyStore } from '../transfers/idempotency.ts';
 import type { StatusFeed } from '../transfers/statusFeed.ts';
@@ -38,6 +39,11 @@ export interface ApiDeps {
     trustProxyHops?: number;
     publicEpochSeconds?: number;
   };
+  /**
+   * The browser origins of the API keys (src/partners/allowedOrigins.ts): CORS on /api/* (src/api/cors.ts) and the
+   * tracking page's frame-ancestors. Omitted: no origin is allowed, and no page may frame the tracking page.
+   */
+  browserOrigins?: BrowserOrigins;
   /** With tracing on (src/observability/tracing.ts): a server span per request; omitted: none. */
   tracer?: Tracer;
   /** Endpoints going away, announced on their answers (src/api/deprecation.ts); omitted: DEPRECATIONS. */

@@ -26,6 +26,11 @@ export const ERROR_CODES = {
   UNKNOWN_ENDPOINT: { status: 404, meaning: 'No endpoint has this method and path.' },
   STATUS_TOKEN_MISMATCH: { status: 401, meaning: "The statusToken presented is not this transfer's (send none for the public view)." },
   INVALID_API_KEY: { status: 401, meaning: 'The X-Api-Key is unknown, malformed or revoked.' },
+  BROWSER_KEY_NOT_ALLOWED: {
+    status: 403,
+    meaning:
+      'The X-Api-Key allows browser origins, so it is public, and may not do this (name a webhookUrl, send a userReference, list or look up its transfers): use a server key without origins (docs/api.md, "Keys in browsers").',
+  },
   RATE_LIMITED: { status: 429, meaning: 'Too many quotes and creates, or creates, per minute for this client; see Retry-After.' },
   TOO_MANY_UNFUNDED_TRANSFERS: { status: 429, meaning: 'This client has too many transfers awaiting their deposit; see Retry-After.' },
   TOO_MANY_STREAMS: { status: 429, meaning: 'This client has too many open event streams; close one first.' },
@@ -43,7 +48,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
 
 /** A failure the API answers in the envelope; thrown by handlers and middleware, rendered by the app's onError. */
 export class ApiError extends Error {

@@ -16,6 +16,7 @@ import { createTransferService } from '../transfers/transferService.ts';
 import { createQuoteRecords, withQuoteRecords } from '../quote/quoteRecords.ts';
 import { abuseLimitSettings, createAbuseLimits } from './abuseLimits.ts';
 import { createApi } from './app.ts';
+import { createBrowserOrigins } from '../partners/allowedOrigins.ts';
 
 export interface RunningApi {
   url: string;
@@ -74,6 +75,7 @@ export async function startApi(service: ApiContext, logger: Logger): Promise<Run
       webhookAllowHttp: config.WEBHOOK_ALLOW_HTTP,
       events: { trustProxyHops: config.TRUST_PROXY_HOPS, publicEpochSeconds: config.PRIVACY_EXIT_EPOCH_SECONDS },
       tracer: tracing?.tracer,
+      browserOrigins: createBrowserOrigins(service.db),
     });
     // Beside the spec routes: /healthz and /readyz (Postgres and Temporal answer). /metrics (transfers by
     // status: the live anonymity set) has a listener of its own that only the scraper's network reaches.

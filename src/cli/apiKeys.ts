@@ -18,7 +18,10 @@ import {
   type PartnerLimits,
 } from '../partners/apiKeys.ts';
 import { webhookUrlProblem } from '../webhooks/webhookUrl.ts';
+import { setAllowedOrigins } from '../partners/allowedOrigins.ts';
+import { finishAction, requestAction } from '../operators/audit.ts';
 import { keylessWebhookSecret, partnerWebhookSecret } from '../webhooks/signingSecrets.ts';
+import type { Operator } from './operator.ts';
 import { CliError, dataDir, print, stackInfo, usageError } from './context.ts';
 import { WEBHOOK_SECRET_FILE } from './localStack.ts';
 
@@ -100,7 +103,15 @@ const shareText = (shareBps: number | null) =>
 
 export async function create(
   name: string | undefined,
-  flags: { perMinute?: string; createsPerMinute?: string; maxUnfunded?: string; feeBps?: string; vouchUsers?: boolean; userShare?: string },
+  flags: {
+    perMinute?: string;
+    createsPerMinute?: string;
+    maxUnfunded?: string;
+    feeBps?: string;
+    vouchUsers?: boolean;
+    userShare?: string;
+    origins?: string[];
+  },
 ): Promise<void> {
   if (!name) throw usageError('apikey create needs --name <partner name>');
   const limits: Partial<PartnerLimits> = {
@@ -110,17 +121,59 @@ export async function create(
   };
   const feeBps = flags.feeBps === undefined ? 0 : Number(flags.feeBps);
   const userShareBps = userShareFlag(flags);
+  if (userShareBps !== null && flags.origins !== undefined)
+    throw usageError('a key with --origin is public, so it cannot vouch for its users (--vouch-users): give the partner a server key for that');
   const { key, id } = await withDatabase(async (db) => {
     try {
-      return await createApiKey(db, name, limits, { feeBps, userShareBps });
+      return await createApiKey(db, name, limits, { feeBps, userShareBps, allowedOrigins: flags.origins });
     } catch (error) {
       if (error instanceof ApiKeyError) throw new CliError(error.message, 4);
       throw error;
     }
   });
   print(
-    `API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.${feeBps > 0 ? ` Its fee: ${feeBps} bps.` : ''} Privacy: ${shareText(userShareBps)}.\n${webhookSecretLines(id, 1)}`,
+    `API key for ${name} (shown this once; only its SHA-256 is stored, so keep it now):\n${key}\nThe partner sends it as the X-Api-Key header.${feeBps > 0 ? ` Its fee: ${feeBps} bps.` : ''} Privacy: ${shareText(userShareBps)}.\n${originsText(flags.origins ?? [])}\n${webhookSecretLines(id, 1)}`,
   );
+}
+
+const originsText = (origins: readonly string[]) =>
+  origins.length === 0
+    ? 'Browser origins: none (a server key: keep it secret).'
+    : `Browser origins: ${origins.join(' ')} (a browser key: it is public, and refused what only a server key may do; docs/api.md, "Keys in browsers").`;
+
+/**
+ * `apikey origins --name N (--origin O … | --clear) --reason "…"`: replaces the browser origins of the key, recorded in
+ * the audit log (operator_actions, action apikey-origins) with the origins before and after. API instances see the
+ * change within 30 s.
+ */
+export async function origins(name: string | undefined, who: Operator, flags: { origins?: string[]; clear?: boolean }): Promise<void> {
+  if (!name) throw usageError('apikey origins needs --name <partner name>');
+  if (flags.clear === (flags.origins !== undefined)) throw usageError('apikey origins takes --origin <origin> (once per origin) or --clear');
+  const wanted = flags.clear ? [] : flags.origins!;
+  const changed = await withDatabase(async (db) => {
+    const actionId = await requestAction(db, {
+      routeId: null,
+      action: 'apikey-origins',
+      operator: who.operator,
+      reason: who.reason,
+      params: { name, origins: wanted, identity: who.identity },
+    });
+    try {
+      const result = await setAllowedOrigins(db, name, wanted);
+      if (!result) {
+        await finishAction(db, actionId, 'refused', 'no active API key of this name');
+        return null;
+      }
+      await finishAction(db, actionId, 'done', `origins before: ${result.before.join(' ') || 'none'}; after: ${result.after.join(' ') || 'none'}`);
+      return result;
+    } catch (error) {
+      await finishAction(db, actionId, error instanceof ApiKeyError ? 'refused' : 'failed', error instanceof Error ? error.message : String(error));
+      if (error instanceof ApiKeyError) throw new CliError(error.message, 4);
+      throw error;
+    }
+  });
+  if (!changed) throw new CliError(`no active API key named "${name}" (routectl apikey list)`, 4);
+  print(`${name}: ${originsText(changed.after)} API instances apply it within 30 s.`);
 }
 
 /** `apikey vouch --name N (--user-share F | --off)`: whether the key vouches for its users, from the next transfer on. */
@@ -178,10 +231,23 @@ export async function list(json: boolean): Promise<void> {
     String(k.feeBps),
     k.userShareBps === null ? 'no' : `${k.userShareBps / 100} %`,
     String(k.webhookSecretGeneration),
+    k.allowedOrigins.join(' ') || '-',
     k.createdAt.toISOString(),
     k.revokedAt?.toISOString() ?? '-',
   ]);
-  const header = ['NAME', 'PREFIX', 'PER_MIN', 'CREATES_PER_MIN', 'MAX_UNFUNDED', 'FEE_BPS', 'VOUCHES_USERS', 'WEBHOOK_SECRET_GEN', 'CREATED', 'REVOKED'];
+  const header = [
+    'NAME',
+    'PREFIX',
+    'PER_MIN',
+    'CREATES_PER_MIN',
+    'MAX_UNFUNDED',
+    'FEE_BPS',
+    'VOUCHES_USERS',
+    'WEBHOOK_SECRET_GEN',
+    'ORIGINS',
+    'CREATED',
+    'REVOKED',
+  ];
   print(table(header, rows));
 }
 

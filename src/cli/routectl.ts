@@ -40,8 +40,12 @@ const USAGE = `usage: routectl <command>
                                                      the service's; --fee-bps: the partner's fee on its transfers (0 to 500);
                                                      --vouch-users: each userReference it sends is a client of its own in an
                                                      anonymity set, its users filling at most F of one (0.5; docs/privacy.md)
+  apikey origins --name N (--origin O … | --clear) --reason "…"
+                                                     the browser origins (scheme://host[:port]) that may call the API with the key
+                                                     (CORS) and frame its transfers' tracking pages; replaces the list; a key with
+                                                     origins is public (docs/api.md, "Keys in browsers"); create takes --origin too
   apikey vouch --name N (--user-share F | --off)     whether the key vouches for its users, for its transfers from now on
-  apikey list [--json]                               partner keys: name, prefix, limits, fee, webhook secret generation, created, revoked
+  apikey list [--json]                               partner keys: name, prefix, limits, fee, webhook secret generation, origins, created, revoked
   apikey revoke <name>                               the key answers 401 from now on
   apikey webhook --name N (--url U | --clear)        the key's default webhook endpoint, for its transfers created from now on
   apikey rotate-webhook-secret --name N [--overlap-hours H]
@@ -90,9 +94,10 @@ async function main(argv: string[]): Promise<number> {
       'vouch-users': { type: 'boolean', default: false },
       'user-share': { type: 'string' },
       off: { type: 'boolean', default: false },
+      origin: { type: 'string', multiple: true },
+      clear: { type: 'boolean', default: false },
       'overlap-hours': { type: 'string', default: '24' },
       url: { type: 'string' },
-      clear: { type: 'boolean', default: false },
       since: { type: 'string' },
       'no-create-namespace': { type: 'boolean', default: false },
       'retention-days': { type: 'string', default: '30' },
@@ -179,8 +184,12 @@ async function main(argv: string[]): Promise<number> {
           feeBps: values['fee-bps'],
           vouchUsers: values['vouch-users'],
           userShare: values['user-share'],
+          origins: values.origin,
         });
-      else if (first === 'vouch') await apiKeys.vouch(values.name, { userShare: values['user-share'], off: values.off });
+      else if (first === 'origins') {
+        const by = who();
+        await apiKeys.origins(values.name, by, { origins: values.origin, clear: values.clear });
+      } else if (first === 'vouch') await apiKeys.vouch(values.name, { userShare: values['user-share'], off: values.off });
       else if (first === 'list') await apiKeys.list(values.json);
       else if (first === 'revoke') await apiKeys.revoke(second);
       else if (first === 'rotate-webhook-secret') await apiKeys.rotateSecret(values.name, values['overlap-hours']);

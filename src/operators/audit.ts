@@ -11,7 +11,7 @@ import { operatorActions } from '../db/schema.ts';
  * otherwise marks it `failed`. A row leaves `requested` once, so a finished row can never authorise a second move.
  */
 
-export const OPERATOR_ACTIONS = ['retry', 'fail', 'refund', 'recover', 'void', 'income-sweep'] as const;
+export const OPERATOR_ACTIONS = ['retry', 'fail', 'refund', 'recover', 'void', 'income-sweep', 'apikey-origins'] as const;
 export type OperatorActionKind = (typeof OPERATOR_ACTIONS)[number];
 export type OperatorOutcome = 'done' | 'refused' | 'failed';
 export type OperatorAction = typeof operatorActions.$inferSelect;

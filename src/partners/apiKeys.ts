@@ -8,6 +8,7 @@ import { and, asc, eq, gte, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { apiKeys, ledgerEntries, transfers } from '../db/schema.ts';
 import { secretDigest } from '../secretTokens.ts';
+import { originsProblem } from './origins.ts';
 
 const KEY_PREFIX = 'prk_';
 /** `prk_` + 32 bytes in base64url (43 characters). */
@@ -36,6 +37,8 @@ export interface Partner {
   userShareBps: number | null;
   /** Where the deliveries of its transfers go when a create names no webhookUrl; null: nowhere. */
   webhookUrl: string | null;
+  /** Browser origins allowed to call the API with this key (CORS); non-empty: a public browser key (src/partners/origins.ts). */
+  allowedOrigins: readonly string[];
 }
 
 /** The share of a route's set a vouching partner's users may fill unless the operator says otherwise: half. */
@@ -49,6 +52,7 @@ export interface ApiKeyListing extends PartnerLimits {
   feeBps: number;
   userShareBps: number | null;
   webhookSecretGeneration: number;
+  allowedOrigins: string[];
   keyPrefix: string;
   createdAt: Date;
   revokedAt: Date | null;
@@ -71,13 +75,14 @@ export async function createApiKey(
   db: Database,
   name: string,
   limits: Partial<PartnerLimits> = {},
-  options: { feeBps?: number; userShareBps?: number | null } = {},
+  options: { feeBps?: number; userShareBps?: number | null; allowedOrigins?: readonly string[] } = {},
 ): Promise<{ id: number; key: string; keyPrefix: string }> {
   if (!API_KEY_NAME_PATTERN.test(name)) throw new ApiKeyError('the name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   const feeBps = options.feeBps ?? 0;
   if (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > MAX_PARTNER_FEE_BPS)
     throw new ApiKeyError(`the partner fee must be a whole number of basis points from 0 to ${MAX_PARTNER_FEE_BPS}`);
   const userShareBps = checkedUserShare(options.userShareBps ?? null);
+  const allowedOrigins = checkedOrigins(options.allowedOrigins ?? []);
   for (const [field, value] of Object.entries(limits)) {
     if (value !== null && value !== undefined && !(Number.isInteger(value) && value > 0))
       throw new ApiKeyError(`${field} must be a whole number above 0 (leave it out for the service's default)`);
@@ -95,6 +100,7 @@ export async function createApiKey(
       maxUnfunded: limits.maxUnfunded ?? null,
       feeBps,
       userShareBps,
+      allowedOrigins,
     })
     .onConflictDoNothing({ target: apiKeys.name })
     .returning({ id: apiKeys.id });
@@ -113,6 +119,7 @@ export async function listApiKeys(db: Database): Promise<ApiKeyListing[]> {
       feeBps: apiKeys.feeBps,
       userShareBps: apiKeys.userShareBps,
       webhookSecretGeneration: apiKeys.webhookSecretGeneration,
+      allowedOrigins: apiKeys.allowedOrigins,
       createdAt: apiKeys.createdAt,
       revokedAt: apiKeys.revokedAt,
     })
@@ -143,6 +150,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
       feeBps: apiKeys.feeBps,
       userShareBps: apiKeys.userShareBps,
       webhookUrl: apiKeys.webhookUrl,
+      allowedOrigins: apiKeys.allowedOrigins,
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
@@ -154,6 +162,7 @@ export async function findPartner(db: Database, key: string): Promise<Partner | 
     feeBps: row.feeBps,
     userShareBps: row.userShareBps,
     webhookUrl: row.webhookUrl,
+    allowedOrigins: row.allowedOrigins,
   };
 }
 
@@ -163,6 +172,13 @@ function checkedUserShare(shareBps: number | null): number | null {
     throw new ApiKeyError('the user share must be a whole number of basis points from 1 to 10000 (0.5 as --user-share is 5000)');
   }
   return shareBps;
+}
+
+/** A key's allowed origins as stored: each a valid origin (src/partners/origins.ts), none twice. */
+export function checkedOrigins(origins: readonly string[]): string[] {
+  const problem = originsProblem(origins);
+  if (problem) throw new ApiKeyError(problem);
+  return [...new Set(origins)];
 }
 
 /**

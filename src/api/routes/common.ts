@@ -59,6 +59,7 @@ export const success = <T extends z.ZodType>(description: string, data: T, heade
 export const failures = {
   400: (codes: ErrorCode[]) => failure('Bad request: `error` names the field and the problem.', codes),
   401: (codes: ErrorCode[]) => failure('Unauthorized.', codes, responseHeaders.wwwAuthenticate),
+  403: (codes: ErrorCode[]) => failure('Forbidden to this API key.', codes),
   404: (codes: ErrorCode[]) => failure('Not found.', codes),
   409: (codes: ErrorCode[]) => failure('Conflict with an earlier request of the same Idempotency-Key.', codes, responseHeaders.retryAfter),
   413: () => failure('The request body is larger than 64 KiB.', ['BODY_TOO_LARGE']),

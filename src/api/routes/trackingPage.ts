@@ -8,25 +8,35 @@
  * Without the token the page shows the public view only (docs/privacy.md, "Quiet public channels").
  *
  * The script and the stylesheet are separate files from this server, so the Content-Security-Policy allows nothing
- * inline and nothing from any other origin: the reader's browser calls no third party.
+ * inline and nothing from any other origin: the reader's browser calls no third party. Only the pages of the origins
+ * the transfer's API key allows (routectl apikey origins) may frame the page; no page may frame a keyless transfer's.
  */
 import { readFile } from 'node:fs/promises';
 import { Hono, type Context } from 'hono';
+import type { BrowserOrigins } from '../../partners/allowedOrigins.ts';
 import { ROUTE_ID_PATTERN } from '../../transfers/transferService.ts';
 
 export const TRACKING_PAGE_PREFIX = '/t';
 
-/** Nothing but this server, and nothing inline. */
-export const TRACKING_PAGE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * Nothing but this server, and nothing inline; framed by the `frameAncestors` origins only (none: by no page).
+ * The origins are stored ones (src/partners/origins.ts): scheme://host[:port], nothing that could end the directive.
+ */
+export function trackingPageCsp(frameAncestors: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`,
+  ].join('; ');
+}
+
+/** The policy of every answer under /t but a transfer's page: framed by no page. */
+export const TRACKING_PAGE_CSP = trackingPageCsp([]);
 
 // Beside this module's folder in the sources and in the build alike (scripts/build.ts copies the folder to dist/).
 const FILES = new URL('../trackingPage/', import.meta.url);
@@ -50,14 +60,14 @@ const NOT_A_TRANSFER = `<!doctype html>
 `;
 
 /** The headers of every answer under /t. */
-function secure(c: Context, cacheControl: string) {
-  c.header('Content-Security-Policy', TRACKING_PAGE_CSP);
+function secure(c: Context, cacheControl: string, csp = TRACKING_PAGE_CSP) {
+  c.header('Content-Security-Policy', csp);
   c.header('Referrer-Policy', 'no-referrer');
   c.header('X-Content-Type-Options', 'nosniff');
   c.header('Cache-Control', cacheControl);
 }
 
-export function trackingPageRoutes() {
+export function trackingPageRoutes(origins?: Pick<BrowserOrigins, 'ofRoute'>) {
   // Each file is read once, when first asked for.
   const cache = new Map<string, Promise<string>>();
   const file = (name: string) => {
@@ -82,7 +92,10 @@ export function trackingPageRoutes() {
   app.get(`${TRACKING_PAGE_PREFIX}/:routeId`, async (c) => {
     // The page holds nothing of the transfer, but a browser should pick up a new deployment's page at once.
     secure(c, 'no-cache');
-    if (!ROUTE_ID_PATTERN.test(c.req.param('routeId'))) return c.html(NOT_A_TRANSFER, 404);
+    const routeId = c.req.param('routeId');
+    if (!ROUTE_ID_PATTERN.test(routeId)) return c.html(NOT_A_TRANSFER, 404);
+    const frameAncestors = (await origins?.ofRoute(routeId)) ?? [];
+    secure(c, 'no-cache', trackingPageCsp(frameAncestors));
     return c.html(await file('page.html'));
   });
   return app;

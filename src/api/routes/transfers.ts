@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ROUTE_ID_PATTERN, type NewTransfer, type TransferRead } from '../../transfers/transferService.ts';
 import { clientHashOf } from '../abuseLimits.ts';
+import { requireServerKey } from '../cors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ok } from '../envelope.ts';
 import { ApiError, badRequest } from '../errorCodes.ts';
@@ -93,6 +94,7 @@ export function transferRoutes(deps: ApiDeps) {
         'NO_ROUTE',
       ]),
       401: failures[401](['INVALID_API_KEY']),
+      403: failures[403](['BROWSER_KEY_NOT_ALLOWED']),
       409: failures[409](['QUOTE_EXPIRED', 'QUOTE_MISMATCH', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE']),
       413: failures[413](),
       429: failures[429](['RATE_LIMITED', 'TOO_MANY_UNFUNDED_TRANSFERS']),
@@ -130,6 +132,9 @@ export function transferRoutes(deps: ApiDeps) {
       if (key !== undefined && !IDEMPOTENCY_KEY_RULE.test(key)) {
         throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 8 to 255 printable ASCII characters without spaces (e.g. a UUID)');
       }
+      // A browser key is public: whoever copies it from the page must not redirect its webhooks or invent users.
+      if (request.webhookUrl !== undefined) requireServerKey(c, 'name a webhookUrl');
+      if (request.userReference !== undefined) requireServerKey(c, 'send a userReference');
       const partner = c.get('partner');
       if (request.userReference !== undefined && (partner === undefined || partner.userShareBps === null)) {
         throw badRequest(
