@@ -17,8 +17,8 @@ import { createLogger } from '../../src/logger.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { writeStatus } from '../../activities/projection.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
-import { AmountError, parseAmount } from '../../src/money/amount.ts';
-import { QuoteError, type Quote, type QuoteService, type TransferRequest } from '../../src/quote/quoteService.ts';
+import { AmountError } from '../../src/money/amount.ts';
+import { QuoteError, type Quote, type QuoteService, quotedToken, requestedAmount, type TransferRequest } from '../../src/quote/quoteService.ts';
 import { createTransferService, type PrivacySettings } from '../../src/transfers/transferService.ts';
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
 import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
@@ -44,10 +44,12 @@ const logger = createLogger({ level: 'error' });
 
 const TOKEN = { chainId: 1, address: '0x00000000000000000000000000000000000000aa', symbol: 'USDC', name: 'USD Coin', decimals: 6 } as const;
 const quoteOf = (request: TransferRequest): Quote => {
-  const units = parseAmount(request.amount, TOKEN.decimals);
+  const units = requestedAmount(request, TOKEN.decimals);
   return {
     symbol: 'USDC',
     destSymbol: 'USDC',
+    sourceToken: quotedToken(TOKEN),
+    destToken: quotedToken({ ...TOKEN, chainId: 2 }),
     sourceChainId: request.sourceChainId,
     destChainId: request.destChainId,
     hubChainId: 3,
