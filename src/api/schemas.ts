@@ -53,7 +53,6 @@ export const transferRequestSchema = z
       .openapi({
         description:
           'Addition to the spec. The amount as an integer string in the source token\'s smallest units ("12500000" is 12.5 of a 6-decimal token), instead of amount: sending both is 400 INVALID_AMOUNT.',
-        example: '12500000',
       }),
     tokenSymbol: symbol('tokenSymbol').optional().openapi({
       description:
@@ -66,11 +65,9 @@ export const transferRequestSchema = z
     tokenAddress: tokenAddress('tokenAddress').optional().openapi({
       description:
         'Addition to the spec. The source token by its contract address on the source chain (GET /api/bridge/tokens), instead of or with tokenSymbol (both must name the same token: else 400 TOKEN_MISMATCH). Unknown there: 400 UNSUPPORTED_TOKEN.',
-      example: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
     }),
     destTokenAddress: tokenAddress('destTokenAddress').optional().openapi({
       description: 'Addition to the spec. The destination token by its contract address on the destination chain, instead of or with destTokenSymbol.',
-      example: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831',
     }),
   })
   .openapi('TransferRequest', { description: 'What to quote. Unknown fields are ignored.' });
