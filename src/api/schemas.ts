@@ -176,7 +176,11 @@ export const tokensQuerySchema = z.object({
     .transform(Number)
     .refine((value) => Number.isSafeInteger(value), 'chainId is too large (at most 9007199254740991)')
     .openapi({ param: { name: 'chainId', in: 'query' }, type: 'string', description: 'Chain whose tokens to list.', example: '8453' }),
-  search: z.string().max(64, 'search is too long').optional().openapi({ description: 'Case-insensitive part of a symbol or name.', example: 'usd' }),
+  search: z
+    .string()
+    .max(64, 'search is too long')
+    .optional()
+    .openapi({ description: "Case-insensitive part of a symbol or name, or a token's whole address.", example: 'usd' }),
 });
 
 export const routeIdParamsSchema = z.object({
