@@ -32,6 +32,7 @@ import {
   PrivateRouteNetworkError,
   type PrivateRouteClient,
   type PublicTransferView,
+  type QuoteRequest,
   type TransferView,
 } from '../../src/client/index.ts';
 
@@ -185,6 +186,23 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const [token] = await client.tokens(2, 'usd');
     assert.equal(token?.chainId, 2);
     assert.equal(token?.decimals, 6);
+  });
+
+  test('a quote may give its amount in smallest units and name its token by address; both amounts is a 400', { timeout: 20_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const { amount: _, ...pair } = REQUEST;
+    const inUnits = await client.quote({ ...pair, amountSmallestUnits: '25500000', tokenAddress: TOKEN.address });
+    assert.equal(inUnits.amount, '25500000');
+    assert.deepEqual(inUnits.sourceToken, { chainId: 1, address: TOKEN.address, symbol: 'USDC', decimals: 6 });
+    // @ts-expect-error RequestAmount takes one of the two, not both.
+    const both: QuoteRequest = { ...REQUEST, amountSmallestUnits: '25500000' };
+    const refused = await client.quote(both).then(
+      () => assert.fail('resolved'),
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof PrivateRouteApiError, String(refused));
+    assert.equal(refused.code, 'INVALID_AMOUNT');
+    assert.match(refused.message, /not both/);
   });
 
   test('create cites a quote by its quoteId and is exactly that quote', { timeout: 30_000 }, async () => {
