@@ -9,7 +9,7 @@ export const ERROR_CODES = {
   INVALID_AMOUNT: {
     status: 400,
     meaning:
-      "`amount` is no positive decimal within the token's precision and range, or outside the pair's limits: too small for the fees or the pool minimum, or above the service's maximum.",
+      "`amount` is no positive decimal within the token's precision and range (`amountSmallestUnits` no positive integer), both or neither were sent, or the amount is outside the pair's limits: too small for the fees or the pool minimum, or above the service's maximum.",
   },
   INVALID_ADDRESS: { status: 400, meaning: '`userDestinationAddress` or `refundAddress` is no checksummed 20-byte address, or is the zero address.' },
   INVALID_WEBHOOK_URL: { status: 400, meaning: '`webhookUrl` is not an acceptable https URL (see docs/api.md, webhookUrl).' },
@@ -19,7 +19,13 @@ export const ERROR_CODES = {
     meaning: '`userReference` was sent without an API key, or with one that does not vouch for its users (docs/privacy.md, "Users of one integrator").',
   },
   UNSUPPORTED_CHAIN: { status: 400, meaning: 'A chain id is not served by this deployment (see GET /api/bridge/chains), or is the hub chain.' },
-  UNSUPPORTED_TOKEN: { status: 400, meaning: 'A token symbol is not supported on its chain (see GET /api/bridge/tokens).' },
+  UNSUPPORTED_TOKEN: { status: 400, meaning: 'A token symbol or address is not supported on its chain (see GET /api/bridge/tokens).' },
+  AMBIGUOUS_TOKEN: {
+    status: 400,
+    meaning:
+      'A token symbol names more than one token of its chain (e.g. USDC and a bridged USDC): `error` lists them with their addresses; send tokenAddress (destTokenAddress).',
+  },
+  TOKEN_MISMATCH: { status: 400, meaning: 'tokenSymbol and tokenAddress (or destTokenSymbol and destTokenAddress) name different tokens.' },
   UNSUPPORTED_PAIR: { status: 400, meaning: 'The chains and tokens are each supported but not as this pair (e.g. the same chain on both sides).' },
   NO_ROUTE: { status: 400, meaning: 'The bridge provider cannot serve this transfer (e.g. insufficient liquidity).' },
   UNKNOWN_ROUTE: { status: 404, meaning: 'No transfer has this routeId (a malformed id included).' },

@@ -17,6 +17,7 @@ export function codeOfIssue(issue: z.core.$ZodIssue | undefined): ErrorCode {
   const field = issue?.path[0];
   switch (field) {
     case 'amount':
+    case 'amountSmallestUnits':
       return 'INVALID_AMOUNT';
     case 'userDestinationAddress':
     case 'refundAddress':

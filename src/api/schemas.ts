@@ -30,16 +30,48 @@ const symbol = (field: string) =>
     .min(1, `${field} must not be empty`)
     .max(32, `${field} is too long`);
 
+/** A token's contract address: 20-byte hex, EIP-55 checksum when mixed-case (the zero address may name a native currency). */
+const tokenAddress = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .refine((value) => isAddress(value, { strict: true }), `${field} must be a 0x-prefixed 20-byte hex address (with a valid checksum when mixed-case)`);
+
 export const transferRequestSchema = z
   .object({
     sourceChainId: chainId('sourceChainId').openapi({ description: 'Chain the sender deposits from (GET /api/bridge/chains).', example: 8453 }),
     destChainId: chainId('destChainId').openapi({ description: 'Chain the recipient is paid on.', example: 42161 }),
-    amount: z.string({ error: 'amount must be a string with a decimal number of source tokens, e.g. "12.5"' }).max(80, 'amount is too long').openapi({
-      description: "Decimal amount in whole source tokens (not smallest units), as a string: no sign, exponent or separators; at most the token's decimals.",
-      example: '12.5',
+    amount: z
+      .string({ error: 'amount must be a string with a decimal number of source tokens, e.g. "12.5"' })
+      .max(80, 'amount is too long')
+      .optional()
+      .openapi({
+        description:
+          'Decimal amount in whole source tokens (not smallest units), as a string: no sign, exponent or separators; at most the token\'s decimals. Exactly one of amount and amountSmallestUnits (docs/api.md, "Amounts").',
+        example: '12.5',
+      }),
+    amountSmallestUnits: z
+      .string({ error: 'amountSmallestUnits must be a string with an integer number of smallest units, e.g. "12500000"' })
+      .max(80, 'amountSmallestUnits is too long')
+      .optional()
+      .openapi({
+        description:
+          'Addition to the spec. The amount as an integer string in the source token\'s smallest units ("12500000" is 12.5 of a 6-decimal token), instead of amount: sending both is 400 INVALID_AMOUNT.',
+      }),
+    tokenSymbol: symbol('tokenSymbol').optional().openapi({
+      description:
+        'Source token symbol (case-insensitive); default USDC unless tokenAddress is given. A symbol that names two tokens of the chain is 400 AMBIGUOUS_TOKEN: send tokenAddress.',
+      example: 'USDC',
     }),
-    tokenSymbol: symbol('tokenSymbol').optional().openapi({ description: 'Source token symbol (case-insensitive); default USDC.', example: 'USDC' }),
-    destTokenSymbol: symbol('destTokenSymbol').optional().openapi({ description: 'Destination token symbol; default tokenSymbol.', example: 'USDC' }),
+    destTokenSymbol: symbol('destTokenSymbol')
+      .optional()
+      .openapi({ description: "Destination token symbol; default the source token's symbol unless destTokenAddress is given.", example: 'USDC' }),
+    tokenAddress: tokenAddress('tokenAddress').optional().openapi({
+      description:
+        'Addition to the spec. The source token by its contract address on the source chain (GET /api/bridge/tokens), instead of or with tokenSymbol (both must name the same token: else 400 TOKEN_MISMATCH). Unknown there: 400 UNSUPPORTED_TOKEN.',
+    }),
+    destTokenAddress: tokenAddress('destTokenAddress').optional().openapi({
+      description: 'Addition to the spec. The destination token by its contract address on the destination chain, instead of or with destTokenSymbol.',
+    }),
   })
   .openapi('TransferRequest', { description: 'What to quote. Unknown fields are ignored.' });
 
@@ -126,7 +158,11 @@ export const tokensQuerySchema = z.object({
     .transform(Number)
     .refine((value) => Number.isSafeInteger(value), 'chainId is too large (at most 9007199254740991)')
     .openapi({ param: { name: 'chainId', in: 'query' }, type: 'string', description: 'Chain whose tokens to list.', example: '8453' }),
-  search: z.string().max(64, 'search is too long').optional().openapi({ description: 'Case-insensitive part of a symbol or name.', example: 'usd' }),
+  search: z
+    .string()
+    .max(64, 'search is too long')
+    .optional()
+    .openapi({ description: "Case-insensitive part of a symbol or name, or a token's whole address.", example: 'usd' }),
 });
 
 export const routeIdParamsSchema = z.object({
@@ -201,6 +237,16 @@ const statusSchema = z.enum(TRANSFER_STATUSES).openapi('TransferStatus', {
 const hexAddress = (description: string) => z.string().openapi({ description, example: '0x4B0897b0513fdC7C541B6d9D7E929C4e5364D2dB' });
 const txHash = (description: string) => z.string().nullable().openapi({ description, example: null });
 
+const quotedTokenSchema = (side: string) =>
+  z
+    .object({
+      chainId: z.number().int(),
+      address: hexAddress(`The ${side} token's contract address on its chain.`),
+      symbol: z.string().openapi({ example: 'USDC' }),
+      decimals: z.number().int().openapi({ description: 'Its amounts in this answer are in units of 10^-decimals of a token.', example: 6 }),
+    })
+    .openapi({ description: `Addition to the spec. The ${side} token (a symbol may name two tokens of a chain; the address names one).` });
+
 const amountSuggestionSchema = z
   .object({
     amount: z.string().openapi({ description: 'Input to send instead, decimal in whole source tokens like the request’s amount.', example: '101.37' }),
@@ -249,6 +295,8 @@ export const quoteSchema = z
       .optional(),
     symbol: z.string().openapi({ description: 'Source token symbol.', example: 'USDC' }),
     destSymbol: z.string().openapi({ description: 'Destination token symbol.', example: 'USDC' }),
+    sourceToken: quotedTokenSchema('source'),
+    destToken: quotedTokenSchema('destination'),
     sourceChainId: z.number().int(),
     destChainId: z.number().int(),
     hubChainId: z.number().int().openapi({ description: 'The hub chain every transfer passes through.' }),

@@ -3,11 +3,11 @@
  * server runs in the client); the requests are spelled out so that a caller's editor shows every field.
  */
 import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
-import type { Quote } from '../quote/quoteService.ts';
+import type { Quote, QuotedToken } from '../quote/quoteService.ts';
 import type { NewTransfer, PublicTransferView, TransferView } from '../transfers/transferService.ts';
 import type { TransferStatus } from '../domain/status.ts';
 
-export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, TransferStatus, TransferView };
+export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, QuotedToken, TransferStatus, TransferView };
 
 /** A chain as GET /api/bridge/chains lists it: its explorer and native currency null where none is known. */
 export type Chain = Omit<BridgeChain, 'explorerUrl' | 'nativeCurrency'> & {
@@ -15,18 +15,26 @@ export type Chain = Omit<BridgeChain, 'explorerUrl' | 'nativeCurrency'> & {
   nativeCurrency: NonNullable<BridgeChain['nativeCurrency']> | null;
 };
 
-export interface QuoteRequest {
+/**
+ * The amount, exactly one way (docs/api.md, "Amounts"): `amount`, decimal whole source tokens as a string ("12.5"),
+ * never a number; or `amountSmallestUnits`, an integer string of the source token's smallest units ("12500000").
+ */
+export type RequestAmount = { amount: string; amountSmallestUnits?: never } | { amountSmallestUnits: string; amount?: never };
+
+export type QuoteRequest = RequestAmount & {
   sourceChainId: number;
   destChainId: number;
-  /** Decimal amount of source tokens as a string ("12.5"), never a number (docs/api.md). */
-  amount: string;
-  /** Default USDC. */
+  /** Default USDC, unless tokenAddress is given. A symbol that names two tokens of the chain is refused (AMBIGUOUS_TOKEN). */
   tokenSymbol?: string;
-  /** Default: tokenSymbol. */
+  /** Default: the source token's symbol, unless destTokenAddress is given. */
   destTokenSymbol?: string;
-}
+  /** The source token by its contract address (GET /api/bridge/tokens), instead of or with tokenSymbol. */
+  tokenAddress?: string;
+  /** The destination token by its contract address, instead of or with destTokenSymbol. */
+  destTokenAddress?: string;
+};
 
-export interface CreateRequest extends QuoteRequest {
+export type CreateRequest = QuoteRequest & {
   /** Who is paid, on the destination chain. */
   userDestinationAddress: string;
   /** Where undeliverable deposits are refunded, on the source chain. */
@@ -40,6 +48,6 @@ export interface CreateRequest extends QuoteRequest {
    * `quotedOutputAmount`, or the create is refused (QUOTE_EXPIRED, QUOTE_MISMATCH) instead of quoting again.
    */
   quoteId?: string;
-}
+};
 
 export { TERMINAL_STATUSES } from '../domain/status.ts';

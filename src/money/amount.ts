@@ -29,6 +29,20 @@ export function parseAmount(text: string, decimals: number, field = 'amount'): b
   return units;
 }
 
+const INTEGER = /^\d+$/;
+
+/**
+ * Parses an integer string of smallest units ("12500000"), the alternative to a decimal amount: no sign, point,
+ * exponent or blanks; greater than zero and below MAX_WHOLE_TOKENS whole tokens, like parseAmount.
+ */
+export function parseSmallestUnits(text: string, decimals: number, field = 'amountSmallestUnits'): bigint {
+  if (!INTEGER.test(text)) throw new AmountError(`${field} must be a positive integer of smallest units like "12500000" (got "${truncate(text)}")`);
+  const units = BigInt(text);
+  if (units === 0n) throw new AmountError(`${field} must be greater than zero`);
+  if (units >= MAX_WHOLE_TOKENS * 10n ** BigInt(decimals)) throw new AmountError(`${field} is too large (must be below ${MAX_WHOLE_TOKENS} whole tokens)`);
+  return units;
+}
+
 /** Formats smallest units as a human decimal without trailing zeros ("12.5"). */
 export function formatAmount(units: bigint, decimals: number): string {
   const negative = units < 0n;

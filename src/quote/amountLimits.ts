@@ -74,7 +74,7 @@ export function withAmountLimits(service: QuoteService, settings: AmountLimitSet
       const [minimum, maximum] = await Promise.all([minimumOf(request).catch(() => null), maximumOf(sourceToken, destToken)]);
       if (maximum !== null && BigInt(quote.amount) > maximum) {
         throw new QuoteError(
-          `amount ${request.amount} ${sourceToken.symbol} is too large: the service takes at most ${formatAmount(maximum, sourceToken.decimals)} ${sourceToken.symbol} per transfer`,
+          `amount ${formatAmount(BigInt(quote.amount), sourceToken.decimals)} ${sourceToken.symbol} is too large: the service takes at most ${formatAmount(maximum, sourceToken.decimals)} ${sourceToken.symbol} per transfer`,
           { code: 'INVALID_AMOUNT', limit: 'max', sourceToken },
         );
       }

@@ -1,4 +1,4 @@
-import { AmountError, formatAmount, parseAmount } from '../money/amount.ts';
+import { AmountError, formatAmount } from '../money/amount.ts';
 import { poolFee, serviceFee, unitsToUsd, usdToTokenUnits, type FeePolicy } from '../money/fees.ts';
 import { BridgeRouteError, type BridgeChain, type BridgeToken } from '../providers/bridge.ts';
 import type { CctpChainConfig } from '../providers/cctp/chains.ts';
@@ -7,7 +7,18 @@ import type { PrivacyPool } from '../providers/privacyPool.ts';
 
 type PoolFees = Awaited<ReturnType<PrivacyPool['fees']>>;
 import type { NetworkCosts } from './gasCost.ts';
-import { classOutput, QuoteError, type QuoteErrorDetails, type QuoteService } from './quoteService.ts';
+import {
+  classOutput,
+  DEST_TOKEN_FIELDS,
+  QuoteError,
+  type QuoteErrorDetails,
+  type QuoteService,
+  quotedToken,
+  requestedAmount,
+  requestedTokens,
+  SOURCE_TOKEN_FIELDS,
+} from './quoteService.ts';
+import { matchesTokenSearch, pickToken, type TokenChoice, type TokenFields } from './tokenChoice.ts';
 
 const USDC_DECIMALS = 6;
 /** USDC is priced at 1 USD in this mode; the minimum fee and the USD figures use that. */
@@ -59,22 +70,26 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       });
     return chain;
   };
-  const requireUsdc = (symbol: string | undefined, field: string) => {
-    if (symbol !== undefined && symbol.toUpperCase() !== 'USDC') {
-      throw new QuoteError(`${field} "${symbol}" is not supported: burn-and-mint mode moves USDC only`, { code: 'UNSUPPORTED_TOKEN' });
+  /** The chain's USDC, the one token this mode moves, if `choice` names it (by symbol, address or both). */
+  const requireUsdc = (chain: CctpChainConfig, choice: TokenChoice, fields: TokenFields) => {
+    const picked = pickToken([usdcToken(chain)], choice, fields, chain);
+    if ('problem' in picked) {
+      const onlyUsdc = picked.problem.code === 'UNSUPPORTED_TOKEN' ? `; burn-and-mint mode moves USDC only (${chain.usdc})` : '';
+      throw new QuoteError(`${picked.problem.message}${onlyUsdc}`, { code: picked.problem.code });
     }
   };
 
   /** The request's chains and amount. */
   const resolve = (request: Parameters<QuoteService['quote']>[0]) => {
-    requireUsdc(request.tokenSymbol, 'tokenSymbol');
-    requireUsdc(request.destTokenSymbol, 'destTokenSymbol');
     const source = chainById(request.sourceChainId, 'sourceChainId');
     const destination = chainById(request.destChainId, 'destChainId');
     const hub = chainById(deps.hubChainId, 'hub chain');
+    const named = requestedTokens(request);
+    requireUsdc(source, named.source, SOURCE_TOKEN_FIELDS);
+    requireUsdc(destination, named.destSameAsSource ? { symbol: 'USDC' } : named.dest, DEST_TOKEN_FIELDS);
     if (source.chainId === destination.chainId) throw new QuoteError('sourceChainId and destChainId must differ', { code: 'UNSUPPORTED_PAIR' });
     try {
-      return { source, destination, hub, amount: parseAmount(request.amount, USDC_DECIMALS) };
+      return { source, destination, hub, amount: requestedAmount(request, USDC_DECIMALS) };
     } catch (error) {
       if (error instanceof AmountError) throw new QuoteError(error.message, { code: 'INVALID_AMOUNT' });
       throw error;
@@ -116,8 +131,7 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
 
     async tokens(chainId, search) {
       const token = usdcToken(chainById(chainId, 'chainId'));
-      const term = search?.trim().toLowerCase();
-      return !term || token.symbol.toLowerCase().includes(term) || token.name.toLowerCase().includes(term) ? [token] : [];
+      return matchesTokenSearch(token, search) ? [token] : [];
     },
 
     async quote(request) {
@@ -126,18 +140,19 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
       const [fees, networkCost] = await Promise.all([deps.pool.fees(hub.usdc), networkCostOf(route)]);
       const path = await pathOf(route, amount, fees, networkCost);
       const tooSmall: QuoteErrorDetails = { code: 'INVALID_AMOUNT', limit: 'min', sourceToken: usdcToken(source) };
+      const asked = formatAmount(amount, USDC_DECIMALS);
       if (amount - path.bridgeInFee < path.minimumDeposit) {
         throw new QuoteError(
-          `amount ${request.amount} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(path.minimumDeposit, USDC_DECIMALS)} USDC`,
+          `amount ${asked} USDC is too small: the privacy pool takes deposits of at least ${formatAmount(path.minimumDeposit, USDC_DECIMALS)} USDC`,
           tooSmall,
         );
       }
       if (path.burned <= 0n)
         throw new QuoteError(
-          `amount ${request.amount} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${formatAmount(networkCost, USDC_DECIMALS)} USD of network fees at current gas prices)`,
+          `amount ${asked} USDC is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${formatAmount(networkCost, USDC_DECIMALS)} USD of network fees at current gas prices)`,
           tooSmall,
         );
-      if (path.output <= 0n) throw new QuoteError(`amount ${request.amount} USDC is too small: the fees exceed the output`, tooSmall);
+      if (path.output <= 0n) throw new QuoteError(`amount ${asked} USDC is too small: the fees exceed the output`, tooSmall);
       const { fee, privacyFee, bridgeFee } = path;
       const { output, rounding, roundingBps } = classOutput(path.output);
 
@@ -150,6 +165,8 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
         quote: {
           symbol: 'USDC',
           destSymbol: 'USDC',
+          sourceToken: quotedToken(usdcToken(source)),
+          destToken: quotedToken(usdcToken(destination)),
           sourceChainId: source.chainId,
           destChainId: destination.chainId,
           hubChainId: hub.chainId,
@@ -175,7 +192,7 @@ export function createCctpQuoteService(deps: CctpQuoteServiceDeps): QuoteService
     },
 
     async inputFor(request, output) {
-      const route = resolve({ ...request, amount: '1' });
+      const route = resolve({ ...request, amount: '1', amountSmallestUnits: undefined });
       const [fees, networkCost] = await Promise.all([deps.pool.fees(route.hub.usdc), networkCostOf(route)]);
       // The path's output never falls by more than a unit or two as the amount grows: a binary search for the first
       // amount that reaches `output`, then a step back over any such dip. Iris's fees are cached: no request per step.

@@ -1,4 +1,4 @@
-import { ceilDiv } from '../money/amount.ts';
+import { ceilDiv, formatAmount } from '../money/amount.ts';
 import { classOutput, QuoteError, type QuoteService, type ResolvedQuote } from './quoteService.ts';
 
 const BPS = 10_000n;
@@ -37,7 +37,7 @@ export function withPartnerFees(service: QuoteService): QuoteService {
     ...service,
     async quote(request, options) {
       const resolved = await service.quote(request, options);
-      return applyPartnerFee(resolved, request.partnerFeeBps ?? 0, request.amount);
+      return applyPartnerFee(resolved, request.partnerFeeBps ?? 0);
     },
     async inputFor(request, output) {
       return service.inputFor(request, outputBeforePartnerFee(output, request.partnerFeeBps ?? 0));
@@ -45,18 +45,21 @@ export function withPartnerFees(service: QuoteService): QuoteService {
   };
 }
 
-function applyPartnerFee(resolved: ResolvedQuote, feeBps: number, amountText: string): ResolvedQuote {
+function applyPartnerFee(resolved: ResolvedQuote, feeBps: number): ResolvedQuote {
   const { quote } = resolved;
   if (feeBps === 0)
     return { ...resolved, quote: { ...quote, partnerFeeAmount: '0', partnerFeeUsd: quote.quotedOutputUsd === null ? null : 0, partnerFeeBps: 0 } };
   const before = BigInt(quote.quotedOutputAmount) + BigInt(quote.roundingAmount);
   const partnerFee = partnerFeeOf(before, feeBps);
   if (before - partnerFee <= 0n) {
-    throw new QuoteError(`amount ${amountText} ${quote.symbol} is too small: the fees exceed the output`, {
-      code: 'INVALID_AMOUNT',
-      limit: 'min',
-      sourceToken: resolved.sourceToken,
-    });
+    throw new QuoteError(
+      `amount ${formatAmount(BigInt(quote.amount), resolved.sourceToken.decimals)} ${quote.symbol} is too small: the fees exceed the output`,
+      {
+        code: 'INVALID_AMOUNT',
+        limit: 'min',
+        sourceToken: resolved.sourceToken,
+      },
+    );
   }
   const { output, rounding, roundingBps } = classOutput(before - partnerFee);
   // USD figures are for display: scaled from the quote's own USD value of its output before rounding.

@@ -32,10 +32,10 @@ export function withQuoteCache(service: QuoteService, opts: QuoteCacheOptions): 
 
 /**
  * What the quote depends on, normalised only where the services treat spellings alike: symbols are
- * case-insensitive and default as the services default them. Other fields (a create's addresses) are ignored; the
+ * case-insensitive, addresses too, and default as the services default them. Other fields (a create's addresses) are ignored; the
  * scope keeps clients apart.
  * The amount is kept as sent: "1.50" and "1.5" are separate entries, never a valid and an invalid one merged.
  */
 export function quoteKey(request: TransferRequest, scope?: string): string {
-  return JSON.stringify([scope ?? null, pairKey(request), request.amount]);
+  return JSON.stringify([scope ?? null, pairKey(request), request.amount ?? null, request.amountSmallestUnits ?? null]);
 }

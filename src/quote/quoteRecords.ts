@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { eq, lt } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { quotes } from '../db/schema.ts';
-import { AmountError, parseAmount } from '../money/amount.ts';
-import { QuoteError, type QuoteService, requestedSymbols, type ResolvedQuote, type TransferRequest } from './quoteService.ts';
+import { AmountError } from '../money/amount.ts';
+import type { BridgeToken } from '../providers/bridge.ts';
+import { QuoteError, type QuoteService, requestedAmount, requestedTokens, type ResolvedQuote, type TransferRequest } from './quoteService.ts';
+import type { TokenChoice } from './tokenChoice.ts';
 
 /** `qt_` + 32 hex characters (128 random bits). */
 export const QUOTE_ID_PATTERN = /^qt_[0-9a-f]{32}$/;
@@ -75,19 +77,27 @@ function withoutAdvice(resolved: ResolvedQuote): ResolvedQuote {
   return { ...resolved, quote: { ...resolved.quote, amountClass } };
 }
 
-/** What differs between the quoted request and this one, or null. */
-function mismatch({ quote, sourceToken }: ResolvedQuote, request: TransferRequest): string | null {
-  const { symbol, destSymbol } = requestedSymbols(request);
+/** Whether `choice` names `token`: by address, by symbol (case-insensitive), or both. */
+const names = (choice: TokenChoice, token: BridgeToken) =>
+  (choice.address === undefined || choice.address.toLowerCase() === token.address.toLowerCase()) &&
+  (choice.symbol === undefined || choice.symbol.toUpperCase() === token.symbol.toUpperCase());
+
+/**
+ * What differs between the quoted request and this one, or null. Tokens are compared as resolved, so a request that
+ * names a token by symbol and one that names it by address are the same request.
+ */
+function mismatch({ quote, sourceToken, destToken }: ResolvedQuote, request: TransferRequest): string | null {
+  const named = requestedTokens(request);
   if (quote.sourceChainId !== request.sourceChainId || quote.destChainId !== request.destChainId) {
     return `chains ${quote.sourceChainId} → ${quote.destChainId}`;
   }
-  if (quote.symbol.toUpperCase() !== symbol.toUpperCase() || quote.destSymbol.toUpperCase() !== destSymbol.toUpperCase()) {
-    return `${quote.symbol} → ${quote.destSymbol}`;
+  if (!names(named.source, sourceToken) || !names(named.destSameAsSource ? { symbol: sourceToken.symbol } : named.dest, destToken)) {
+    return `${quote.symbol} (${sourceToken.address}) → ${quote.destSymbol} (${destToken.address})`;
   }
   if ((quote.partnerFeeBps ?? 0) !== (request.partnerFeeBps ?? 0)) return "another partner's fee (cite it with the API key that asked for it)";
   let amount: bigint | null;
   try {
-    amount = parseAmount(request.amount, sourceToken.decimals);
+    amount = requestedAmount(request, sourceToken.decimals);
   } catch (error) {
     if (!(error instanceof AmountError)) throw error;
     amount = null;

@@ -1,18 +1,26 @@
 import type { Address } from 'viem';
-import { AmountError, ceilDiv, formatAmount, parseAmount, parseDecimal } from '../money/amount.ts';
+import { AmountError, ceilDiv, formatAmount, parseAmount, parseDecimal, parseSmallestUnits } from '../money/amount.ts';
 import { grossForNet, grossForServiceFee, poolFee, serviceFee, unitsToUsd, usdToTokenUnits, type FeePolicy } from '../money/fees.ts';
 import type { PrivacyPool } from '../providers/privacyPool.ts';
 import type { BridgeChain, BridgeToken, DepositAddressBridge } from '../providers/bridge.ts';
 import { amountClassOf, roundingBps } from '../privacy/amountClass.ts';
 import type { NetworkCosts } from './gasCost.ts';
 import type { HeldPrice, PriceEpochs } from './priceEpochs.ts';
+import { matchesTokenSearch, pickToken, type TokenChoice, type TokenFields } from './tokenChoice.ts';
 
 export interface TransferRequest {
   sourceChainId: number;
   destChainId: number;
-  amount: string;
+  /** Decimal whole source tokens ("12.5"); exactly one of amount and amountSmallestUnits (see requestedAmount). */
+  amount?: string;
+  /** Integer source smallest units ("12500000"), the alternative to amount. */
+  amountSmallestUnits?: string;
   tokenSymbol?: string;
   destTokenSymbol?: string;
+  /** The source token by its contract address, instead of or with tokenSymbol (src/quote/tokenChoice.ts). */
+  tokenAddress?: string;
+  /** The destination token by its contract address, instead of or with destTokenSymbol. */
+  destTokenAddress?: string;
   /** The fee of the partner whose API key asks (src/quote/partnerFees.ts); set by the API from the key, never from the body. */
   partnerFeeBps?: number;
   /** That partner (api_keys.id), set likewise: a quoteId is for the key that asked for it (src/quote/quoteRecords.ts). */
@@ -27,6 +35,8 @@ export type QuoteErrorCode =
   | 'INVALID_AMOUNT'
   | 'UNSUPPORTED_CHAIN'
   | 'UNSUPPORTED_TOKEN'
+  | 'AMBIGUOUS_TOKEN'
+  | 'TOKEN_MISMATCH'
   | 'UNSUPPORTED_PAIR'
   | 'NO_ROUTE'
   | 'QUOTE_EXPIRED'
@@ -63,6 +73,9 @@ export interface Quote {
   maxAmount?: string | null;
   symbol: string;
   destSymbol: string;
+  /** The tokens by address (a symbol may name two tokens of a chain). */
+  sourceToken: QuotedToken;
+  destToken: QuotedToken;
   sourceChainId: number;
   destChainId: number;
   hubChainId: number;
@@ -113,19 +126,62 @@ export interface AmountSuggestion {
   paidLast24h: number;
 }
 
-/** The symbols a request asks for, as every quote service defaults them: USDC, and the destination the source's. */
-export function requestedSymbols(request: Pick<TransferRequest, 'tokenSymbol' | 'destTokenSymbol'>): { symbol: string; destSymbol: string } {
-  const symbol = request.tokenSymbol ?? 'USDC';
-  return { symbol, destSymbol: request.destTokenSymbol ?? symbol };
+/** A token as the answers name it. */
+export interface QuotedToken {
+  chainId: number;
+  address: string;
+  symbol: string;
+  decimals: number;
 }
+
+export const quotedToken = (token: BridgeToken): QuotedToken => ({
+  chainId: token.chainId,
+  address: token.address,
+  symbol: token.symbol,
+  decimals: token.decimals,
+});
+
+/**
+ * The request's amount in source smallest units: `amount` in decimal whole tokens or `amountSmallestUnits` as an
+ * integer, exactly one of them. Throws AmountError.
+ */
+export function requestedAmount(request: Pick<TransferRequest, 'amount' | 'amountSmallestUnits'>, decimals: number): bigint {
+  const { amount, amountSmallestUnits } = request;
+  if (amount !== undefined && amountSmallestUnits !== undefined) {
+    throw new AmountError('send either amount (decimal whole tokens, e.g. "12.5") or amountSmallestUnits (integer smallest units, e.g. "12500000"), not both');
+  }
+  if (amountSmallestUnits !== undefined) return parseSmallestUnits(amountSmallestUnits, decimals);
+  if (amount === undefined) throw new AmountError('amount is required (decimal whole tokens, e.g. "12.5"), or amountSmallestUnits (integer smallest units)');
+  return parseAmount(amount, decimals);
+}
+
+/**
+ * How the request names its tokens, with the defaults every quote service applies: the source USDC when neither its
+ * symbol nor its address is given; the destination, when neither is given, the source token's symbol (known once
+ * the source token is resolved: `destSameAsSource`).
+ */
+export function requestedTokens(request: Pick<TransferRequest, 'tokenSymbol' | 'tokenAddress' | 'destTokenSymbol' | 'destTokenAddress'>): {
+  source: TokenChoice;
+  dest: TokenChoice;
+  destSameAsSource: boolean;
+} {
+  const source = { symbol: request.tokenSymbol ?? (request.tokenAddress === undefined ? 'USDC' : undefined), address: request.tokenAddress };
+  const destSameAsSource = request.destTokenSymbol === undefined && request.destTokenAddress === undefined;
+  return { source, dest: { symbol: request.destTokenSymbol, address: request.destTokenAddress }, destSameAsSource };
+}
+
+export const SOURCE_TOKEN_FIELDS: TokenFields = { symbol: 'tokenSymbol', address: 'tokenAddress' };
+export const DEST_TOKEN_FIELDS: TokenFields = { symbol: 'destTokenSymbol', address: 'destTokenAddress' };
 
 /**
  * What a quote depends on apart from its amount (the pair, case-insensitive symbols, the partner's fee): requests
  * with the same pair key are quoted alike, to the amount.
  */
 export function pairKey(request: TransferRequest): string {
-  const { symbol, destSymbol } = requestedSymbols(request);
-  return JSON.stringify([request.sourceChainId, request.destChainId, symbol.toUpperCase(), destSymbol.toUpperCase(), request.partnerFeeBps ?? 0]);
+  const { source, dest, destSameAsSource } = requestedTokens(request);
+  const named = (choice: TokenChoice) => [choice.symbol?.toUpperCase() ?? null, choice.address?.toLowerCase() ?? null];
+  const destKey = destSameAsSource && source.address === undefined ? named(source) : named(dest);
+  return JSON.stringify([request.sourceChainId, request.destChainId, ...named(source), ...destKey, request.partnerFeeBps ?? 0]);
 }
 
 /** A quote plus what the service needs to execute it (resolved tokens), kept off the wire. */
@@ -230,10 +286,17 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
     return chain;
   }
 
-  async function tokenBySymbol(chain: BridgeChain, symbol: string, field: string): Promise<BridgeToken> {
-    const token = (await allTokens(chain.chainId)).find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());
-    if (!token) throw new QuoteError(`${field} "${symbol}" is not supported on chain ${chain.chainId} (${chain.displayName})`, { code: 'UNSUPPORTED_TOKEN' });
-    return token;
+  async function tokenOf(chain: BridgeChain, choice: TokenChoice, fields: TokenFields): Promise<BridgeToken> {
+    const picked = pickToken(await allTokens(chain.chainId), choice, fields, chain);
+    if ('problem' in picked) throw new QuoteError(picked.problem.message, { code: picked.problem.code });
+    return picked.token;
+  }
+
+  /** The hub token by HUB_TOKEN_SYMBOL: a symbol that names two tokens there is the operator's to settle. */
+  async function hubTokenBySymbol(chain: BridgeChain): Promise<BridgeToken> {
+    const picked = pickToken(await allTokens(chain.chainId), { symbol: deps.hubTokenSymbol }, { symbol: 'hub token', address: 'HUB_TOKEN_ADDRESS' }, chain);
+    if ('problem' in picked) throw new QuoteError(`${picked.problem.message} (the operator's setting)`, { code: 'NO_ROUTE' });
+    return picked.token;
   }
 
   async function tokenByAddress(chain: BridgeChain, address: Address): Promise<BridgeToken> {
@@ -250,28 +313,29 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
   /** The request's chains and tokens, and its amount in source smallest units. */
   async function resolve(request: TransferRequest) {
-    const { symbol, destSymbol } = requestedSymbols(request);
+    const named = requestedTokens(request);
     const [sourceChain, destChain, hubChain] = await Promise.all([
       chainById(request.sourceChainId, 'sourceChainId'),
       chainById(request.destChainId, 'destChainId'),
       chainById(deps.hubChainId, 'hub chain'),
     ]);
-    const [sourceToken, destToken, hubToken] = await Promise.all([
-      tokenBySymbol(sourceChain, symbol, 'tokenSymbol'),
-      tokenBySymbol(destChain, destSymbol, 'destTokenSymbol'),
-      deps.hubTokenAddress ? tokenByAddress(hubChain, deps.hubTokenAddress) : tokenBySymbol(hubChain, deps.hubTokenSymbol, 'hub token'),
+    const [sourceToken, hubToken] = await Promise.all([
+      tokenOf(sourceChain, named.source, SOURCE_TOKEN_FIELDS),
+      deps.hubTokenAddress ? tokenByAddress(hubChain, deps.hubTokenAddress) : hubTokenBySymbol(hubChain),
     ]);
+    const destToken = await tokenOf(destChain, named.destSameAsSource ? { symbol: sourceToken.symbol } : named.dest, DEST_TOKEN_FIELDS);
+    const symbol = sourceToken.symbol;
     if (sourceChain.chainId === hubChain.chainId || destChain.chainId === hubChain.chainId) {
       throw new QuoteError(`transfers from or to the hub chain ${hubChain.chainId} are not supported in deposit-address mode`, { code: 'UNSUPPORTED_CHAIN' });
     }
     let amount: bigint;
     try {
-      amount = parseAmount(request.amount, sourceToken.decimals);
+      amount = requestedAmount(request, sourceToken.decimals);
     } catch (error) {
       if (error instanceof AmountError) throw new QuoteError(error.message, { code: 'INVALID_AMOUNT' });
       throw error;
     }
-    return { symbol, destSymbol, sourceChain, destChain, hubChain, sourceToken, destToken, hubToken, amount };
+    return { symbol, sourceChain, destChain, hubChain, sourceToken, destToken, hubToken, amount };
   }
   type Resolved = Awaited<ReturnType<typeof resolve>>;
 
@@ -331,14 +395,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
 
     async tokens(chainId, search) {
       await chainById(chainId, 'chainId');
-      const tokens = await allTokens(chainId);
-      const term = search?.trim().toLowerCase();
-      return term ? tokens.filter((t) => t.symbol.toLowerCase().includes(term) || t.name.toLowerCase().includes(term)) : tokens;
+      return (await allTokens(chainId)).filter((t) => matchesTokenSearch(t, search));
     },
 
     async quote(request) {
       const route = await resolve(request);
       const { amount, sourceToken, destToken, hubToken, sourceChain, destChain, hubChain, symbol } = route;
+      const asked = formatAmount(amount, sourceToken.decimals);
       const tooSmall: QuoteErrorDetails = { code: 'INVALID_AMOUNT', limit: 'min', sourceToken };
       const [bridgeIn, fees, prices, gasUsd] = await Promise.all([
         deps.bridge.quote({ ...legIn(route), amount, tradeType: 'EXACT_INPUT' }),
@@ -349,13 +412,13 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       const deposited = prices.convertsIn ? convertAtHeldPrices(amount, prices.source, prices.hub, deps.priceMarginBps) : bridgeIn.amountOut;
       if (deposited < fees.minimumDeposit) {
         throw new QuoteError(
-          `amount ${request.amount} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`,
+          `amount ${asked} ${symbol} is too small: the privacy pool takes deposits of at least ${formatAmount(fees.minimumDeposit, hubToken.decimals)} ${hubToken.symbol}`,
           tooSmall,
         );
       }
       const noteValue = deposited - poolFee(deposited, fees.depositFeeBps);
       const exitBalance = noteValue - poolFee(noteValue, fees.withdrawalFeeBps);
-      if (exitBalance <= 0n) throw new QuoteError(`amount ${request.amount} ${symbol} is too small to cover the bridge and privacy pool costs`, tooSmall);
+      if (exitBalance <= 0n) throw new QuoteError(`amount ${asked} ${symbol} is too small to cover the bridge and privacy pool costs`, tooSmall);
 
       const bridgeOut = await deps.bridge.quote({ ...legOut(route), amount: exitBalance, tradeType: 'EXACT_INPUT' });
       const gross = prices.convertsOut ? convertAtHeldPrices(exitBalance, prices.hub, prices.dest, deps.priceMarginBps) : bridgeOut.amountOut;
@@ -363,7 +426,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       const fee = serviceFee(gross, deps.feePolicy, prices.destUsd, destToken.decimals, networkCost);
       if (gross - fee <= 0n) {
         throw new QuoteError(
-          `amount ${request.amount} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${gasUsd} USD of network fees at current gas prices)`,
+          `amount ${asked} ${symbol} is too small: the fees exceed the output (minimum fee ${deps.feePolicy.feeMinUsd} USD plus ${gasUsd} USD of network fees at current gas prices)`,
           tooSmall,
         );
       }
@@ -373,7 +436,7 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
       const livePath = (bridgeOut.amountOut * (prices.convertsIn ? bridgeIn.amountOut : deposited)) / deposited;
       if (prices.convertsIn || prices.convertsOut ? gross - livePath > fee - networkCost : false) {
         throw new QuoteError(
-          `amount ${request.amount} ${symbol} is too small for this pair now: the bridge's costs exceed what the held price leaves (try a larger amount)`,
+          `amount ${asked} ${symbol} is too small for this pair now: the bridge's costs exceed what the held price leaves (try a larger amount)`,
           tooSmall,
         );
       }
@@ -387,6 +450,8 @@ export function createQuoteService(deps: QuoteServiceDeps): QuoteService {
         quote: {
           symbol: sourceToken.symbol,
           destSymbol: destToken.symbol,
+          sourceToken: quotedToken(sourceToken),
+          destToken: quotedToken(destToken),
           sourceChainId: sourceChain.chainId,
           destChainId: destChain.chainId,
           hubChainId: hubChain.chainId,

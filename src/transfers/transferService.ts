@@ -10,7 +10,7 @@ import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
 import { withTimeout } from '../withTimeout.ts';
-import { QuoteError, type QuoteService, type Quote, type TransferRequest } from '../quote/quoteService.ts';
+import { QuoteError, type QuoteService, type Quote, quotedToken, type TransferRequest } from '../quote/quoteService.ts';
 import type { QuoteRecords } from '../quote/quoteRecords.ts';
 import { WORKFLOW_TYPE } from '../../workflows/types.ts';
 import type { Address } from '../domain/address.ts';
@@ -296,6 +296,9 @@ export function createTransferService(deps: TransferServiceDeps) {
 
       return {
         ...quote,
+        // From the resolved tokens: a quoteId recorded before quotes named their tokens has none.
+        sourceToken: quotedToken(sourceToken),
+        destToken: quotedToken(destToken),
         routeId,
         depositAddress: accounts.deposit,
         depositTokenAddress: sourceToken.address,
@@ -379,6 +382,8 @@ function transferView(row: Transfer, reached: { status: string; reachedAt: Date 
     needsAttention: row.needsAttention,
     symbol: row.symbol,
     destSymbol: row.destSymbol,
+    sourceToken: { chainId: row.sourceChainId, address: row.sourceToken, symbol: row.symbol, decimals: row.sourceDecimals },
+    destToken: { chainId: row.destChainId, address: row.destToken, symbol: row.destSymbol, decimals: row.destDecimals },
     sourceChainId: row.sourceChainId,
     destChainId: row.destChainId,
     hubChainId: row.hubChainId,

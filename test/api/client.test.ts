@@ -17,8 +17,8 @@ import { createLogger } from '../../src/logger.ts';
 import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { writeStatus } from '../../activities/projection.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
-import { AmountError, parseAmount } from '../../src/money/amount.ts';
-import { QuoteError, type Quote, type QuoteService, type TransferRequest } from '../../src/quote/quoteService.ts';
+import { AmountError } from '../../src/money/amount.ts';
+import { QuoteError, type Quote, type QuoteService, quotedToken, requestedAmount, type TransferRequest } from '../../src/quote/quoteService.ts';
 import { createTransferService, type PrivacySettings } from '../../src/transfers/transferService.ts';
 import { createIdempotencyStore } from '../../src/transfers/idempotency.ts';
 import { createStatusFeed, type StatusFeed } from '../../src/transfers/statusFeed.ts';
@@ -32,6 +32,7 @@ import {
   PrivateRouteNetworkError,
   type PrivateRouteClient,
   type PublicTransferView,
+  type QuoteRequest,
   type TransferView,
 } from '../../src/client/index.ts';
 
@@ -44,10 +45,12 @@ const logger = createLogger({ level: 'error' });
 
 const TOKEN = { chainId: 1, address: '0x00000000000000000000000000000000000000aa', symbol: 'USDC', name: 'USD Coin', decimals: 6 } as const;
 const quoteOf = (request: TransferRequest): Quote => {
-  const units = parseAmount(request.amount, TOKEN.decimals);
+  const units = requestedAmount(request, TOKEN.decimals);
   return {
     symbol: 'USDC',
     destSymbol: 'USDC',
+    sourceToken: quotedToken(TOKEN),
+    destToken: quotedToken({ ...TOKEN, chainId: 2 }),
     sourceChainId: request.sourceChainId,
     destChainId: request.destChainId,
     hubChainId: 3,
@@ -183,6 +186,23 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
     const [token] = await client.tokens(2, 'usd');
     assert.equal(token?.chainId, 2);
     assert.equal(token?.decimals, 6);
+  });
+
+  test('a quote may give its amount in smallest units and name its token by address; both amounts is a 400', { timeout: 20_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl });
+    const { amount: _, ...pair } = REQUEST;
+    const inUnits = await client.quote({ ...pair, amountSmallestUnits: '25500000', tokenAddress: TOKEN.address });
+    assert.equal(inUnits.amount, '25500000');
+    assert.deepEqual(inUnits.sourceToken, { chainId: 1, address: TOKEN.address, symbol: 'USDC', decimals: 6 });
+    // @ts-expect-error RequestAmount takes one of the two, not both.
+    const both: QuoteRequest = { ...REQUEST, amountSmallestUnits: '25500000' };
+    const refused = await client.quote(both).then(
+      () => assert.fail('resolved'),
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof PrivateRouteApiError, String(refused));
+    assert.equal(refused.code, 'INVALID_AMOUNT');
+    assert.match(refused.message, /not both/);
   });
 
   test('create cites a quote by its quoteId and is exactly that quote', { timeout: 30_000 }, async () => {

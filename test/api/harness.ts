@@ -50,6 +50,14 @@ const token = (chainId: number, symbol: string, decimals: number, digit: string)
   decimals,
 });
 
+/**
+ * Two tokens of the source chain that share a symbol, as a bridged token and its native issue do (USDC and USDC.e
+ * where both call themselves "USDC"): naming them by symbol is ambiguous. Only on the source chain, and not USDC, so
+ * that the default token stays unambiguous for every other test.
+ */
+export const SOURCE_USDT: BridgeToken = { chainId: SOURCE, address: `0x${'3'.repeat(40)}`, symbol: 'USDT', name: 'Tether USD', decimals: 6 };
+export const SOURCE_BRIDGED_USDT: BridgeToken = { chainId: SOURCE, address: `0x${'4'.repeat(40)}`, symbol: 'USDT', name: 'Bridged USDT', decimals: 6 };
+
 /** How much the fake bridge keeps of what it moves, in basis points: a test moves the market with it (0: one for one). */
 export const market = { haircutBps: 0 };
 
@@ -62,7 +70,11 @@ const fakeBridge: DepositAddressBridge = {
       displayName: `Chain ${chainId}`,
       ...(chainId === SOURCE && { explorerUrl: SOURCE_EXPLORER, nativeCurrency: { symbol: 'ETH', decimals: 18 } }),
     })),
-  listTokens: async (chainId) => [token(chainId, 'USDC', 6, '1'), token(chainId, 'WETH', 18, '2')],
+  listTokens: async (chainId) => [
+    token(chainId, 'USDC', 6, '1'),
+    token(chainId, 'WETH', 18, '2'),
+    ...(chainId === SOURCE ? [SOURCE_USDT, SOURCE_BRIDGED_USDT] : []),
+  ],
   quote: async (request) => {
     if (request.amount === 777_000_000n) throw new BridgeRouteError('no route: insufficient liquidity');
     if (request.amount === 666_000_000n) throw new BridgeUnavailableError('relay answered 503 at https://relay.example/quote');

@@ -120,8 +120,11 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       'sourceChainId',
       'destChainId',
       'amount',
+      'amountSmallestUnits',
       'tokenSymbol',
       'destTokenSymbol',
+      'tokenAddress',
+      'destTokenAddress',
       'userDestinationAddress',
       'refundAddress',
       'minAnonymitySet',
@@ -129,7 +132,8 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     ]) {
       assert.ok(request.properties[field], `create request documents ${field}`);
     }
-    assert.deepEqual(request.required.sort(), ['amount', 'destChainId', 'sourceChainId', 'userDestinationAddress']);
+    // amount or amountSmallestUnits, exactly one: neither is required by itself (the service answers 400 INVALID_AMOUNT).
+    assert.deepEqual(request.required.sort(), ['destChainId', 'sourceChainId', 'userDestinationAddress']);
     const full = resolve(schemas.TransferView);
     for (const field of [
       'statusToken',
@@ -141,6 +145,8 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       'refundAddress',
       'minAnonymitySet',
       'depositTokenAddress',
+      'sourceToken',
+      'destToken',
     ]) {
       if (field === 'statusToken') assert.ok(resolve(schemas.NewTransfer).properties[field], 'create answers statusToken');
       else assert.ok(full.properties[field], `the full view documents ${field}`);

@@ -191,6 +191,45 @@ describe('POST /api/private-route/quote', () => {
     assert.equal(same.body.data!.amount, '500000000000000000');
   });
 
+  test('tokens by address and amounts in smallest units: the same quote as by symbol and decimal; unknown addresses and both amounts are 400s', async () => {
+    const quote = async (body: Record<string, unknown>) => {
+      const answer = await stack.api<Record<string, unknown>>('POST', '/api/private-route/quote', { sourceChainId: source, destChainId: destination, ...body });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return answer.body.data!;
+    };
+    const usdc = stack.token('source', 'USDC');
+    const bySymbol = await quote({ amount: '100' });
+    assert.deepEqual(bySymbol.sourceToken, { chainId: source, address: usdc, symbol: 'USDC', decimals: 6 });
+    assert.deepEqual(bySymbol.destToken, { chainId: destination, address: stack.token('destination', 'USDC'), symbol: 'USDC', decimals: 6 });
+    const byAddress = await quote({ tokenAddress: usdc.toLowerCase(), destTokenAddress: stack.token('destination', 'USDC'), amountSmallestUnits: '100000000' });
+    for (const field of ['sourceToken', 'destToken', 'amount', 'quotedOutputAmount', 'feeAmount']) assert.deepEqual(byAddress[field], bySymbol[field], field);
+
+    const found = await stack.api<Array<{ address: string }>>('GET', `/api/bridge/tokens?chainId=${source}&search=${usdc}`);
+    assert.deepEqual(
+      found.body.data!.map((t) => t.address),
+      [usdc],
+      'search finds a token by its address',
+    );
+    await expect400(
+      '/api/private-route/quote',
+      { sourceChainId: source, destChainId: destination, amount: '10', tokenAddress: '0x000000000000000000000000000000000000dEaD' },
+      /tokenAddress .* is not a supported token on chain/,
+      'UNSUPPORTED_TOKEN',
+    );
+    await expect400(
+      '/api/private-route/quote',
+      { sourceChainId: source, destChainId: destination, amount: '10', tokenSymbol: 'WETH', tokenAddress: usdc },
+      /disagrees with tokenAddress/,
+      'TOKEN_MISMATCH',
+    );
+    await expect400(
+      '/api/private-route/quote',
+      { sourceChainId: source, destChainId: destination, amount: '10', amountSmallestUnits: '10000000' },
+      /not both/,
+      'INVALID_AMOUNT',
+    );
+  });
+
   test('bad requests are 400s that say what is wrong', async () => {
     const base = { sourceChainId: source, destChainId: destination, amount: '10' };
     await expect400('/api/private-route/quote', '{not json', /valid JSON/, 'INVALID_JSON');

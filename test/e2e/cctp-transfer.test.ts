@@ -32,6 +32,8 @@ interface Quote {
   privacyFeeUsd: number;
   quotedOutputUsd: number;
   etaSeconds: number;
+  sourceToken: { chainId: number; address: string; symbol: string; decimals: number };
+  destToken: { chainId: number; address: string; symbol: string; decimals: number };
 }
 interface Transfer extends Quote {
   routeId: string;
@@ -122,6 +124,28 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
       assert.equal(response.status, 400);
       assert.match(response.body.error!, /burn-and-mint mode moves USDC only/);
     }
+    const pair = { sourceChainId: chainId('source'), destChainId: chainId('destination') };
+    const unknown = await stack.api('POST', '/api/private-route/quote', { ...pair, amount: '10', tokenAddress: '0x000000000000000000000000000000000000dEaD' });
+    assert.equal(unknown.status, 400);
+    assert.equal((unknown.body as { code?: string }).code, 'UNSUPPORTED_TOKEN');
+    assert.match(unknown.body.error!, /tokenAddress 0x0+dEaD is not a supported token on chain .*burn-and-mint mode moves USDC only/);
+  });
+
+  test("USDC named by its address, the amount in smallest units: the same quote, naming both chains' USDC", async () => {
+    const pair = { sourceChainId: chainId('source'), destChainId: chainId('destination') };
+    const bySymbol = (await stack.api<Quote>('POST', '/api/private-route/quote', { ...pair, amount: '1000' })).body.data!;
+    const byAddress = await stack.api<Quote>('POST', '/api/private-route/quote', {
+      ...pair,
+      tokenAddress: stack.token('source', 'USDC'),
+      destTokenAddress: stack.token('destination', 'USDC'),
+      amountSmallestUnits: '1000000000',
+    });
+    assert.equal(byAddress.status, 200, JSON.stringify(byAddress.body));
+    for (const field of ['amount', 'quotedOutputAmount', 'feeAmount', 'bridgeFeeAmount', 'privacyFeeAmount', 'sourceToken', 'destToken'] as const) {
+      assert.deepEqual(byAddress.body.data![field], bySymbol[field], field);
+    }
+    assert.deepEqual(bySymbol.sourceToken, { chainId: pair.sourceChainId, address: stack.token('source', 'USDC'), symbol: 'USDC', decimals: 6 });
+    assert.deepEqual(bySymbol.destToken, { chainId: pair.destChainId, address: stack.token('destination', 'USDC'), symbol: 'USDC', decimals: 6 });
   });
 
   test('source → destination completes; balances are right on every chain', async () => {

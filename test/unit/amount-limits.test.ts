@@ -18,7 +18,7 @@ function fakeService(calls: { inputFor: number }): QuoteService {
       return 2_500_000n;
     },
     async quote(r) {
-      const amount = parseAmount(r.amount, 6);
+      const amount = parseAmount(r.amount ?? '', 6);
       if (amount < 2_500_000n)
         throw new QuoteError(`amount ${r.amount} USDC is too small: the fees exceed the output`, { code: 'INVALID_AMOUNT', limit: 'min', sourceToken: usdc });
       return { sourceToken: usdc, hubToken: usdc, destToken: usdc, quote: { amount: amount.toString() } } as unknown as ResolvedQuote;

@@ -140,11 +140,20 @@ describe('quote math', () => {
     };
     const pinnedTo = (hubTokenAddress: Address) => quoteServiceWith({ bridge: twoUsdcOnTheHub, hubTokenAddress });
     const request = { sourceChainId: 1, destChainId: 3, amount: '100' };
-    // (By symbol, the impostor listed first would be the hub token.)
     assert.equal((await pinnedTo(USDC(2).address).quote(request)).hubToken.address, USDC(2).address);
     await assert.rejects(
       pinnedTo(`0x${'4'.repeat(40)}`).quote(request),
       (error: unknown) => error instanceof QuoteError && error.code === 'UNSUPPORTED_TOKEN' && /HUB_TOKEN_ADDRESS/.test(error.message),
+    );
+    // By symbol alone, neither is taken for being listed first: the operator is told to pin one.
+    await assert.rejects(
+      quoteServiceWith({ bridge: twoUsdcOnTheHub }).quote(request),
+      (error: unknown) =>
+        error instanceof QuoteError &&
+        error.code === 'NO_ROUTE' &&
+        error.message.includes(impostor.address) &&
+        error.message.includes(USDC(2).address) &&
+        /send HUB_TOKEN_ADDRESS/.test(error.message),
     );
   });
 

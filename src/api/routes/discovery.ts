@@ -21,7 +21,8 @@ export function discoveryRoutes(deps: ApiDeps) {
     operationId: 'listTokens',
     tags: ['Discovery'],
     summary: 'List tokens on a chain',
-    description: 'Tokens of one chain, optionally filtered by a part of their symbol or name. Burn-and-mint mode lists USDC only.',
+    description:
+      'Tokens of one chain with their addresses, optionally filtered by a part of their symbol or name, or by a whole address. Two tokens may share a symbol: a request names such a token by tokenAddress. Burn-and-mint mode lists USDC only.',
     request: { query: tokensQuerySchema },
     responses: {
       200: success('The tokens.', z.array(tokenSchema)),

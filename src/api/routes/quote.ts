@@ -20,7 +20,17 @@ export function quoteRoutes(deps: ApiDeps) {
     request: { body: { required: true, content: { 'application/json': { schema: transferRequestSchema } } } },
     responses: {
       200: success('The quote.', quoteSchema, responseHeaders.rateLimit),
-      400: failures[400](['INVALID_JSON', 'INVALID_REQUEST', 'INVALID_AMOUNT', 'UNSUPPORTED_CHAIN', 'UNSUPPORTED_TOKEN', 'UNSUPPORTED_PAIR', 'NO_ROUTE']),
+      400: failures[400]([
+        'INVALID_JSON',
+        'INVALID_REQUEST',
+        'INVALID_AMOUNT',
+        'UNSUPPORTED_CHAIN',
+        'UNSUPPORTED_TOKEN',
+        'AMBIGUOUS_TOKEN',
+        'TOKEN_MISMATCH',
+        'UNSUPPORTED_PAIR',
+        'NO_ROUTE',
+      ]),
       401: failures[401](['INVALID_API_KEY']),
       413: failures[413](),
       429: failures[429](['RATE_LIMITED']),

@@ -90,6 +90,8 @@ export function transferRoutes(deps: ApiDeps) {
         'INVALID_IDEMPOTENCY_KEY',
         'UNSUPPORTED_CHAIN',
         'UNSUPPORTED_TOKEN',
+        'AMBIGUOUS_TOKEN',
+        'TOKEN_MISMATCH',
         'UNSUPPORTED_PAIR',
         'NO_ROUTE',
       ]),
