@@ -31,6 +31,9 @@ export function decodeCursor(cursor: string): ListingPosition | null {
   if (parts.length !== 3) return null;
   const [version, createdAt, routeId] = parts as [string, string, string];
   if (version !== VERSION || !CREATED_AT_PATTERN.test(createdAt) || !ROUTE_ID_PATTERN.test(routeId)) return null;
-  if (Number.isNaN(Date.parse(createdAt))) return null;
+  // A date the pattern lets through but the calendar has not (Feb 30, 24:00, year 0) would fail in Postgres: refused
+  // here. No transfer is older than 1970.
+  const parsed = Date.parse(createdAt);
+  if (Number.isNaN(parsed) || parsed < 0 || new Date(parsed).toISOString().slice(0, 23) !== createdAt.slice(0, 23)) return null;
   return { createdAt, routeId };
 }

@@ -143,6 +143,7 @@ describe('GET /api/private-route: an API key lists its own transfers', { timeout
       ['?depositAddress=nope', 'INVALID_REQUEST', /depositAddress must be an address/],
       [`?externalId=${'x'.repeat(129)}`, 'INVALID_REQUEST', /externalId must be 1 to 128 printable ASCII/],
       ['?cursor=bm90LWEtY3Vyc29y', 'INVALID_CURSOR', /cursor is not a nextCursor/],
+      [`?cursor=${Buffer.from(`v1|2026-02-30T11:25:00.123456Z|rt_${'a'.repeat(32)}`).toString('base64url')}`, 'INVALID_CURSOR', /cursor is not a nextCursor/],
       [`?cursor=${'a'.repeat(300)}`, 'INVALID_REQUEST', /cursor is not a nextCursor/],
     ];
     for (const [query, code, error] of bad) {
@@ -151,6 +152,9 @@ describe('GET /api/private-route: an API key lists its own transfers', { timeout
       assert.equal(answer.body.code, code, query);
       assert.match(answer.body.error!, error, query);
     }
+    // A well-formed cursor from far in the future is just a position: the key's transfers before it.
+    const future = Buffer.from(`v1|2999-01-01T00:00:00.000000Z|rt_${'f'.repeat(32)}`).toString('base64url');
+    assert.equal((await list(`?cursor=${future}`, keyHeader(a))).status, 200);
   });
 
   test('status filters among the key’s transfers', async () => {
