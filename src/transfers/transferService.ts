@@ -450,7 +450,11 @@ async function reachedStatusesOf(db: Database, routeIds: string[]): Promise<Map<
     .where(inArray(transferStatuses.routeId, routeIds))
     .orderBy(transferStatuses.routeId, transferStatuses.statusSeq);
   const byRoute = new Map<string, { status: string; reachedAt: Date }[]>();
-  for (const { routeId, ...reached } of rows) byRoute.set(routeId, [...(byRoute.get(routeId) ?? []), reached]);
+  for (const { routeId, ...reached } of rows) {
+    const list = byRoute.get(routeId) ?? [];
+    list.push(reached);
+    byRoute.set(routeId, list);
+  }
   return byRoute;
 }
 
