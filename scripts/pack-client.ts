@@ -8,9 +8,12 @@
  *   the root's range) and bundles the few of the service's modules it runs (src/client, src/domain (pure, it imports
  *   nothing outside itself), src/errors.ts);
  * - `webhooks.js`: `verifyWebhook` (src/client/webhooks.ts), for servers only: it uses node:crypto;
+ * - `index.cjs`, `webhooks.cjs`: the same two bundles as CommonJS, for `require('@private-route/client')` (the
+ *   package's `exports` send `require` there and `import` to the ES modules);
  * - `index.d.ts`, `webhooks.d.ts`: the declarations, bundled by rollup-plugin-dts into one self-contained file per
  *   entry (the client's answers are the server's own types, spread over src/quote, src/transfers, src/providers and
- *   src/domain: they are copied in, so a consumer needs none of the server's dependencies to type-check).
+ *   src/domain: they are copied in, so a consumer needs none of the server's dependencies to type-check), and the
+ *   same text as `.d.cts` for CommonJS consumers (TypeScript types a `require` by the `.d.cts` beside the `.cjs`).
  *
  * Default output: dist-client/ (gitignored): the package's folder `package/` and the tarball beside it.
  */
@@ -73,19 +76,24 @@ export async function packClient(outDir: string): Promise<PackedClient> {
   mkdirSync(packageDir, { recursive: true });
 
   for (const entry of ENTRIES) {
-    const result = await build({
-      absWorkingDir: repoRoot,
-      entryPoints: [path.join(repoRoot, entry.source)],
-      outfile: path.join(packageDir, `${entry.file}.js`),
-      bundle: true,
-      format: 'esm',
-      platform: entry.platform,
-      target: 'es2022',
-      external: ['hono'],
-      metafile: true,
-      logLevel: 'warning',
-    });
-    checkBundle(entry, result.metafile);
+    for (const [format, extension] of [
+      ['esm', 'js'],
+      ['cjs', 'cjs'],
+    ] as const) {
+      const result = await build({
+        absWorkingDir: repoRoot,
+        entryPoints: [path.join(repoRoot, entry.source)],
+        outfile: path.join(packageDir, `${entry.file}.${extension}`),
+        bundle: true,
+        format,
+        platform: entry.platform,
+        target: 'es2022',
+        external: ['hono'],
+        metafile: true,
+        logLevel: 'warning',
+      });
+      checkBundle(entry, result.metafile);
+    }
   }
 
   const declarations = await rollup({
@@ -101,6 +109,7 @@ export async function packClient(outDir: string): Promise<PackedClient> {
     // Self-contained: no import of another package or file, no triple-slash reference (e.g. to @types/node).
     const outside = text.split('\n').filter((line) => /^\s*(import\s|export\s.*\sfrom\s|\/\/\/\s*<reference)/.test(line));
     if (outside.length > 0) throw new Error(`${entry.file}.d.ts is not self-contained: ${outside.join('; ')}`);
+    writeFileSync(path.join(packageDir, `${entry.file}.d.cts`), text);
   }
 
   const manifest = {
@@ -110,11 +119,21 @@ export async function packClient(outDir: string): Promise<PackedClient> {
     type: 'module',
     sideEffects: false,
     exports: {
-      ...Object.fromEntries(ENTRIES.map((entry) => [entry.subpath, { types: `./${entry.file}.d.ts`, import: `./${entry.file}.js` }])),
+      ...Object.fromEntries(
+        ENTRIES.map((entry) => [
+          entry.subpath,
+          {
+            import: { types: `./${entry.file}.d.ts`, default: `./${entry.file}.js` },
+            require: { types: `./${entry.file}.d.cts`, default: `./${entry.file}.cjs` },
+          },
+        ]),
+      ),
       './package.json': './package.json',
     },
     types: './index.d.ts',
-    files: ENTRIES.flatMap((entry) => [`${entry.file}.js`, `${entry.file}.d.ts`]),
+    main: './index.cjs',
+    module: './index.js',
+    files: ENTRIES.flatMap((entry) => [`${entry.file}.js`, `${entry.file}.cjs`, `${entry.file}.d.ts`, `${entry.file}.d.cts`]),
     engines: { node: '>=20' },
     dependencies: { hono: root.dependencies.hono },
   };
@@ -161,7 +180,9 @@ const client = createPrivateRouteClient({ baseUrl: 'https://route.example' });
 const quote = await client.quote({ sourceChainId: 8453, destChainId: 42161, amount: '100' });
 \`\`\`
 
-- \`@private-route/client\`: ES module, no Node built-ins (browsers and Node ≥ 20; it uses \`fetch\`).
+- \`@private-route/client\`: ES module and CommonJS (\`require('@private-route/client')\`), no Node built-ins (browsers
+  and Node ≥ 20; it uses \`fetch\`). Load it one way per program: the two builds' error classes are distinct, so
+  \`instanceof\` holds only against the build that threw.
 - \`@private-route/client/webhooks\`: \`verifyWebhook\` for a webhook receiver; Node only (node:crypto).
 
 Declarations are included (TypeScript: \`"moduleResolution": "bundler"\`, \`"node16"\` or \`"nodenext"\`). The whole

@@ -3,7 +3,8 @@
  * create (a workflow and an account index each). Per client, where a client is the partner behind a valid
  * `X-Api-Key`, else the caller's IP (an IPv6 caller's /64, which one host usually holds whole):
  *
- * - quotes and creates together per minute (RATE_LIMIT_PER_MINUTE, or the partner's own),
+ * - quotes and creates together per minute (RATE_LIMIT_PER_MINUTE, or the partner's own), and with them a key's reads
+ *   of its own transfers (the listing, a statusToken's reissue),
  * - creates per minute (RATE_LIMIT_CREATES_PER_MINUTE, or the partner's own),
  * - transfers awaiting their deposit (MAX_UNFUNDED_TRANSFERS_PER_CLIENT, or the partner's own),
  * - reads by routeId without a statusToken, GET and the event stream (RATE_LIMIT_PUBLIC_READS_PER_MINUTE): whoever
@@ -79,6 +80,8 @@ export interface AbuseLimits {
   create: MiddlewareHandler;
   /** Runs before GET /api/private-route/{routeId} and its event stream; counts only reads without a statusToken. */
   publicRead: MiddlewareHandler;
+  /** Runs before the endpoints of a key's own transfers (src/api/routes/partnerTransfers.ts): names the partner, counts as a request. */
+  partnerRead: MiddlewareHandler;
 }
 
 /** The client hash of this request (computed whether or not the limits are on). */
@@ -242,7 +245,7 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
     });
     await next();
   };
-  if (!enabled) return { quote: identify, create: identify, publicRead: identify };
+  if (!enabled) return { quote: identify, create: identify, publicRead: identify, partnerRead: identify };
 
   const client = (c: Context) => c.get('abuseClient')!;
   const store = new PostgresRateLimitStore(db, deps.logger);
@@ -324,5 +327,11 @@ export async function createAbuseLimits(deps: AbuseLimitDeps): Promise<AbuseLimi
       ),
   });
 
-  return { quote: every(identify, requests), create: every(identify, requests, creates, unfundedCap), publicRead: every(identify, publicReads) };
+  return {
+    quote: every(identify, requests),
+    create: every(identify, requests, creates, unfundedCap),
+    publicRead: every(identify, publicReads),
+    // A key's listing and reissues count with its quotes and creates: one budget of requests per key.
+    partnerRead: every(identify, requests),
+  };
 }

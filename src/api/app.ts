@@ -16,6 +16,7 @@ import { newApp } from './routes/common.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { docsRoutes, openApiDocument } from './routes/docs.ts';
 import { eventRoutes } from './routes/events.ts';
+import { partnerTransferRoutes } from './routes/partnerTransfers.ts';
 import { quoteRoutes } from './routes/quote.ts';
 import { trackingPageRoutes } from './routes/trackingPage.ts';
 import { transferRoutes } from './routes/transfers.ts';
@@ -36,7 +37,12 @@ export function createApi(deps: ApiDeps) {
     bodyLimit({ maxBytes: MAX_BODY_BYTES, refuse: (c, status, error) => fail(c, status, status === 413 ? 'BODY_TOO_LARGE' : 'INVALID_REQUEST', error) }),
   );
 
-  const app = root.route('/', quoteRoutes(deps)).route('/', transferRoutes(deps)).route('/', eventRoutes(deps)).route('/', discoveryRoutes(deps));
+  const app = root
+    .route('/', quoteRoutes(deps))
+    .route('/', transferRoutes(deps))
+    .route('/', partnerTransferRoutes(deps))
+    .route('/', eventRoutes(deps))
+    .route('/', discoveryRoutes(deps));
 
   let document: object | undefined;
   app.route(

@@ -17,7 +17,10 @@ export interface ApiDeps {
    * lists but the service cannot reach is not offered: quote and create answer 400. Omitted: every bridge chain.
    */
   servedChainIds?: ReadonlySet<number>;
-  /** Per-client limits on quote and create (src/api/abuseLimits.ts); omitted: none. */
+  /**
+   * Per-client limits on quote and create (src/api/abuseLimits.ts); omitted: none, and no X-Api-Key is read either
+   * (its middleware names the partner), so a key's own transfers (src/api/routes/partnerTransfers.ts) answer 401.
+   */
   abuse?: AbuseLimits;
   /** Idempotency-Key on create (src/transfers/idempotency.ts); omitted: the header is validated but not remembered. */
   idempotency?: Pick<IdempotencyStore, 'begin'>;

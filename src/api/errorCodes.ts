@@ -18,6 +18,8 @@ export const ERROR_CODES = {
     status: 400,
     meaning: '`userReference` was sent without an API key, or with one that does not vouch for its users (docs/privacy.md, "Users of one integrator").',
   },
+  EXTERNAL_ID_NOT_ACCEPTED: { status: 400, meaning: "`externalId` was sent without an API key: it names a transfer among one key's transfers." },
+  INVALID_CURSOR: { status: 400, meaning: "The listing's `cursor` is not a `nextCursor` it gave (cut or changed)." },
   UNSUPPORTED_CHAIN: { status: 400, meaning: 'A chain id is not served by this deployment (see GET /api/bridge/chains), or is the hub chain.' },
   UNSUPPORTED_TOKEN: { status: 400, meaning: 'A token symbol or address is not supported on its chain (see GET /api/bridge/tokens).' },
   AMBIGUOUS_TOKEN: {
@@ -37,6 +39,7 @@ export const ERROR_CODES = {
     meaning:
       'The X-Api-Key allows browser origins, so it is public, and may not do this (name a webhookUrl, send a userReference, list or look up its transfers): use a server key without origins (docs/api.md, "Keys in browsers").',
   },
+  API_KEY_REQUIRED: { status: 401, meaning: "This endpoint reads an API key's own transfers: send its X-Api-Key." },
   RATE_LIMITED: { status: 429, meaning: 'Too many quotes and creates, or creates, per minute for this client; see Retry-After.' },
   TOO_MANY_UNFUNDED_TRANSFERS: { status: 429, meaning: 'This client has too many transfers awaiting their deposit; see Retry-After.' },
   TOO_MANY_STREAMS: { status: 429, meaning: 'This client has too many open event streams; close one first.' },
@@ -45,6 +48,10 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'This Idempotency-Key was used with another request body in the last 24 hours.' },
   QUOTE_EXPIRED: { status: 409, meaning: 'The quoteId is unknown or its quote has expired (expiresAt): quote again, or create without a quoteId.' },
   QUOTE_MISMATCH: { status: 409, meaning: 'The quoteId was quoted for other chains, tokens or another amount than this create asks for.' },
+  EXTERNAL_ID_TAKEN: {
+    status: 409,
+    meaning: 'Another transfer of this API key has this `externalId` (the error names its routeId): find it with GET /api/private-route?externalId=….',
+  },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'The first request with this Idempotency-Key is still running; retry after Retry-After.' },
   BRIDGE_UNAVAILABLE: { status: 503, meaning: 'The bridge provider did not answer (or its request quota is used up); retry after Retry-After seconds.' },
   INTERNAL_ERROR: { status: 500, meaning: "Anything else; details are in the service's logs, never in the answer." },

@@ -11,6 +11,9 @@ import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
 /** A partner's opaque id of its own user (docs/privacy.md, "Users of one integrator"). */
 const USER_REFERENCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
 import { webhookUrlProblem } from '../webhooks/webhookUrl.ts';
+/** A partner's own reference for one of its transfers (create's externalId): printable ASCII, spaces included. */
+const EXTERNAL_ID_PATTERN = /^[\x20-\x7e]{1,128}$/;
+const EXTERNAL_ID_RULE = 'externalId must be 1 to 128 printable ASCII characters (e.g. your own order id)';
 import { ERROR_CODE_LIST } from './errorCodes.ts';
 
 export { webhookUrlProblem };
@@ -122,6 +125,11 @@ export function createTransferSchemaWith(options: { allowHttpWebhooks: boolean }
             'Addition to the spec. Create with exactly this quote (same chains, tokens and amount) while it is fresh: 409 QUOTE_EXPIRED after its expiresAt, 409 QUOTE_MISMATCH for another request. Without it the create is priced afresh.',
           example: 'qt_0123456789abcdef0123456789abcdef',
         }),
+      externalId: z.string({ error: 'externalId must be a string' }).regex(EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE).optional().openapi({
+        description:
+          "Addition to the spec. With an API key only (without one: 400 EXTERNAL_ID_NOT_ACCEPTED): your own reference for this transfer (e.g. your order id), unique among the key's transfers (another create with it: 409 EXTERNAL_ID_TAKEN, unless it replays the same Idempotency-Key). Find the transfer by it: GET /api/private-route?externalId=….",
+        example: 'order-2291',
+      }),
       webhookUrl: z
         .string({ error: 'webhookUrl must be a string' })
         .superRefine((value, ctx) => {
@@ -165,6 +173,53 @@ export const tokensQuerySchema = z.object({
     .openapi({ description: "Case-insensitive part of a symbol or name, or a token's whole address.", example: 'usd' }),
 });
 
+/** At most this many transfers on a page of GET /api/private-route. */
+export const MAX_PAGE_LIMIT = 100;
+export const DEFAULT_PAGE_LIMIT = 20;
+
+/** GET /api/private-route: the filters and the page (a partner's own transfers only). */
+export const listTransfersQuerySchema = z.object({
+  status: z
+    .enum(TRANSFER_STATUSES, { error: `status must be one of ${TRANSFER_STATUSES.join(', ')}` })
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' }, description: 'Only transfers in this status.', example: 'COMPLETED' }),
+  externalId: z
+    .string()
+    .regex(EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE)
+    .optional()
+    .openapi({ param: { name: 'externalId', in: 'query' }, description: 'The transfer created with this externalId (at most one).', example: 'order-2291' }),
+  depositTxHash: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'depositTxHash must be a transaction hash: 0x and 64 hex characters')
+    .optional()
+    .openapi({
+      param: { name: 'depositTxHash', in: 'query' },
+      description: 'The transfer whose deposit address received a deposit in this transaction (source chain).',
+    }),
+  depositAddress: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'depositAddress must be an address: 0x and 40 hex characters')
+    .optional()
+    .openapi({ param: { name: 'depositAddress', in: 'query' }, description: 'The transfer with this deposit address (any case).' }),
+  cursor: z
+    .string()
+    .max(128, 'cursor is not a nextCursor of this listing')
+    .optional()
+    .openapi({ param: { name: 'cursor', in: 'query' }, description: "The previous page's nextCursor, as given; none for the first page." }),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= MAX_PAGE_LIMIT, `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`)
+    .optional()
+    .openapi({
+      param: { name: 'limit', in: 'query' },
+      type: 'string',
+      description: `Transfers per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT}).`,
+      example: '20',
+    }),
+});
+
 export const routeIdParamsSchema = z.object({
   routeId: z.string().openapi({
     param: { name: 'routeId', in: 'path' },
@@ -186,7 +241,10 @@ const headerParameter = (name: string, description: string, schema: Record<strin
   schema,
 });
 
+const headerParameterRequired = (name: string, description: string) => ({ ...headerParameter(name, description), required: true });
+
 export const headerParameters = {
+  requiredApiKey: headerParameterRequired('X-Api-Key', "The partner's API key (`prk_…`): only its own transfers are read. Without one: 401 API_KEY_REQUIRED."),
   apiKey: headerParameter(
     'X-Api-Key',
     "Partner API key (`prk_…`): the request counts against the key's limits instead of the caller's address. Unknown or revoked: 401 INVALID_API_KEY.",
@@ -335,6 +393,10 @@ const createdFields = {
   hubIsSmartAccount: z.boolean(),
   status: statusSchema,
   minAnonymitySet: z.number().int().openapi({ description: 'Addition to the spec. The anonymity set the transfer waits for in the pool.' }),
+  externalId: z
+    .string()
+    .nullable()
+    .openapi({ description: "Addition to the spec. The creating API key's own reference (create's externalId); null when none was given." }),
 };
 
 export const newTransferSchema = quoteSchema
@@ -361,6 +423,7 @@ export const privacyReportSchema = z
 export const transferViewSchema = quoteSchema
   .extend({
     roundingAmount: smallestUnits('What rounding the output to its amount class cost; null for transfers created before amount classes').nullable(),
+    networkCostAmount: smallestUnits("The part of feeAmount that pays the service's own gas; null for transfers quoted before it did").nullable(),
     amountClass: z
       .object({ value: smallestUnits('The payout’s amount class'), roundingBps: z.number().int() })
       .nullable()
@@ -404,6 +467,26 @@ export const transferViewSchema = quoteSchema
     privacy: privacyReportSchema.nullable().openapi({ description: 'null until the transfer has left the privacy pool.' }),
   })
   .openapi('TransferView', { description: "The full view, for the holder of the transfer's statusToken." });
+
+export const transferPageSchema = z
+  .object({
+    items: z.array(transferViewSchema).openapi({ description: "The key's transfers that match, newest first: each the full view (no statusToken)." }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Pass it as `cursor` for the next page; null on the last page.', example: 'djF8MjAyNi0xMS0yOVQxMToyNTowMC4xMjM0NTZafHJ0XzAx' }),
+  })
+  .openapi('TransferPage');
+
+export const reissuedStatusTokenSchema = z
+  .object({
+    routeId: z.string(),
+    statusToken: z.string().openapi({
+      description: 'The new statusToken, handed out this once; the previous one no longer opens the transfer.',
+      example: 'st_Xq3v0dY1nU5b0w6lW9QJf8k2sCq7mZrT4aHy1eGx0pE',
+    }),
+  })
+  .openapi('ReissuedStatusToken');
 
 export const publicTransferViewSchema = z
   .object({

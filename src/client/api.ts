@@ -12,7 +12,7 @@ export type ApiClient = ReturnType<typeof hc<Api>>;
  * zod schemas: if the schemas and the service's types drift apart, this file stops compiling.
  */
 import type { InferResponseType } from 'hono/client';
-import type { Chain, NewTransfer, PublicTransferView, Quote, Token, TransferView } from './types.ts';
+import type { Chain, NewTransfer, PublicTransferView, Quote, ReissuedStatusToken, Token, TransferPage, TransferView } from './types.ts';
 
 type DataOf<R> = R extends { success: true; data: infer D } ? D : never;
 type Routes = ApiClient['api'];
@@ -24,6 +24,8 @@ export type AnswerTypesMatchTheSchemas = [
   Expect<Same<DataOf<InferResponseType<Routes['private-route']['quote']['$post'], 200>>, Quote>>,
   Expect<Same<DataOf<InferResponseType<Routes['private-route']['$post'], 200>>, NewTransfer>>,
   Expect<Same<DataOf<InferResponseType<Routes['private-route'][':routeId']['$get'], 200>>, TransferView | PublicTransferView>>,
+  Expect<Same<DataOf<InferResponseType<Routes['private-route']['$get'], 200>>, TransferPage>>,
+  Expect<Same<DataOf<InferResponseType<Routes['private-route'][':routeId']['status-token']['$post'], 200>>, ReissuedStatusToken>>,
   Expect<Same<DataOf<InferResponseType<Routes['bridge']['chains']['$get'], 200>>, Chain[]>>,
   // The schema types a token's address as a string; the service's type says 0x-prefixed.
   Expect<Fits<Token[], DataOf<InferResponseType<Routes['bridge']['tokens']['$get'], 200>>>>,

@@ -2,11 +2,26 @@ import { createTransfer } from './actions/createTransfer.ts';
 import { getTransfer } from './actions/getTransfer.ts';
 import { listChains } from './actions/listChains.ts';
 import { listTokens } from './actions/listTokens.ts';
+import { allTransfers, listTransfers } from './actions/listTransfers.ts';
+import { reissueStatusToken } from './actions/reissueStatusToken.ts';
+import { trackingUrl } from './actions/trackingUrl.ts';
 import { quote } from './actions/quote.ts';
 import { waitForCompletion } from './actions/waitForCompletion.ts';
 import { clientContext } from './context.ts';
 import type { CreateOptions, PrivateRouteClientOptions, RequestOptions, WaitOptions } from './options.ts';
-import type { Chain, CreateRequest, NewTransfer, PublicTransferView, Quote, QuoteRequest, Token, TransferView } from './types.ts';
+import type {
+  Chain,
+  CreateRequest,
+  ListRequest,
+  NewTransfer,
+  PublicTransferView,
+  Quote,
+  QuoteRequest,
+  ReissuedStatusToken,
+  Token,
+  TransferPage,
+  TransferView,
+} from './types.ts';
 
 export type { CreateOptions, PrivateRouteClientOptions, RequestOptions, WaitOptions } from './options.ts';
 
@@ -36,6 +51,17 @@ export interface PrivateRouteClient {
    */
   waitForCompletion(routeId: string, options: FullWait): Promise<TransferView>;
   waitForCompletion(routeId: string, options?: WaitOptions): Promise<View>;
+  /**
+   * With an API key: one page of the key's own transfers, newest first, full views (never a statusToken); filters
+   * find one by `externalId`, `depositTxHash` or `depositAddress`. Another key's transfers are never listed.
+   */
+  list(request?: ListRequest, options?: RequestOptions): Promise<TransferPage>;
+  /** With an API key: every transfer `list` would list with these filters, page after page (`for await … of`). */
+  listAll(request?: Omit<ListRequest, 'cursor'>, options?: RequestOptions): AsyncIterable<TransferView>;
+  /** With the API key that created the transfer: a new statusToken; the previous one stops working at once. */
+  reissueStatusToken(routeId: string, options?: RequestOptions): Promise<ReissuedStatusToken>;
+  /** The end user's tracking page, `<baseUrl>/t/<routeId>#<statusToken>` (the token in the fragment, never sent to a server). */
+  trackingUrl(routeId: string, statusToken?: string): string;
 }
 
 // src/client/context.ts builds what the methods share, once per client (the base URL, hc<Api> over the client's
@@ -51,5 +77,9 @@ export function createPrivateRouteClient(options: PrivateRouteClientOptions): Pr
     tokens: (chainId, search, requestOptions) => listTokens(ctx, chainId, search, requestOptions),
     waitForCompletion: ((routeId: string, waitOptions?: WaitOptions) =>
       waitForCompletion(ctx, routeId, waitOptions)) as PrivateRouteClient['waitForCompletion'],
+    list: (request, requestOptions) => listTransfers(ctx, request, requestOptions),
+    listAll: (request, requestOptions) => allTransfers(ctx, request, requestOptions),
+    reissueStatusToken: (routeId, requestOptions) => reissueStatusToken(ctx, routeId, requestOptions),
+    trackingUrl: (routeId, statusToken) => trackingUrl(ctx, routeId, statusToken),
   };
 }

@@ -8,13 +8,16 @@ export { PrivateRouteApiError, PrivateRouteFailedError, PrivateRouteNetworkError
 export type {
   Chain,
   CreateRequest,
+  ListRequest,
   NewTransfer,
   PublicTransferView,
   Quote,
   QuotedToken,
   QuoteRequest,
+  ReissuedStatusToken,
   RequestAmount,
   Token,
+  TransferPage,
   TransferStatus,
   TransferView,
 } from './types.ts';

@@ -4,10 +4,10 @@
  */
 import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
 import type { Quote, QuotedToken } from '../quote/quoteService.ts';
-import type { NewTransfer, PublicTransferView, TransferView } from '../transfers/transferService.ts';
+import type { NewTransfer, PublicTransferView, TransferPage, TransferView } from '../transfers/transferService.ts';
 import type { TransferStatus } from '../domain/status.ts';
 
-export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, QuotedToken, TransferStatus, TransferView };
+export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, QuotedToken, TransferPage, TransferStatus, TransferView };
 
 /** A chain as GET /api/bridge/chains lists it: its explorer and native currency null where none is known. */
 export type Chain = Omit<BridgeChain, 'explorerUrl' | 'nativeCurrency'> & {
@@ -48,6 +48,32 @@ export type CreateRequest = QuoteRequest & {
    * `quotedOutputAmount`, or the create is refused (QUOTE_EXPIRED, QUOTE_MISMATCH) instead of quoting again.
    */
   quoteId?: string;
+  /**
+   * Your own reference for the transfer (e.g. your order id; 1 to 128 printable ASCII characters), with an API key
+   * only: unique among the key's transfers (another create with it is refused with EXTERNAL_ID_TAKEN), and found
+   * again with `list({ externalId })`.
+   */
+  externalId?: string;
 };
+
+/** Which of the API key's transfers to list, and the page (GET /api/private-route). */
+export interface ListRequest {
+  status?: TransferStatus;
+  externalId?: string;
+  /** A transaction into the transfer's deposit address (0x + 64 hex). */
+  depositTxHash?: string;
+  /** The transfer's deposit address. */
+  depositAddress?: string;
+  /** The previous page's `nextCursor`; none (or null) for the newest transfers. */
+  cursor?: string | null;
+  /** Transfers per page, 1 to 100 (default 20). */
+  limit?: number;
+}
+
+/** A transfer's new statusToken (the previous one no longer opens it). */
+export interface ReissuedStatusToken {
+  routeId: string;
+  statusToken: string;
+}
 
 export { TERMINAL_STATUSES } from '../domain/status.ts';

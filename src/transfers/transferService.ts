@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
@@ -18,6 +18,15 @@ import type { PrivacyPlan, RoutePlan, TransferSettings } from '../domain/plan.ts
 import type { TransferStatus } from '../domain/status.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/types.ts';
 import { failNeverStarted, type Transfer, transferOf } from './transferStore.ts';
+import { decodeCursor } from './listingCursor.ts';
+import {
+  ExternalIdTakenError,
+  isExternalIdConflict,
+  type PartnerTransferFilter,
+  partnerTransferPage,
+  replaceStatusTokenHash,
+  routeWithExternalId,
+} from './partnerTransfers.ts';
 
 export interface CreateTransferRequest extends TransferRequest {
   userDestinationAddress: Address;
@@ -29,6 +38,8 @@ export interface CreateTransferRequest extends TransferRequest {
   webhookUrl?: string;
   /** Optional: the quote to create with, exactly as quoted, while it is fresh (src/quote/quoteRecords.ts). */
   quoteId?: string;
+  /** Optional, with a partner only: the partner's own reference, unique among its transfers (src/transfers/partnerTransfers.ts). */
+  externalId?: string;
 }
 
 /**
@@ -51,6 +62,8 @@ export interface CreatedTransfer extends Quote {
   status: TransferStatus;
   /** The anonymity set this transfer waits for before leaving the pool (at most PRIVACY_MAX_WAIT_SECONDS). */
   minAnonymitySet: number;
+  /** The creating partner's own reference (create's externalId); null when it gave none. */
+  externalId: string | null;
 }
 
 /** What create answers: the transfer plus its statusToken, which is handed out this once and stored only hashed. */
@@ -130,6 +143,13 @@ export interface PublicTransferView {
   needsAttention: boolean;
 }
 
+/** One page of a partner's transfers (GET /api/private-route): full views, newest first. */
+export interface TransferPage {
+  items: TransferView[];
+  /** Pass it as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
 /** A GET by routeId: the full view for the statusToken's holder, the public view without a token, denied with a wrong one. */
 export type TransferRead = { access: 'full'; transfer: TransferView } | { access: 'public'; transfer: PublicTransferView; seq: number } | { access: 'denied' };
 
@@ -207,6 +227,18 @@ export function createTransferService(deps: TransferServiceDeps) {
     const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
     return transferView(row, reached, explorers);
   };
+  /** Full views of many rows: their statuses in one query, the explorers once. */
+  const fullViews = async (rows: Transfer[]) => {
+    if (rows.length === 0) return [];
+    const [reached, explorers] = await Promise.all([
+      reachedStatusesOf(
+        deps.db,
+        rows.map((r) => r.routeId),
+      ),
+      explorerUrls(deps.quotes),
+    ]);
+    return rows.map((row) => transferView(row, reached.get(row.routeId) ?? [], explorers));
+  };
   return {
     /**
      * Quotes afresh, allocates the route's accounts, persists the transfer, then starts its workflow
@@ -218,6 +250,13 @@ export function createTransferService(deps: TransferServiceDeps) {
      * and (as privacyClient) while its note may count in other routes' anonymity sets.
      */
     async create(request: CreateTransferRequest, options: { clientHash?: string; partnerId?: number; user?: VouchedUser } = {}): Promise<NewTransfer> {
+      const externalId = options.partnerId === undefined ? undefined : request.externalId;
+      if (request.externalId !== undefined && externalId === undefined) throw new Error('an externalId needs the partner whose key gave it');
+      // Checked before quoting, so a repeated create costs no quote; the unique index decides races (below).
+      if (externalId !== undefined) {
+        const taken = await routeWithExternalId(deps.db, options.partnerId!, externalId);
+        if (taken) throw new ExternalIdTakenError(externalId, taken);
+      }
       const privacy = drawPrivacyPlan(deps.privacy, request.minAnonymitySet);
       // fresh: the quote cache (QUOTE_CACHE_SECONDS) serves quote requests only; what a create promises is priced now,
       // unless it cites a quote still fresh enough to be kept (QUOTE_TTL_SECONDS, within its price epoch).
@@ -232,7 +271,7 @@ export function createTransferService(deps: TransferServiceDeps) {
       const statusToken = newStatusToken();
 
       const { amountClass: _, ...quoteColumns } = quote;
-      await deps.db.insert(transfers).values({
+      const inserted = deps.db.insert(transfers).values({
         routeId,
         accountIndex: index,
         status: 'AWAITING_DEPOSIT',
@@ -257,7 +296,12 @@ export function createTransferService(deps: TransferServiceDeps) {
         privacyVoucherShareBps: options.user?.shareBps ?? null,
         webhookUrl: request.webhookUrl ?? null,
         partnerId: options.partnerId ?? null,
+        externalId: externalId ?? null,
         partnerFeeAmount: options.partnerId === undefined ? null : (quote.partnerFeeAmount ?? '0'),
+      });
+      await inserted.catch(async (error: unknown) => {
+        if (externalId === undefined || !isExternalIdConflict(error)) throw error;
+        throw new ExternalIdTakenError(externalId, (await routeWithExternalId(deps.db, options.partnerId!, externalId)) ?? 'another transfer');
       });
 
       const plan: RoutePlan = {
@@ -306,6 +350,7 @@ export function createTransferService(deps: TransferServiceDeps) {
         hubIsSmartAccount: false,
         status: 'AWAITING_DEPOSIT',
         minAnonymitySet: privacy.minAnonymitySet,
+        externalId: externalId ?? null,
         statusToken,
       };
     },
@@ -325,6 +370,33 @@ export function createTransferService(deps: TransferServiceDeps) {
     async get(routeId: string): Promise<TransferView | null> {
       const row = await transferOf(deps.db, routeId);
       return row ? fullView(row) : null;
+    },
+
+    /**
+     * A page of the partner's own transfers, full views (the partner created them and holds their statusTokens),
+     * newest first. `cursor` is a previous page's nextCursor; a malformed one is an InvalidCursorError.
+     */
+    async listForPartner(partnerId: number, filter: PartnerTransferFilter, page: { cursor?: string; limit: number }): Promise<TransferPage> {
+      const after = page.cursor === undefined ? undefined : (decodeCursor(page.cursor) ?? undefined);
+      if (page.cursor !== undefined && after === undefined) throw new InvalidCursorError();
+      const { rows, nextCursor } = await partnerTransferPage(deps.db, partnerId, filter, { after, limit: page.limit });
+      return { items: await fullViews(rows), nextCursor };
+    },
+
+    /**
+     * A new statusToken for the partner's transfer `routeId` (null: the partner has none of that id): the old token
+     * stops opening its full view at once. Handed out this once, stored hashed like the first.
+     */
+    async reissueStatusToken(partnerId: number, routeId: string): Promise<{ routeId: string; statusToken: string } | null> {
+      const statusToken = newStatusToken();
+      const replaced = await replaceStatusTokenHash(deps.db, partnerId, routeId, hashStatusToken(statusToken));
+      return replaced ? { routeId, statusToken } : null;
+    },
+
+    /** Whether `statusToken` still opens the transfer (an open event stream asks, to end once its token was replaced). */
+    async opensFullView(routeId: string, statusToken: string): Promise<boolean> {
+      const row = await transferOf(deps.db, routeId);
+      return row !== null && statusTokenMatches(statusToken, row.statusTokenHash);
     },
   };
 }
@@ -371,6 +443,30 @@ function reachedStatuses(db: Database, routeId: string) {
     .from(transferStatuses)
     .where(eq(transferStatuses.routeId, routeId))
     .orderBy(transferStatuses.statusSeq);
+}
+
+/** The recorded statuses of several transfers, each in the order it reached them. */
+async function reachedStatusesOf(db: Database, routeIds: string[]): Promise<Map<string, { status: string; reachedAt: Date }[]>> {
+  const rows = await db
+    .select({ routeId: transferStatuses.routeId, status: transferStatuses.status, reachedAt: transferStatuses.reachedAt })
+    .from(transferStatuses)
+    .where(inArray(transferStatuses.routeId, routeIds))
+    .orderBy(transferStatuses.routeId, transferStatuses.statusSeq);
+  const byRoute = new Map<string, { status: string; reachedAt: Date }[]>();
+  for (const { routeId, ...reached } of rows) {
+    const list = byRoute.get(routeId) ?? [];
+    list.push(reached);
+    byRoute.set(routeId, list);
+  }
+  return byRoute;
+}
+
+/** A listing's cursor that is not one the listing wrote. */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError';
+  constructor() {
+    super('cursor is not a nextCursor of this listing: pass the nextCursor of the previous page as it was given, or none for the first page');
+  }
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
@@ -425,6 +521,7 @@ function transferView(row: Transfer, reached: { status: string; reachedAt: Date 
     },
     statusHistory: statusHistoryOf(row, reached),
     minAnonymitySet: row.minAnonymitySet ?? 1,
+    externalId: row.externalId,
     privacy:
       row.anonymitySet === null
         ? null

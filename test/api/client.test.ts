@@ -9,7 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Hono } from 'hono';
+import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
 import { createApi } from '../../src/api/app.ts';
+import { createApiKey } from '../../src/partners/apiKeys.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/client.ts';
 import { freePorts } from '../../devnet/ports.ts';
 import { startTestPostgres, type TestPostgres } from '../support/database.ts';
@@ -161,7 +163,13 @@ before(async () => {
   });
   statusFeed = createStatusFeed(database.db, { pollIntervalMs: 100 });
   // The streams tell clients to reconnect after 100 ms (`retry:`; 3 s by default), so the reconnection tests wait that long.
-  const app = createApi({ quotes, transfers, logger, idempotency: createIdempotencyStore(database.db), statusFeed, events: { retryMs: 100 } });
+  // The abuse limits off: an X-Api-Key still names its partner (its own transfers are listed for it).
+  const abuse = await createAbuseLimits({
+    db: database.db,
+    settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
+    logger,
+  });
+  const app = createApi({ quotes, transfers, logger, abuse, idempotency: createIdempotencyStore(database.db), statusFeed, events: { retryMs: 100 } });
   server = await serveHttp(app as unknown as Hono, apiPort, '127.0.0.1');
   baseUrl = server.url;
 });
@@ -592,5 +600,89 @@ describe('typed client against the real API', { timeout: 120_000 }, () => {
   test('private-route/client resolves from inside the repository (package.json exports)', { timeout: 10_000 }, async () => {
     const module = await import('private-route/client');
     assert.equal(module.createPrivateRouteClient, createPrivateRouteClient);
+  });
+});
+
+describe("an API key's own transfers through the client", { timeout: 120_000 }, () => {
+  const keyedClient = async (name: string) => createPrivateRouteClient({ baseUrl, apiKey: (await createApiKey(database.db, name)).key });
+  const rejection = async (promise: Promise<unknown>) =>
+    promise.then(
+      () => assert.fail('resolved'),
+      (error: unknown) => {
+        assert.ok(error instanceof PrivateRouteApiError, String(error));
+        return error;
+      },
+    );
+
+  test('create({ externalId }) and list() find it; the same externalId again is EXTERNAL_ID_TAKEN; another key finds nothing', {
+    timeout: 30_000,
+  }, async () => {
+    const [client, other] = [await keyedClient('client-external'), await keyedClient('client-external-other')];
+    const created = await client.create({ ...CREATE, externalId: 'order-77' });
+    assert.equal(created.externalId, 'order-77');
+    const found = await client.list({ externalId: 'order-77' });
+    assert.deepEqual(
+      found.items.map((t) => [t.routeId, t.externalId, t.depositAddress]),
+      [[created.routeId, 'order-77', created.depositAddress]],
+    );
+    assert.equal(found.nextCursor, null);
+    assert.deepEqual(await client.list({ depositAddress: created.depositAddress }), found);
+
+    const taken = await rejection(client.create({ ...CREATE, externalId: 'order-77' }));
+    assert.equal(taken.status, 409);
+    assert.equal(taken.code, 'EXTERNAL_ID_TAKEN');
+    assert.ok(taken.message.includes(created.routeId));
+    assert.deepEqual(await other.list({ externalId: 'order-77' }), { items: [], nextCursor: null });
+    const keyless = await rejection(createPrivateRouteClient({ baseUrl }).list());
+    assert.equal(keyless.code, 'API_KEY_REQUIRED');
+    assert.equal(keyless.status, 401);
+  });
+
+  test('list pages with cursor and limit; listAll walks every page; status filters', { timeout: 30_000 }, async () => {
+    const client = await keyedClient('client-pages');
+    const created = [];
+    for (let i = 0; i < 5; i++) created.push(await client.create(CREATE));
+    const first = await client.list({ limit: 2 });
+    assert.equal(first.items.length, 2);
+    assert.ok(first.nextCursor);
+    const second = await client.list({ limit: 2, cursor: first.nextCursor });
+    assert.equal(second.items.length, 2);
+    assert.ok(second.items.every((t) => !first.items.some((f) => f.routeId === t.routeId)));
+
+    const all = [];
+    for await (const transfer of client.listAll({ limit: 2 })) all.push(transfer.routeId);
+    assert.deepEqual(all.sort(), created.map((t) => t.routeId).sort());
+
+    await move(created[0]!.routeId, 'BRIDGING_IN');
+    const moving = await client.list({ status: 'BRIDGING_IN' });
+    assert.deepEqual(
+      moving.items.map((t) => t.routeId),
+      [created[0]!.routeId],
+    );
+    const bad = await rejection(client.list({ limit: 1000 }));
+    assert.equal(bad.code, 'INVALID_REQUEST');
+  });
+
+  test('reissueStatusToken: the new token opens the transfer, the old one no longer does; another key gets 404', { timeout: 30_000 }, async () => {
+    const [client, other] = [await keyedClient('client-reissue'), await keyedClient('client-reissue-other')];
+    const created = await client.create(CREATE);
+    const unknown = await rejection(other.reissueStatusToken(created.routeId));
+    assert.equal(unknown.code, 'UNKNOWN_ROUTE');
+    const { statusToken } = await client.reissueStatusToken(created.routeId);
+    assert.notEqual(statusToken, created.statusToken);
+    assert.equal((await client.get(created.routeId, statusToken)).depositAddress, created.depositAddress);
+    const refused = await rejection(client.get(created.routeId, created.statusToken));
+    assert.equal(refused.code, 'STATUS_TOKEN_MISMATCH');
+  });
+
+  test('trackingUrl puts the statusToken in the fragment, which the page reads and no request carries', { timeout: 10_000 }, async () => {
+    const client = createPrivateRouteClient({ baseUrl: `${baseUrl}/` });
+    const url = client.trackingUrl('rt_0123456789abcdef0123456789abcdef', 'st_abc-_9');
+    assert.equal(url, `${baseUrl}/t/rt_0123456789abcdef0123456789abcdef#st_abc-_9`);
+    assert.equal(new URL(url).search, '');
+    assert.equal(client.trackingUrl('rt_0123456789abcdef0123456789abcdef'), `${baseUrl}/t/rt_0123456789abcdef0123456789abcdef`);
+    const page = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
   });
 });

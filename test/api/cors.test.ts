@@ -132,7 +132,19 @@ describe('a browser key is public', { timeout: 60_000 }, () => {
     // Calling from a server with the public key changes nothing: the key is what is public.
     assert.equal((await call(app, 'POST', '/api/private-route', withWebhook, { 'X-Api-Key': browserKey })).status, 403);
     assert.equal((await call(app, 'POST', '/api/private-route', withWebhook, { 'X-Api-Key': serverKey })).status, 200);
-    assert.equal((await call(app, 'POST', '/api/private-route', withWebhook)).status, 200);
+    // Keyless, a webhookUrl is refused anyway (webhooks need a key).
+    assert.equal((await call(app, 'POST', '/api/private-route', withWebhook)).body.code, 'WEBHOOK_NEEDS_API_KEY');
+  });
+
+  test("it may not read the key's transfers: listing and statusToken reissue are 403 BROWSER_KEY_NOT_ALLOWED", async () => {
+    const listed = await call(app, 'GET', '/api/private-route', undefined, { 'X-Api-Key': browserKey, Origin: PAGE });
+    assert.equal(listed.status, 403);
+    assert.equal(listed.body.code, 'BROWSER_KEY_NOT_ALLOWED');
+    const created = await call(app, 'POST', '/api/private-route', CREATE_BODY, { 'X-Api-Key': browserKey });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const reissue = await call(app, 'POST', `/api/private-route/${created.body.data!.routeId}/status-token`, undefined, { 'X-Api-Key': browserKey });
+    assert.equal(reissue.status, 403);
+    assert.equal((await call(app, 'GET', '/api/private-route', undefined, { 'X-Api-Key': serverKey })).status, 200);
   });
 
   test('origins are stored only valid, shown by the listing, and named on the partner', async () => {

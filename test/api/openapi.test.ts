@@ -16,9 +16,13 @@ import {
   okEnvelope,
   publicTransferViewSchema,
   quoteSchema,
+  reissuedStatusTokenSchema,
   tokenSchema,
+  transferPageSchema,
   transferViewSchema,
 } from '../../src/api/schemas.ts';
+import { createAbuseLimits } from '../../src/api/abuseLimits.ts';
+import { createApiKey } from '../../src/partners/apiKeys.ts';
 import { call, CREATE_BODY, QUOTE_BODY, SOURCE, startHarness, type Harness } from './harness.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks an untyped JSON document
@@ -83,6 +87,9 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       ['get', '/api/bridge/chains'],
       ['get', '/api/bridge/tokens'],
       ['get', '/api/private-route/{routeId}/events'],
+      // Additions: an API key's own transfers.
+      ['get', '/api/private-route'],
+      ['post', '/api/private-route/{routeId}/status-token'],
     ];
     const documented = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
       Object.keys(item)
@@ -129,6 +136,7 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       'refundAddress',
       'minAnonymitySet',
       'webhookUrl',
+      'externalId',
     ]) {
       assert.ok(request.properties[field], `create request documents ${field}`);
     }
@@ -147,6 +155,7 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
       'depositTokenAddress',
       'sourceToken',
       'destToken',
+      'externalId',
     ]) {
       if (field === 'statusToken') assert.ok(resolve(schemas.NewTransfer).properties[field], 'create answers statusToken');
       else assert.ok(full.properties[field], `the full view documents ${field}`);
@@ -159,6 +168,16 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     assert.deepEqual(headerNames('post', '/api/private-route').sort(), ['Idempotency-Key', 'X-Api-Key']);
     assert.deepEqual(headerNames('post', '/api/private-route/quote'), ['X-Api-Key']);
     assert.deepEqual(headerNames('get', '/api/private-route/{routeId}/events').sort(), ['Last-Event-ID', 'X-Api-Key', 'X-Status-Token']);
+    assert.deepEqual(headerNames('get', '/api/private-route'), ['X-Api-Key']);
+    assert.deepEqual(headerNames('post', '/api/private-route/{routeId}/status-token'), ['X-Api-Key']);
+    assert.equal(doc.components.securitySchemes.apiKey.name, 'X-Api-Key');
+    assert.deepEqual(
+      operation('get', '/api/private-route')
+        .parameters.filter((p: Json) => p.in === 'query')
+        .map((p: Json) => p.name)
+        .sort(),
+      ['cursor', 'depositAddress', 'depositTxHash', 'externalId', 'limit', 'status'],
+    );
     assert.deepEqual(doc.components.securitySchemes.statusToken, {
       type: 'http',
       scheme: 'bearer',
@@ -207,6 +226,25 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     parses(okEnvelope(tokenSchema.array()), tokens.body, 'tokens');
     assert.ok(tokens.body.data!.length > 0);
     for (const token of tokens.body.data!) matchesDocument(token, resolve(dataSchema('get', '/api/bridge/tokens').items), 'token');
+
+    // A key's own transfers: the listing's page and a reissued statusToken.
+    const keyed = h.api({
+      abuse: await createAbuseLimits({
+        db: h.database.db,
+        settings: { requestsPerMinute: 0, createsPerMinute: 0, maxUnfundedPerClient: 0, publicReadsPerMinute: 0, trustProxyHops: 0 },
+        logger: h.logger,
+      }),
+    });
+    const { key } = await createApiKey(h.database.db, 'openapi-partner');
+    const own = await call(keyed, 'POST', '/api/private-route', { ...CREATE_BODY, externalId: 'order-1' }, { 'X-Api-Key': key });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    const page = await call(keyed, 'GET', '/api/private-route?limit=1', undefined, { 'X-Api-Key': key });
+    parses(okEnvelope(transferPageSchema), page.body, 'listing');
+    matchesDocument(page.body.data!, resolve(doc.components.schemas.TransferPage), 'listing');
+    for (const item of page.body.data!.items as Json[]) matchesDocument(item, resolve(doc.components.schemas.TransferView), 'listed transfer');
+    const reissued = await call(keyed, 'POST', `/api/private-route/${(own.body.data as Json).routeId}/status-token`, undefined, { 'X-Api-Key': key });
+    parses(okEnvelope(reissuedStatusTokenSchema), reissued.body, 'reissue');
+    matchesDocument(reissued.body.data!, resolve(doc.components.schemas.ReissuedStatusToken), 'reissue');
 
     for (const [method, path, body] of [
       ['POST', '/api/private-route/quote', '{'],

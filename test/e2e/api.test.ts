@@ -553,7 +553,7 @@ describe('partner fees', () => {
     const transfer = await stack.api<{ routeId: string; depositAddress: `0x${string}`; quotedOutputAmount: string; partnerFeeAmount: string }>(
       'POST',
       '/api/private-route',
-      { ...quoteBody, userDestinationAddress: RECIPIENT, quoteId: quoted.body.data!.quoteId },
+      { ...quoteBody, userDestinationAddress: RECIPIENT, quoteId: quoted.body.data!.quoteId, externalId: 'order-e2e-1' },
       headers,
     );
     assert.equal(transfer.status, 200, JSON.stringify(transfer.body));
@@ -584,5 +584,23 @@ describe('partner fees', () => {
     );
     const table = await stack.routectl('partner', 'fees');
     assert.match(table.stdout, new RegExp(`${name}\\s+${destination}\\s+0x[0-9a-fA-F]{40}\\s+${partnerFee}\\s+1`));
+
+    // The key finds its transfer again by its own reference, by the deposit the watcher saw on chain, and by the
+    // deposit address; another key and a keyless caller find nothing.
+    type Page = { items: { routeId: string; status: string; externalId: string | null; depositTxHash: string | null }[]; nextCursor: string | null };
+    const byExternalId = await stack.api<Page>('GET', '/api/private-route?externalId=order-e2e-1', undefined, headers);
+    assert.equal(byExternalId.status, 200, JSON.stringify(byExternalId.body));
+    const [found] = byExternalId.body.data!.items;
+    assert.deepEqual([found?.routeId, found?.status, found?.externalId], [routeId, 'COMPLETED', 'order-e2e-1']);
+    assert.match(found!.depositTxHash ?? '', /^0x[0-9a-f]{64}$/);
+    const ids = (page: { body: { data?: Page } }) => page.body.data!.items.map((t) => t.routeId);
+    assert.deepEqual(ids(await stack.api<Page>('GET', `/api/private-route?depositTxHash=${found!.depositTxHash}`, undefined, headers)), [routeId]);
+    assert.deepEqual(ids(await stack.api<Page>('GET', `/api/private-route?depositAddress=${depositAddress}`, undefined, headers)), [routeId]);
+    const other = /^(prk_[A-Za-z0-9_-]{43})$/m.exec((await stack.routectl('apikey', 'create', '--name', 'other-wallet')).stdout)?.[1];
+    assert.ok(other);
+    assert.deepEqual(ids(await stack.api<Page>('GET', `/api/private-route?depositTxHash=${found!.depositTxHash}`, undefined, { 'X-Api-Key': other })), []);
+    const keyless = await stack.api('GET', '/api/private-route?externalId=order-e2e-1');
+    assert.equal(keyless.status, 401);
+    assert.equal((keyless.body as { code?: string }).code, 'API_KEY_REQUIRED');
   });
 });

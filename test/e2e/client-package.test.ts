@@ -82,7 +82,56 @@ describe('the packed client in a fresh project', { timeout: 180_000 }, () => {
     const root = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
     assert.equal(manifest.version, root.version);
     assert.deepEqual(manifest.dependencies, { hono: root.dependencies.hono });
-    assert.deepEqual(manifest.exports['.'], { types: './index.d.ts', import: './index.js' });
+    assert.deepEqual(manifest.exports['.'], {
+      import: { types: './index.d.ts', default: './index.js' },
+      require: { types: './index.d.cts', default: './index.cjs' },
+    });
+  });
+
+  test('CommonJS: require() loads the client and its webhooks subpath, which quote and verify as the ES module does', { timeout: 30_000 }, async () => {
+    await writeFile(
+      path.join(consumer, 'quote.cjs'),
+      `const { createPrivateRouteClient, PrivateRouteApiError } = require('${CLIENT_PACKAGE_NAME}');
+const { verifyWebhook } = require('${CLIENT_PACKAGE_NAME}/webhooks');
+
+(async () => {
+  const client = createPrivateRouteClient({ baseUrl: process.argv[2] });
+  const quote = await client.quote(${JSON.stringify(QUOTE_BODY)});
+  let error;
+  try {
+    await client.quote({ ...${JSON.stringify(QUOTE_BODY)}, amount: '-1' });
+  } catch (caught) {
+    error = { apiError: caught instanceof PrivateRouteApiError, code: caught.code, status: caught.status };
+  }
+  const delivery = JSON.parse(process.env.DELIVERY);
+  const webhook = verifyWebhook(delivery.secret, delivery.headers, delivery.body);
+  const tracking = client.trackingUrl('rt_0123456789abcdef0123456789abcdef', 'st_x');
+  console.log(JSON.stringify({ quote, error, webhook, tracking, loadedAs: typeof module }));
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+    );
+    const body = JSON.stringify({ routeId: 'rt_1', status: 'COMPLETED' });
+    const delivery = { secret: 'whsec_client-package', headers: signWebhook('whsec_client-package', 'evt_2', body), body };
+    const { stdout } = await run(process.execPath, ['quote.cjs', server!.url], {
+      cwd: consumer,
+      env: { ...childEnv, DELIVERY: JSON.stringify(delivery) },
+      timeout: 20_000,
+    });
+    const result = JSON.parse(stdout);
+    assert.equal(result.quote.amount, AMOUNT_UNITS);
+    assert.match(result.quote.quoteId, /^qt_[0-9a-f]{32}$/);
+    assert.deepEqual(result.error, { apiError: true, code: 'INVALID_AMOUNT', status: 400 });
+    assert.equal(result.webhook.ok, true);
+    assert.equal(result.webhook.eventId, 'evt_2');
+    assert.equal(result.tracking, `${server!.url}/t/rt_0123456789abcdef0123456789abcdef#st_x`);
+    assert.equal(result.loadedAs, 'object', 'a CommonJS module');
+    // The CommonJS build is what require() resolved: the package's .cjs file, not the ES module.
+    const resolved = (await run(process.execPath, ['-p', `require.resolve('${CLIENT_PACKAGE_NAME}')`], { cwd: consumer, env: childEnv, timeout: 10_000 }))
+      .stdout;
+    assert.match(resolved.trim(), /index\.cjs$/);
   });
 
   test('plain Node (no tsx) quotes against the API, gets typed errors and verifies a webhook', { timeout: 30_000 }, async () => {
@@ -168,7 +217,12 @@ export async function use(): Promise<string> {
     if (error instanceof PrivateRouteApiError) return error.code;
   }
   const check = verifyWebhook('secret', new Headers(), '{}');
-  return [output, eta, wrong, full.depositAddress, status, hidden, check.ok].join();
+  const page = await client.list({ externalId: 'order-1', limit: 10 });
+  const next: string | null = page.nextCursor;
+  for await (const listed of client.listAll({ status: 'COMPLETED' })) void listed.payoutTxHash;
+  const { statusToken } = await client.reissueStatusToken(transfer.routeId);
+  const link: string = client.trackingUrl(transfer.routeId, statusToken);
+  return [output, eta, wrong, full.depositAddress, status, hidden, check.ok, page.items[0]?.externalId, next, link].join();
 }
 `;
     const tsc = (file: string) =>
@@ -176,6 +230,19 @@ export async function use(): Promise<string> {
     await writeFile(path.join(consumer, 'typed.ts'), typed);
     // Every @ts-expect-error above must meet an error, else tsc fails (TS2578): had the types been lost (any), it would.
     await tsc('tsconfig.json');
+
+    // A CommonJS TypeScript consumer (.cts: require) is typed by the .d.cts declarations.
+    await writeFile(
+      path.join(consumer, 'typed-cjs.cts'),
+      `import client = require('${CLIENT_PACKAGE_NAME}');
+const routes = client.createPrivateRouteClient({ baseUrl: 'https://route.example' });
+export const link: string = routes.trackingUrl('rt_1');
+// @ts-expect-error list takes a status of the API's, not any string
+void routes.list({ status: 'DONE' });
+`,
+    );
+    await writeFile(path.join(consumer, 'tsconfig-cjs.json'), JSON.stringify({ ...tsconfig, files: ['typed-cjs.cts'] }));
+    await tsc('tsconfig-cjs.json');
 
     // The same file without those comments: tsc reports exactly the three mistakes.
     await writeFile(path.join(consumer, 'typed.ts'), typed.replace(/^\s*\/\/ @ts-expect-error .*\n/gm, ''));

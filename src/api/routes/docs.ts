@@ -47,6 +47,12 @@ export function openApiDocument(app: OpenAPIHono) {
     name: 'X-Status-Token',
     description: 'The same statusToken, for clients whose Authorization header carries something else.',
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: "A partner's API key (`prk_…`): opens the transfers that key created.",
+  });
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: { title: 'private-route API', version: '1', description: DESCRIPTION },

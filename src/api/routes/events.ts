@@ -136,6 +136,13 @@ export function eventRoutes(deps: ApiDeps) {
         stream.onAbort(() => aborted.abort());
         const heartbeat = setInterval(() => {
           stream.write(': heartbeat\n\n').catch(() => aborted.abort());
+          // A statusToken reissued meanwhile (src/api/routes/partnerTransfers.ts) ends the streams opened with the old one.
+          if (token !== undefined) {
+            deps.transfers.opensFullView(routeId, token).then(
+              (opens) => opens || aborted.abort(),
+              () => undefined,
+            );
+          }
         }, heartbeatMs);
         try {
           if (token === undefined) {

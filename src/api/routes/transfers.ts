@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ROUTE_ID_PATTERN, type NewTransfer, type TransferRead } from '../../transfers/transferService.ts';
+import { ExternalIdTakenError } from '../../transfers/partnerTransfers.ts';
 import { clientHashOf } from '../abuseLimits.ts';
 import { requireServerKey } from '../cors.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -88,6 +89,8 @@ export function transferRoutes(deps: ApiDeps) {
         'INVALID_WEBHOOK_URL',
         'WEBHOOK_NEEDS_API_KEY',
         'INVALID_IDEMPOTENCY_KEY',
+        'USER_REFERENCE_NOT_ACCEPTED',
+        'EXTERNAL_ID_NOT_ACCEPTED',
         'UNSUPPORTED_CHAIN',
         'UNSUPPORTED_TOKEN',
         'AMBIGUOUS_TOKEN',
@@ -97,7 +100,7 @@ export function transferRoutes(deps: ApiDeps) {
       ]),
       401: failures[401](['INVALID_API_KEY']),
       403: failures[403](['BROWSER_KEY_NOT_ALLOWED']),
-      409: failures[409](['QUOTE_EXPIRED', 'QUOTE_MISMATCH', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE']),
+      409: failures[409](['QUOTE_EXPIRED', 'QUOTE_MISMATCH', 'EXTERNAL_ID_TAKEN', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE']),
       413: failures[413](),
       429: failures[429](['RATE_LIMITED', 'TOO_MANY_UNFUNDED_TRANSFERS']),
       500: failures[500](),
@@ -146,6 +149,12 @@ export function transferRoutes(deps: ApiDeps) {
             : `this API key does not vouch for its users, so its transfers count as one client in every anonymity set: leave userReference out, or ask the operator to let the key vouch for them (routectl apikey vouch --name ${partner.name})`,
         );
       }
+      if (request.externalId !== undefined && partner === undefined) {
+        throw badRequest(
+          'EXTERNAL_ID_NOT_ACCEPTED',
+          "externalId needs an API key (X-Api-Key): it names the transfer among that key's transfers; without a key, leave it out and keep the routeId",
+        );
+      }
       if (request.webhookUrl !== undefined && partner === undefined) {
         throw badRequest(
           'WEBHOOK_NEEDS_API_KEY',
@@ -159,14 +168,25 @@ export function transferRoutes(deps: ApiDeps) {
       const client = c.get('abuseClient');
       const vouched = userReference !== undefined && partner?.userShareBps != null && client;
       const createTransfer = async () => {
-        const created = await deps.transfers.create(
-          { ...transfer, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id },
-          {
-            clientHash: clientHashOf(c),
-            partnerId: partner?.id,
-            ...(vouched && { user: { client: client.userHash(userReference), voucher: client.hash, shareBps: partner.userShareBps! } }),
-          },
-        );
+        const created = await deps.transfers
+          .create(
+            { ...transfer, partnerFeeBps: partner?.feeBps ?? 0, partnerId: partner?.id },
+            {
+              clientHash: clientHashOf(c),
+              partnerId: partner?.id,
+              ...(vouched && { user: { client: client.userHash(userReference), voucher: client.hash, shareBps: partner.userShareBps! } }),
+            },
+          )
+          .catch((error: unknown) => {
+            if (error instanceof ExternalIdTakenError) {
+              throw new ApiError(
+                409,
+                'EXTERNAL_ID_TAKEN',
+                `externalId "${error.externalId}" is taken: this API key's transfer ${error.routeId} has it (GET /api/private-route?externalId=… finds it); use another externalId for a new transfer`,
+              );
+            }
+            throw error;
+          });
         deps.logger.info('transfer created', { routeId: created.routeId, sourceChainId: created.sourceChainId, destChainId: created.destChainId });
         return created;
       };
