@@ -1,6 +1,6 @@
 import { and, isNull, ne, sql } from 'drizzle-orm';
-import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { erc20Abi, parseEventLogs, type Address, type Hex, type Transaction, type TransactionReceipt } from 'viem';
+import { isNativeToken, tokenBalance } from '../src/chain/erc20.ts';
 import { ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../src/domain/plan.ts';
 import { cctpLegs } from './cctpLeg.ts';
@@ -73,6 +73,22 @@ export function outboundLeg(deps: ActivityDeps, plan: RoutePlan, generation: num
   };
 }
 
+/** What a transaction paid `recipient` of an ERC-20: the sum of the token's Transfer logs to it. */
+export function tokenDelivered(receipt: Pick<TransactionReceipt, 'logs'>, token: Address, recipient: Address): bigint {
+  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs })
+    .filter((log) => log.address.toLowerCase() === token.toLowerCase() && log.args.to.toLowerCase() === recipient.toLowerCase())
+    .reduce((sum, log) => sum + log.args.value, 0n);
+}
+
+/**
+ * What a transaction paid `recipient` of the native currency: its value, when it is sent to the recipient itself (as
+ * Relay's solver fills native orders). Value passed on by a contract (an internal call) leaves no trace in the
+ * transaction or its receipt, so such a fill is refused (DeliveryMismatch: an operator compares the balance).
+ */
+export function nativeDelivered(tx: Pick<Transaction, 'to' | 'value'>, recipient: Address): bigint {
+  return tx.to?.toLowerCase() === recipient.toLowerCase() ? tx.value : 0n;
+}
+
 /**
  * How far a fill's block time may lag the order's record (chain clock against the database clock). A real fill
  * comes after the order was funded, so it is never close to this.
@@ -119,10 +135,9 @@ export function bridgeActivities(deps: ActivityDeps) {
     const refused: string[] = [];
     for (const hash of check.txHashes) {
       const receipt = await client.getTransactionReceipt({ hash });
-      const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
-        (log) => log.address.toLowerCase() === check.token.toLowerCase() && log.args.to.toLowerCase() === check.recipient.toLowerCase(),
-      );
-      const delivered = transfers.reduce((sum, log) => sum + log.args.value, 0n);
+      const delivered = isNativeToken(check.token)
+        ? nativeDelivered(await client.getTransaction({ hash }), check.recipient)
+        : tokenDelivered(receipt, check.token, check.recipient);
       if (receipt.status !== 'success' || delivered < expected) {
         refused.push(`${hash} paid ${delivered}`);
         continue;

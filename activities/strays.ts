@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { heartbeat, log } from '@temporalio/activity';
 import { and, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { isNativeToken, tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../src/domain/refundNote.ts';
@@ -151,11 +151,18 @@ export function strayActivities(deps: ActivityDeps) {
         // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
         if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
         const owner = route.depositAddress as Address;
+        // A native-currency route's address keeps the rest of the gas the service topped up: not told apart from a
+        // stray yet, so its native balance is not checked (docs/api.md, "Native currency").
+        const native = isNativeToken(route.sourceToken);
         const balances = await Promise.all([
-          tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
-            token: route.sourceToken as Address,
-            balance,
-          })),
+          ...(native
+            ? []
+            : [
+                tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
+                  token: route.sourceToken as Address,
+                  balance: balance as bigint | null,
+                })),
+              ]),
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
         const known = otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null;
