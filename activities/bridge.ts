@@ -9,6 +9,7 @@ import { assertPlanIsRecorded } from './planGuard.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { ledgerEntryOf, recordLedger } from '../src/transfers/ledgerStore.ts';
 import { recordServiceFee, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
@@ -193,7 +194,10 @@ export function bridgeActivities(deps: ActivityDeps) {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       let amount = BigInt(plan.amount);
       if (generation > 1) {
-        const held = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, deposit.address);
+        // Of the native currency, the user's part: the rest of an earlier gas top-up is not the route's to send.
+        const held = isNativeToken(plan.sourceToken)
+          ? await nativeUserBalance(deps, { routeId: plan.routeId, sourceChainId: plan.sourceChainId, depositAddress: deposit.address })
+          : await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, deposit.address);
         if (held < amount) amount = held;
       }
       const request: LegRequest = {

@@ -223,29 +223,38 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
     }
   }
 
-  /** The routes of this chain awaiting a deposit of the native currency. */
-  async function nativeRoutesAwaiting(chainId: number) {
+  /** The native-currency routes of this chain the watcher follows: unfinished, or finished within STRAY_WATCH_DAYS. */
+  async function nativeRoutesWatched(chainId: number) {
     return deps.db
-      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, amount: transfers.amount })
+      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, amount: transfers.amount, status: transfers.status })
       .from(transfers)
-      .where(and(eq(transfers.sourceChainId, chainId), eq(transfers.status, 'AWAITING_DEPOSIT'), eq(transfers.sourceToken, NATIVE_TOKEN)));
+      .where(
+        and(
+          eq(transfers.sourceChainId, chainId),
+          eq(transfers.sourceToken, NATIVE_TOKEN),
+          sql`(${transfers.status} not in ('COMPLETED', 'FAILED') or coalesce(${transfers.completedAt}, ${transfers.updatedAt}) > now() - make_interval(days => ${STRAY_WATCH_DAYS}))`,
+        ),
+      );
   }
 
   /**
-   * The native currency has no Transfer log: the routes awaiting it are read by balance at `safe` on every pass (a
-   * signal when it changed), and the blocks [from, safe] for the transactions that funded them (who funded the route).
+   * The native currency has no Transfer log: the blocks [from, safe] are read for transactions sending value to a
+   * watched native route's address (who funded a route awaiting its deposit; a surplus, second or late deposit marks
+   * the route for the stray check), and the routes awaiting their deposit are read by balance at `safe` on every pass
+   * (a signal when it changed). Each block is read whole (one call per block), whatever the number of addresses.
    */
   async function followNative(chainId: number, client: PublicClient, from: bigint, safe: bigint, reported: Map<string, bigint>): Promise<void> {
-    const routes = await nativeRoutesAwaiting(chainId);
+    const routes = await nativeRoutesWatched(chainId);
     if (routes.length === 0) return;
-    const byAddress = new Map(routes.map((r) => [getAddress(r.depositAddress), r]));
-    const deposits = from <= safe ? await nativeDepositsIn(client, new Set(byAddress.keys()), from, safe) : [];
+    const watched = new Set(routes.map((r) => getAddress(r.depositAddress)));
+    const deposits = from <= safe ? await nativeDepositsIn(client, watched, from, safe) : [];
     for (const route of routes) {
       const seen = deposits.filter((d) => d.to === getAddress(route.depositAddress)).map((d) => d.transfer);
+      if (seen.length > 0) await deps.db.update(transfers).set({ depositSeenAt: sql`now()` }).where(eq(transfers.routeId, route.routeId));
+      if (route.status !== 'AWAITING_DEPOSIT') continue;
       if (seen.length > 0) {
         await recordDepositTransfers(deps.db, route.routeId, seen);
         await recordFunding(deps.db, route.routeId, await fundingOfRoute(deps.db, route.routeId, BigInt(route.amount)));
-        await deps.db.update(transfers).set({ depositSeenAt: sql`now()` }).where(eq(transfers.routeId, route.routeId));
       }
       const balance = await client.getBalance({ address: route.depositAddress as Address, blockNumber: safe });
       if (balance === (reported.get(route.routeId) ?? 0n)) continue;

@@ -4,6 +4,7 @@ import { and, eq, like, notLike } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { isNativeToken, NATIVE_TOKEN, tokenBalance } from '../src/chain/erc20.ts';
 import { fundingCall } from './relayLeg.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { operatorActions, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
@@ -136,10 +137,13 @@ export function fundsActivities(deps: ActivityDeps) {
     // The token given (a stray of another ERC-20), else the source token, else another token held there.
     const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
     if (!signed) {
-      const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+      // Of the native currency, the user's part only: the rest of the service's gas top-ups is not refunded.
+      const balance = isNativeToken(token)
+        ? await nativeUserBalance(deps, route)
+        : await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
       if (balance === 0n) throw failure('NothingToRefund', `deposit address ${deposit.address} holds nothing to refund`);
       refuseDust(deps, route, token, balance);
-      // The native currency is refunded as value: what the address held before the top-up, its gas paid like an ERC-20's.
+      // The native currency is refunded as value: the user's part, its gas topped up beside it like an ERC-20's.
       await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address, deps.gasAccount, isNativeToken(token) ? balance : 0n);
       const current = isNativeToken(token) ? balance : await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
       await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, ...fundingCall(token, input.to, current) });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { createWalletClient, http, toHex, zeroAddress, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { transfers } from '../../src/db/schema.ts';
+import { ledgerEntries, transfers } from '../../src/db/schema.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
 
 /**
@@ -13,7 +13,8 @@ import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts
 
 let stack: TestStack;
 before(async () => {
-  stack = await startTestStack();
+  // The stray check runs every second, so a stray's refund is seen within the test.
+  stack = await startTestStack({ env: { STRAY_SCAN_INTERVAL_SECONDS: '1' } });
 });
 after(async () => stack?.close());
 
@@ -32,7 +33,7 @@ interface Transfer {
 const chainId = (role: 'source' | 'hub' | 'destination') => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
-async function create(amount: string, tokenSymbol: string, destTokenSymbol: string, recipient: Address): Promise<Transfer> {
+async function create(amount: string, tokenSymbol: string, destTokenSymbol: string, recipient: Address, refundAddress?: Address): Promise<Transfer> {
   const { status, body } = await stack.api<Transfer>('POST', '/api/private-route', {
     sourceChainId: chainId('source'),
     destChainId: chainId('destination'),
@@ -40,6 +41,7 @@ async function create(amount: string, tokenSymbol: string, destTokenSymbol: stri
     tokenSymbol,
     destTokenSymbol,
     userDestinationAddress: recipient,
+    refundAddress,
   });
   assert.equal(status, 200, JSON.stringify(body));
   return body.data!;
@@ -68,7 +70,7 @@ async function untilDone(routeId: string): Promise<Transfer> {
   );
 }
 
-describe('native ETH in deposit-address mode', { timeout: 400_000 }, () => {
+describe('native ETH in deposit-address mode', { timeout: 500_000 }, () => {
   test('the token list names native ETH by the zero address, apart from WETH', { timeout: 30_000 }, async () => {
     const { status, body } = await stack.api<{ address: string; symbol: string; decimals: number }[]>('GET', `/api/bridge/tokens?chainId=${chainId('source')}`);
     assert.equal(status, 200);
@@ -78,10 +80,13 @@ describe('native ETH in deposit-address mode', { timeout: 400_000 }, () => {
     assert.ok(weth && weth.address !== zeroAddress, 'WETH stays the ERC-20');
   });
 
-  test('ETH → USDC and USDC → ETH complete at once, each paying its recipient exactly the quote', { timeout: 360_000 }, async () => {
+  test('ETH → USDC and USDC → ETH complete at once, each paying its recipient exactly the quote; the gas left at the deposit address is no stray, ETH sent later is', {
+    timeout: 460_000,
+  }, async () => {
     const ethRecipient = freshAddress();
     const usdcRecipient = freshAddress();
-    const [ethIn, ethOut] = await Promise.all([create('0.05', 'ETH', 'USDC', usdcRecipient), create('100', 'USDC', 'ETH', ethRecipient)]);
+    const refundAddress = freshAddress();
+    const [ethIn, ethOut] = await Promise.all([create('0.05', 'ETH', 'USDC', usdcRecipient, refundAddress), create('100', 'USDC', 'ETH', ethRecipient)]);
     assert.equal(ethIn.depositTokenAddress, zeroAddress, 'an ETH route is funded in native ETH');
     assert.equal(ethIn.amount, '50000000000000000');
     assert.equal(ethOut.depositTokenAddress, stack.token('source', 'USDC'));
@@ -108,5 +113,27 @@ describe('native ETH in deposit-address mode', { timeout: 400_000 }, () => {
     const payout = await stack.chainClient('destination').getTransaction({ hash: doneOut.payoutTxHash as Hex });
     assert.equal(payout.to?.toLowerCase(), ethRecipient.toLowerCase());
     assert.equal(payout.value, BigInt(ethOut.quotedOutputAmount));
+
+    // What the service's gas top-up left at the finished ETH route's deposit address is not a stray: never refunded.
+    const source = stack.chainClient('source');
+    const dust = await source.getBalance({ address: ethIn.depositAddress });
+    assert.ok(dust > 0n, 'the gas top-up left some ETH at the deposit address');
+    const refunds = async () =>
+      stack.service.db
+        .select()
+        .from(ledgerEntries)
+        .where(and(eq(ledgerEntries.routeId, ethIn.routeId), eq(ledgerEntries.kind, 'refunded')));
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    assert.deepEqual(await refunds(), []);
+    assert.equal(await source.getBalance({ address: ethIn.depositAddress }), dust);
+
+    // ETH sent to it later is: refunded to the refundAddress, exactly that amount, the service paying the gas.
+    const stray = 3_000_000_000_000_000n;
+    await sendEthAsNewUser(ethIn.depositAddress, stray);
+    await waitFor('the stray ETH refunded', async () => ((await source.getBalance({ address: refundAddress })) === stray ? true : undefined), 60_000);
+    const [refunded] = await waitFor('the refund booked', async () => ((await refunds()).length > 0 ? refunds() : undefined), 30_000);
+    assert.deepEqual({ token: refunded!.token, amount: refunded!.amount }, { token: zeroAddress, amount: stray.toString() });
+    const [after] = await stack.service.db.select().from(transfers).where(eq(transfers.routeId, ethIn.routeId));
+    assert.equal(after!.needsAttention, false);
   });
 });

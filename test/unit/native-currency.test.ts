@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decodeFunctionData, erc20Abi, zeroAddress, type Address } from 'viem';
 import { nativeDelivered } from '../../activities/bridge.ts';
+import { nativeUserFunds } from '../../activities/nativeFunds.ts';
 import { fundingCall } from '../../activities/relayLeg.ts';
 import { isNativeToken } from '../../src/chain/erc20.ts';
 import { movable } from '../../src/providers/relay/adapter.ts';
@@ -40,6 +41,18 @@ describe('native currency (Relay mode)', () => {
       ['native POL', { address: zeroAddress, symbol: 'POL', decimals: 18 }, false],
     ];
     for (const [name, currency, expected] of cases) assert.equal(movable(currency), expected, name);
+  });
+
+  test("the user's ETH at a deposit address is its balance less what is left of the service's gas top-ups", () => {
+    const cases: Array<[string, bigint, { topUps: bigint[]; fees: bigint[] }, bigint]> = [
+      ['awaiting its deposit: all of it', 100n, { topUps: [], fees: [] }, 100n],
+      ['after the bridge-in: the rest of the top-up is no stray', 30n, { topUps: [50n], fees: [20n] }, 0n],
+      ['a stray after the bridge-in', 37n, { topUps: [50n], fees: [20n] }, 7n],
+      ['two top-ups, two sends, then a stray', 112n, { topUps: [50n, 50n], fees: [20n, 30n] }, 62n],
+      ['gas spent beyond the top-ups (fees paid from the deposit) never adds to it', 5n, { topUps: [10n], fees: [15n] }, 5n],
+      ['less than the top-ups left: nothing', 3n, { topUps: [50n], fees: [20n] }, 0n],
+    ];
+    for (const [name, balance, moves, expected] of cases) assert.equal(nativeUserFunds(balance, moves), expected, name);
   });
 
   test('the zero address names the native currency, whatever its case', () => {
