@@ -104,6 +104,8 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
             decimals: c.decimals,
             logoUrl: c.metadata?.logoURI || undefined,
           }))
+          // Relay may name the native currency twice (0x0… and 0xeee…): once is enough.
+          .filter((t, i, all) => all.findIndex((o) => o.address === t.address) === i)
       );
     },
 
