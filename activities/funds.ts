@@ -2,8 +2,7 @@ import { randomInt } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, like, notLike } from 'drizzle-orm';
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
-import { isNativeToken, NATIVE_TOKEN, tokenBalance } from '../src/chain/erc20.ts';
-import { fundingCall } from './relayLeg.ts';
+import { isNativeToken, NATIVE_TOKEN, paymentCall, tokenBalance } from '../src/chain/erc20.ts';
 import { nativeUserBalance } from './nativeFunds.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { operatorActions, txIntents } from '../src/db/schema.ts';
@@ -146,7 +145,7 @@ export function fundsActivities(deps: ActivityDeps) {
       // The native currency is refunded as value: the user's part, its gas topped up beside it like an ERC-20's.
       await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address, deps.gasAccount, isNativeToken(token) ? balance : 0n);
       const current = isNativeToken(token) ? balance : await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
-      await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, ...fundingCall(token, input.to, current) });
+      await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, ...paymentCall(token, input.to, current) });
     }
     const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
     return bookRefund(deps, route, input.key, txHash, receipt);

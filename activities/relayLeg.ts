@@ -1,6 +1,6 @@
 import { heartbeat, sleep } from '@temporalio/activity';
-import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { isNativeToken } from '../src/chain/erc20.ts';
+import { erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
+import { isNativeToken, paymentCall } from '../src/chain/erc20.ts';
 import type { bridgeOrders } from '../src/db/schema.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BridgeOrderRef } from '../src/domain/plan.ts';
@@ -102,7 +102,7 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       const prepared = await prepare(request);
       const step = fundingStep(request);
       const amountIn = BigInt(prepared.order.amountIn);
-      const call = fundingCall(request.originCurrency, prepared.payTo, amountIn);
+      const call = paymentCall(request.originCurrency, prepared.payTo, amountIn);
       // A native order's value is the route's funds, not gas: the top-up tops up what is left beside it.
       await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder, call.value ?? 0n);
       const { txHash, receipt } = await deps.sender.send({ routeId: request.routeId, step, chainId: request.originChainId, account: request.from, ...call });
@@ -136,15 +136,6 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       }
     },
   };
-}
-
-/**
- * The transaction that funds an order: Relay's deposit step for the origin currency, a transfer() of an ERC-20 or, for
- * the native currency (the zero address), the amount as the transaction's value.
- */
-export function fundingCall(currency: Address, payTo: Address, amount: bigint): { to: Address; data?: Hex; value?: bigint } {
-  if (isNativeToken(currency)) return { to: payTo, value: amount };
-  return { to: currency, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payTo, amount] }) };
 }
 
 /** Whom a mined funding transaction paid: the receiver of the native value, or of the leg's token's Transfer from `from`. */

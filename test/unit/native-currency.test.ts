@@ -3,8 +3,7 @@ import { describe, test } from 'node:test';
 import { decodeFunctionData, erc20Abi, zeroAddress, type Address } from 'viem';
 import { nativeDelivered } from '../../activities/bridge.ts';
 import { nativeUserFunds } from '../../activities/nativeFunds.ts';
-import { fundingCall } from '../../activities/relayLeg.ts';
-import { isNativeToken } from '../../src/chain/erc20.ts';
+import { isNativeToken, paymentCall } from '../../src/chain/erc20.ts';
 import { movable } from '../../src/providers/relay/adapter.ts';
 
 const RECIPIENT: Address = '0x000000000000000000000000000000000000bEEF';
@@ -24,8 +23,8 @@ describe('native currency (Relay mode)', () => {
   });
 
   test('an order is funded by value for the native currency, by transfer() for an ERC-20', () => {
-    assert.deepEqual(fundingCall(zeroAddress, STRANGER, 7n), { to: STRANGER, value: 7n });
-    const erc20 = fundingCall(USDC, STRANGER, 7n);
+    assert.deepEqual(paymentCall(zeroAddress, STRANGER, 7n), { to: STRANGER, value: 7n });
+    const erc20 = paymentCall(USDC, STRANGER, 7n);
     assert.equal(erc20.to, USDC);
     assert.equal(erc20.value, undefined);
     assert.deepEqual(decodeFunctionData({ abi: erc20Abi, data: erc20.data! }).args, [STRANGER, 7n]);
