@@ -4,6 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { createWalletClient, http, toHex, zeroAddress, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries, transfers } from '../../src/db/schema.ts';
+import { amountClassOf } from '../../src/privacy/amountClass.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
 
 /**
@@ -90,6 +91,8 @@ describe('native ETH in deposit-address mode', { timeout: 500_000 }, () => {
     assert.equal(ethIn.depositTokenAddress, zeroAddress, 'an ETH route is funded in native ETH');
     assert.equal(ethIn.amount, '50000000000000000');
     assert.equal(ethOut.depositTokenAddress, stack.token('source', 'USDC'));
+    // The privacy rules hold for native amounts: each payout is a value of the amount classes' grid (wei for ETH).
+    for (const { quotedOutputAmount } of [ethIn, ethOut]) assert.equal(amountClassOf(BigInt(quotedOutputAmount)), BigInt(quotedOutputAmount));
 
     const [funding] = await Promise.all([
       sendEthAsNewUser(ethIn.depositAddress, BigInt(ethIn.amount)),
