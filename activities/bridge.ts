@@ -1,6 +1,6 @@
 import { and, isNull, ne, sql } from 'drizzle-orm';
-import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { erc20Abi, parseEventLogs, type Address, type Hex, type Transaction, type TransactionReceipt } from 'viem';
+import { isNativeToken, tokenBalance } from '../src/chain/erc20.ts';
 import { ledgerEntries, transfers } from '../src/db/schema.ts';
 import type { BridgeLeg, BridgeOrderRef, RoutePlan } from '../src/domain/plan.ts';
 import { cctpLegs } from './cctpLeg.ts';
@@ -9,6 +9,7 @@ import { assertPlanIsRecorded } from './planGuard.ts';
 import { directLegs } from './directLeg.ts';
 import type { LegMover, LegRequest } from './legs.ts';
 import { relayLegs } from './relayLeg.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { ledgerEntryOf, recordLedger } from '../src/transfers/ledgerStore.ts';
 import { recordServiceFee, writeStatus } from './projection.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
@@ -73,6 +74,22 @@ export function outboundLeg(deps: ActivityDeps, plan: RoutePlan, generation: num
   };
 }
 
+/** What a transaction paid `recipient` of an ERC-20: the sum of the token's Transfer logs to it. */
+export function tokenDelivered(receipt: Pick<TransactionReceipt, 'logs'>, token: Address, recipient: Address): bigint {
+  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs })
+    .filter((log) => log.address.toLowerCase() === token.toLowerCase() && log.args.to.toLowerCase() === recipient.toLowerCase())
+    .reduce((sum, log) => sum + log.args.value, 0n);
+}
+
+/**
+ * What a transaction paid `recipient` of the native currency: its value, when it is sent to the recipient itself (as
+ * Relay's solver fills native orders). Value passed on by a contract (an internal call) leaves no trace in the
+ * transaction or its receipt, so such a fill is refused (DeliveryMismatch: an operator compares the balance).
+ */
+export function nativeDelivered(tx: Pick<Transaction, 'to' | 'value'>, recipient: Address): bigint {
+  return tx.to?.toLowerCase() === recipient.toLowerCase() ? tx.value : 0n;
+}
+
 /**
  * How far a fill's block time may lag the order's record (chain clock against the database clock). A real fill
  * comes after the order was funded, so it is never close to this.
@@ -119,10 +136,9 @@ export function bridgeActivities(deps: ActivityDeps) {
     const refused: string[] = [];
     for (const hash of check.txHashes) {
       const receipt = await client.getTransactionReceipt({ hash });
-      const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
-        (log) => log.address.toLowerCase() === check.token.toLowerCase() && log.args.to.toLowerCase() === check.recipient.toLowerCase(),
-      );
-      const delivered = transfers.reduce((sum, log) => sum + log.args.value, 0n);
+      const delivered = isNativeToken(check.token)
+        ? nativeDelivered(await client.getTransaction({ hash }), check.recipient)
+        : tokenDelivered(receipt, check.token, check.recipient);
       if (receipt.status !== 'success' || delivered < expected) {
         refused.push(`${hash} paid ${delivered}`);
         continue;
@@ -178,7 +194,10 @@ export function bridgeActivities(deps: ActivityDeps) {
       const { deposit } = deps.keyring.routeAccounts(plan.accountIndex);
       let amount = BigInt(plan.amount);
       if (generation > 1) {
-        const held = await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, deposit.address);
+        // Of the native currency, the user's part: the rest of an earlier gas top-up is not the route's to send.
+        const held = isNativeToken(plan.sourceToken)
+          ? await nativeUserBalance(deps, { routeId: plan.routeId, sourceChainId: plan.sourceChainId, depositAddress: deposit.address })
+          : await tokenBalance(deps.chains, plan.sourceChainId, plan.sourceToken, deposit.address);
         if (held < amount) amount = held;
       }
       const request: LegRequest = {

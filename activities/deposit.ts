@@ -1,12 +1,13 @@
 import { heartbeat, sleep } from '@temporalio/activity';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { getAddress } from 'viem';
+import { isNativeToken, tokenBalance } from '../src/chain/erc20.ts';
 import { reusedAddress } from '../src/domain/funding.ts';
 import type { RoutePlan } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { recordLedger } from '../src/transfers/ledgerStore.ts';
 import { fundingOfRoute, recordDepositTransfers, recordFunding } from '../src/transfers/depositTransferStore.ts';
 import { transferOf } from '../src/transfers/transferStore.ts';
-import { depositTransferOf, firstBlockAtOrAfter, TRANSFER_EVENT } from './depositWatcher.ts';
+import { depositTransferOf, firstBlockAtOrAfter, nativeDepositsIn, TRANSFER_EVENT } from './depositWatcher.ts';
 
 /** Blocks read per eth_getLogs call when the route's own transfers are read from the chain. */
 const LOG_BLOCK_RANGE = 2_000n;
@@ -33,6 +34,16 @@ export function depositActivities(deps: ActivityDeps) {
     const client = deps.chains.publicClient(plan.sourceChainId);
     const head = await client.getBlockNumber();
     const from = await firstBlockAtOrAfter(client, BigInt(Math.floor(route.createdAt.getTime() / 1000) - 60), head);
+    if (isNativeToken(plan.sourceToken)) {
+      // No logs to ask for: the blocks' transactions that sent value to the address.
+      const found = await nativeDepositsIn(client, new Set([getAddress(plan.depositAddress)]), from, head);
+      await recordDepositTransfers(
+        deps.db,
+        plan.routeId,
+        found.map((d) => d.transfer),
+      );
+      return;
+    }
     for (let start = from; start <= head; start += LOG_BLOCK_RANGE) {
       const end = start + LOG_BLOCK_RANGE - 1n < head ? start + LOG_BLOCK_RANGE - 1n : head;
       const logs = await client.getLogs({

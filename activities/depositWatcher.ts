@@ -4,6 +4,7 @@ import { erc20Abi, getAddress, parseAbiItem, type Address, type Hex, type Log, t
 import { depositTokens, depositWatchCursors, transfers } from '../src/db/schema.ts';
 import type { DepositTransfer } from '../src/domain/funding.ts';
 import { fundingOfRoute, recordDepositTransfers, recordFunding } from '../src/transfers/depositTransferStore.ts';
+import { NATIVE_TOKEN } from '../src/chain/erc20.ts';
 import { type ActivityDeps, requireNotifier } from './deps.ts';
 
 /**
@@ -61,6 +62,33 @@ export function depositTransferOf(log: {
     logIndex: log.logIndex!,
     txHash: log.transactionHash!,
   };
+}
+
+/**
+ * The native-currency deposits into `watched` addresses in blocks [from, to]: transactions that send value to one of
+ * them directly, as the route's funding records them (the transaction's index in its block stands for the log index).
+ * ETH passed on by a contract (an internal call) leaves no transaction to an address: the balance still counts it, but
+ * its sender is not recorded.
+ */
+export async function nativeDepositsIn(
+  client: PublicClient,
+  watched: ReadonlySet<Address>,
+  from: bigint,
+  to: bigint,
+): Promise<Array<{ to: Address; transfer: DepositTransfer }>> {
+  const found: Array<{ to: Address; transfer: DepositTransfer }> = [];
+  for (let n = from; n <= to; n++) {
+    const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+    for (const tx of block.transactions) {
+      const payee = tx.to ? getAddress(tx.to) : null;
+      if (!payee || tx.value === 0n || !watched.has(payee)) continue;
+      found.push({
+        to: payee,
+        transfer: { from: getAddress(tx.from), value: tx.value, blockNumber: Number(n), logIndex: tx.transactionIndex, txHash: tx.hash },
+      });
+    }
+  }
+  return found;
 }
 
 export interface WatchDepositsInput {
@@ -195,6 +223,46 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
     }
   }
 
+  /** The native-currency routes of this chain the watcher follows: unfinished, or finished within STRAY_WATCH_DAYS. */
+  async function nativeRoutesWatched(chainId: number) {
+    return deps.db
+      .select({ routeId: transfers.routeId, depositAddress: transfers.depositAddress, amount: transfers.amount, status: transfers.status })
+      .from(transfers)
+      .where(
+        and(
+          eq(transfers.sourceChainId, chainId),
+          eq(transfers.sourceToken, NATIVE_TOKEN),
+          sql`(${transfers.status} not in ('COMPLETED', 'FAILED') or coalesce(${transfers.completedAt}, ${transfers.updatedAt}) > now() - make_interval(days => ${STRAY_WATCH_DAYS}))`,
+        ),
+      );
+  }
+
+  /**
+   * The native currency has no Transfer log: the blocks [from, safe] are read for transactions sending value to a
+   * watched native route's address (who funded a route awaiting its deposit; a surplus, second or late deposit marks
+   * the route for the stray check), and the routes awaiting their deposit are read by balance at `safe` on every pass
+   * (a signal when it changed). Each block is read whole (one call per block), whatever the number of addresses.
+   */
+  async function followNative(chainId: number, client: PublicClient, from: bigint, safe: bigint, reported: Map<string, bigint>): Promise<void> {
+    const routes = await nativeRoutesWatched(chainId);
+    if (routes.length === 0) return;
+    const watched = new Set(routes.map((r) => getAddress(r.depositAddress)));
+    const deposits = from <= safe ? await nativeDepositsIn(client, watched, from, safe) : [];
+    for (const route of routes) {
+      const seen = deposits.filter((d) => d.to === getAddress(route.depositAddress)).map((d) => d.transfer);
+      if (seen.length > 0) await deps.db.update(transfers).set({ depositSeenAt: sql`now()` }).where(eq(transfers.routeId, route.routeId));
+      if (route.status !== 'AWAITING_DEPOSIT') continue;
+      if (seen.length > 0) {
+        await recordDepositTransfers(deps.db, route.routeId, seen);
+        await recordFunding(deps.db, route.routeId, await fundingOfRoute(deps.db, route.routeId, BigInt(route.amount)));
+      }
+      const balance = await client.getBalance({ address: route.depositAddress as Address, blockNumber: safe });
+      if (balance === (reported.get(route.routeId) ?? 0n)) continue;
+      reported.set(route.routeId, balance);
+      await requireNotifier(deps).depositObserved(route.routeId, { balance: balance.toString(), blockNumber: Number(safe) });
+    }
+  }
+
   return {
     /**
      * Follows one chain's Transfer logs for `runForSeconds`, then returns (its workflow starts the next run).
@@ -211,6 +279,9 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
       let finishedNext: bigint | undefined;
       /** Passes since the finished routes' addresses were last read: due at once when a run starts. */
       let sinceFinishedRead = FINISHED_READ_EVERY_POLLS;
+      /** The next block read for native deposits, and the balance last reported per native route. */
+      let nativeNext: bigint | undefined;
+      const nativeReported = new Map<string, bigint>();
 
       const saveCursors = async () => {
         const values = { nextBlock: Number(next), finishedNextBlock: Number(finishedNext) };
@@ -276,10 +347,14 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
           finishedNext = started.finishedNext ?? started.next;
         }
         const safe = head - confirmations;
+        // The native deposits' blocks from where this pass's logs start (re-read after a restart: recorded ones are kept).
+        const nativeFrom = nativeNext ?? (next > REORG_MARGIN_BLOCKS ? next - REORG_MARGIN_BLOCKS : 0n);
         if (safe >= next) {
           // Read after the head: a deposit in a block up to it was sent to an address its route had already committed.
           await follow(await unfinishedAddresses(input.chainId), next, safe, (n) => (next = n), head);
         }
+        await followNative(input.chainId, client, nativeFrom, safe, nativeReported);
+        if (safe >= nativeFrom) nativeNext = safe + 1n;
         if (sinceFinishedRead >= FINISHED_READ_EVERY_POLLS && safe >= finishedNext!) {
           // A route that finished since the last read was read as unfinished up to `next`, beyond this cursor: no gap.
           await follow(await finishedAddresses(input.chainId), finishedNext!, safe, (n) => (finishedNext = n), head);

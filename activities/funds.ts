@@ -1,8 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, like, notLike } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { isNativeToken, NATIVE_TOKEN, paymentCall, tokenBalance } from '../src/chain/erc20.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { IntentVoidedError, TransactionRevertedError } from '../src/chain/txSender.ts';
 import { operatorActions, txIntents } from '../src/db/schema.ts';
 import { formatAmount } from '../src/money/amount.ts';
@@ -135,19 +136,16 @@ export function fundsActivities(deps: ActivityDeps) {
     // The token given (a stray of another ERC-20), else the source token, else another token held there.
     const token = input.token ?? (signed ? (route.sourceToken as Address) : await depositTokenToRefund(deps, route));
     if (!signed) {
-      const balance = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+      // Of the native currency, the user's part only: the rest of the service's gas top-ups is not refunded.
+      const balance = isNativeToken(token)
+        ? await nativeUserBalance(deps, route)
+        : await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
       if (balance === 0n) throw failure('NothingToRefund', `deposit address ${deposit.address} holds nothing to refund`);
       refuseDust(deps, route, token, balance);
-      await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address);
-      const current = await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
-      await deps.sender.send({
-        routeId: input.routeId,
-        step,
-        chainId: route.sourceChainId,
-        account: deposit,
-        to: token,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [input.to, current] }),
-      });
+      // The native currency is refunded as value: the user's part, its gas topped up beside it like an ERC-20's.
+      await ensureGas(deps, input.routeId, step, route.sourceChainId, deposit.address, deps.gasAccount, isNativeToken(token) ? balance : 0n);
+      const current = isNativeToken(token) ? balance : await tokenBalance(deps.chains, route.sourceChainId, token, deposit.address);
+      await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, ...paymentCall(token, input.to, current) });
     }
     const { txHash, receipt } = await deps.sender.send({ routeId: input.routeId, step, chainId: route.sourceChainId, account: deposit, to: token });
     return bookRefund(deps, route, input.key, txHash, receipt);
@@ -237,19 +235,28 @@ export interface RefundResult {
 
 /** Books a mined refund under `refunded:<key>`: the token and recipient its transaction moved (a retry may not know which a refund without a token chose). */
 async function bookRefund(deps: ActivityDeps, route: Transfer, key: string, txHash: Hex, receipt: TransactionReceipt): Promise<RefundResult> {
-  const [refund] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
+  const [logged] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
+  const refund = logged
+    ? { token: getAddress(logged.address), to: getAddress(logged.args.to), value: logged.args.value }
+    : await nativeRefundOf(deps, route.sourceChainId, txHash);
   if (!refund) throw new Error(`refund transaction ${txHash} moved no tokens`);
-  const amount = refund.args.value.toString();
+  const amount = refund.value.toString();
   await recordLedger(deps.db, {
     routeId: route.routeId,
     kind: 'refunded',
     key,
     chainId: route.sourceChainId,
-    token: getAddress(refund.address),
+    token: refund.token,
     amount,
     txHash,
   });
-  return { amount, txHash, to: getAddress(refund.args.to) };
+  return { amount, txHash, to: refund.to };
+}
+
+/** A refund of the native currency: the value its transaction sent (none: it moved nothing). */
+async function nativeRefundOf(deps: ActivityDeps, chainId: number, hash: Hex): Promise<{ token: Address; to: Address; value: bigint } | null> {
+  const tx = await deps.chains.publicClient(chainId).getTransaction({ hash });
+  return tx.to && tx.value > 0n ? { token: NATIVE_TOKEN, to: getAddress(tx.to), value: tx.value } : null;
 }
 
 /**

@@ -16,6 +16,8 @@ export async function ensureGas(
   chainId: number,
   address: Address,
   funder: LocalAccount = deps.gasAccount,
+  /** Native currency the step itself sends as value (a native-currency route's funds): not gas, so not counted as such. */
+  sending = 0n,
 ): Promise<void> {
   const client = deps.chains.publicClient(chainId);
   for (let n = 0; ; ) {
@@ -25,7 +27,8 @@ export async function ensureGas(
       n++;
       continue;
     }
-    const [balance, fees] = await Promise.all([client.getBalance({ address }), offeredFees(client, deps.chains.chain(chainId))]);
+    const [held, fees] = await Promise.all([client.getBalance({ address }), offeredFees(client, deps.chains.chain(chainId))]);
+    const balance = held > sending ? held - sending : 0n;
     // The fee the account's own transactions will offer (the sender signs with the same policy).
     const needed = ROUTE_ACCOUNT_GAS_PER_STEP * feeCap(fees);
     if (balance >= needed) return;

@@ -1,5 +1,6 @@
 import { heartbeat, sleep } from '@temporalio/activity';
-import { encodeFunctionData, erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
+import { erc20Abi, isAddressEqual, parseEventLogs, type Address, type TransactionReceipt } from 'viem';
+import { isNativeToken, paymentCall } from '../src/chain/erc20.ts';
 import type { bridgeOrders } from '../src/db/schema.ts';
 import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BridgeOrderRef } from '../src/domain/plan.ts';
@@ -81,13 +82,11 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
    * attempt funded it is found by its deposit address.
    */
   async function orderFunded(request: LegRequest, prepared: PreparedLeg, receipt: TransactionReceipt): Promise<BridgeOrderRef> {
-    const [paid] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
-      (log) => isAddressEqual(log.address, request.originCurrency) && isAddressEqual(log.args.from, request.from.address),
-    );
-    if (!paid || isAddressEqual(paid.args.to, prepared.payTo)) return prepared.order;
+    const paidTo = fundingPayee(request, receipt);
+    if (!paidTo || isAddressEqual(paidTo, prepared.payTo)) return prepared.order;
     const key = orderKey(request.leg, request.generation);
     const orders = await setAsideOrders(deps.db, request.routeId, key);
-    const funded = orders.find((o) => isAddressEqual(o.depositAddress as Address, paid.args.to));
+    const funded = orders.find((o) => isAddressEqual(o.depositAddress as Address, paidTo));
     if (!funded)
       throw failure(
         'BridgeFundingMismatch',
@@ -102,15 +101,11 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
     async start(request) {
       const prepared = await prepare(request);
       const step = fundingStep(request);
-      await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder);
-      const { txHash, receipt } = await deps.sender.send({
-        routeId: request.routeId,
-        step,
-        chainId: request.originChainId,
-        account: request.from,
-        to: request.originCurrency,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [prepared.payTo, BigInt(prepared.order.amountIn)] }),
-      });
+      const amountIn = BigInt(prepared.order.amountIn);
+      const call = paymentCall(request.originCurrency, prepared.payTo, amountIn);
+      // A native order's value is the route's funds, not gas: the top-up tops up what is left beside it.
+      await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder, call.value ?? 0n);
+      const { txHash, receipt } = await deps.sender.send({ routeId: request.routeId, step, chainId: request.originChainId, account: request.from, ...call });
       const order = await orderFunded(request, prepared, receipt);
       await bookLegSend(deps, request, order.amountIn, txHash);
       return order;
@@ -141,4 +136,13 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       }
     },
   };
+}
+
+/** Whom a mined funding transaction paid: the receiver of the native value, or of the leg's token's Transfer from `from`. */
+function fundingPayee(request: LegRequest, receipt: TransactionReceipt): Address | undefined {
+  if (isNativeToken(request.originCurrency)) return receipt.to ?? undefined;
+  const [paid] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs }).filter(
+    (log) => isAddressEqual(log.address, request.originCurrency) && isAddressEqual(log.args.from, request.from.address),
+  );
+  return paid?.args.to;
 }

@@ -2,11 +2,12 @@ import { randomInt } from 'node:crypto';
 import { heartbeat, log } from '@temporalio/activity';
 import { and, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address } from 'viem';
-import { tokenBalance } from '../src/chain/erc20.ts';
+import { isNativeToken, tokenBalance } from '../src/chain/erc20.ts';
 import { depositTokens, transfers } from '../src/db/schema.ts';
 import { redactUrls } from '../src/redact.ts';
 import { isRefundFailedNote } from '../src/domain/refundNote.ts';
 import type { ActivityDeps } from './deps.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { belowRefundMinimum, PAST_DEPOSIT } from './refundRules.ts';
 import { isTerminalStatus, TERMINAL_STATUSES } from '../src/domain/status.ts';
 import type { HeldFunds } from '../src/domain/heldFunds.ts';
@@ -151,11 +152,12 @@ export function strayActivities(deps: ActivityDeps) {
         // stays, until an operator's `routectl refund` succeeds (an earlier refund may still be pending or mine).
         if (route.needsAttention && isRefundFailedNote(route.lastError)) return;
         const owner = route.depositAddress as Address;
+        // A native-currency route's address also keeps the rest of the gas the service topped up: not a stray.
+        const sourceBalance = isNativeToken(route.sourceToken)
+          ? nativeUserBalance(deps, route)
+          : tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner);
         const balances = await Promise.all([
-          tokenBalance(deps.chains, route.sourceChainId, route.sourceToken as Address, owner).then((balance) => ({
-            token: route.sourceToken as Address,
-            balance,
-          })),
+          sourceBalance.then((balance) => ({ token: route.sourceToken as Address, balance: balance as bigint | null })),
           ...otherTokens.map(async (token) => ({ token, balance: await balanceOrNull(route.sourceChainId, token, owner) })),
         ]);
         const known = otherTokens.length > 0 ? await knownOn(route.sourceChainId) : null;
@@ -242,7 +244,10 @@ export function strayActivities(deps: ActivityDeps) {
  */
 export async function depositTokenToRefund(deps: ActivityDeps, route: Transfer): Promise<Address> {
   const source = route.sourceToken as Address;
-  if ((await tokenBalance(deps.chains, route.sourceChainId, source, route.depositAddress as Address)) > 0n) return source;
+  const held = isNativeToken(source)
+    ? await nativeUserBalance(deps, route)
+    : await tokenBalance(deps.chains, route.sourceChainId, source, route.depositAddress as Address);
+  if (held > 0n) return source;
   for (const held of route.heldFunds ?? []) {
     if (held.place !== 'deposit' || same(held.token, source)) continue;
     if ((await tokenBalance(deps.chains, route.sourceChainId, held.token as Address, route.depositAddress as Address)) > 0n) return held.token as Address;

@@ -113,8 +113,8 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
     assert.ok(q.etaSeconds > 0);
   });
 
-  test('non-USDC requests are refused with a clear reason', async () => {
-    for (const body of [{ tokenSymbol: 'WETH' }, { destTokenSymbol: 'WETH' }]) {
+  test('non-USDC requests (native ETH included) are refused with a clear reason', async () => {
+    for (const body of [{ tokenSymbol: 'WETH' }, { destTokenSymbol: 'WETH' }, { tokenSymbol: 'ETH' }, { destTokenSymbol: 'ETH' }]) {
       const response = await stack.api('POST', '/api/private-route/quote', {
         sourceChainId: chainId('source'),
         destChainId: chainId('destination'),
@@ -123,6 +123,7 @@ describe('burn-and-mint mode (CCTP v2) on the local stack', () => {
       });
       assert.equal(response.status, 400);
       assert.match(response.body.error!, /burn-and-mint mode moves USDC only/);
+      assert.equal((response.body as { code?: string }).code, 'UNSUPPORTED_TOKEN');
     }
     const pair = { sourceChainId: chainId('source'), destChainId: chainId('destination') };
     const unknown = await stack.api('POST', '/api/private-route/quote', { ...pair, amount: '10', tokenAddress: '0x000000000000000000000000000000000000dEaD' });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, zeroAddress, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DEVNET_ACCOUNTS, startDevnetChains, type DevnetChains } from '../../devnet/chains.ts';
 import { freeChainPorts } from '../../devnet/ports.ts';
@@ -142,7 +142,8 @@ describe('relay emulator through the production adapter', () => {
     const all = await bridge.listTokens(hub.chainId);
     assert.deepEqual(
       all.map((t) => [t.symbol, t.address, t.decimals]),
-      hub.tokens.map((t) => [t.symbol, t.address, t.decimals]),
+      // The native currency first, as Relay names it: the zero address.
+      [['ETH', zeroAddress, 18], ...hub.tokens.map((t) => [t.symbol, t.address, t.decimals])],
     );
     assert.deepEqual(
       (await bridge.listTokens(hub.chainId, 'usdc')).map((t) => t.symbol),
@@ -160,6 +161,7 @@ describe('relay emulator through the production adapter', () => {
     assert.equal(await bridge.tokenUsdPrice(chain('source').chainId, token('source', 'WETH')), '2500');
     assert.equal(await bridge.tokenUsdPrice(chain('hub').chainId, token('hub', 'USDC')), '1');
     assert.equal(await bridge.tokenUsdPrice(chain('hub').chainId, freshAddress()), null);
+    assert.equal(await bridge.tokenUsdPrice(chain('source').chainId, zeroAddress), '2500', 'native ETH is priced as WETH');
   });
 
   test('quote EXACT_INPUT: converted at the fixed prices minus 0.1%, rounded down', async () => {

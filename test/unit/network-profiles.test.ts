@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { getAddress, isAddress } from 'viem';
+import { getAddress, isAddress, zeroAddress } from 'viem';
 import { loadConfig, priceEpochHoldBps } from '../../src/config.ts';
 import { NETWORK_PROFILES, profileCctp } from '../../src/networks/profiles.ts';
+import { movable } from '../../src/providers/relay/adapter.ts';
 
 /** Circle's domain of each chain id (developers.circle.com, "Supported chains and domains"), typed in a second time. */
 const CIRCLE_DOMAINS: Record<number, number> = {
@@ -132,6 +133,25 @@ describe('network profiles: the public constants (src/networks/profiles.ts)', ()
     for (const profile of NETWORK_PROFILES) {
       for (const chain of profile.chains) assert.ok(Number.isInteger(chain.confirmations) && chain.confirmations >= 1, `${profile.name} ${chain.chainId}`);
     }
+  });
+
+  test("native ETH is offered (Relay mode) on exactly the profiles' chains whose native currency is ETH", () => {
+    for (const profile of NETWORK_PROFILES) {
+      for (const chain of profile.chains) {
+        // The profile's currency as Relay lists it: the zero address, the chain's symbol and decimals.
+        const offered = movable({
+          address: zeroAddress,
+          symbol: chain.nativeCurrency.symbol,
+          decimals: chain.nativeCurrency.decimals,
+          metadata: { isNative: true },
+        });
+        assert.equal(offered, chain.nativeCurrency.symbol === 'ETH', `${profile.name} ${chain.chainId} (${chain.nativeCurrency.symbol})`);
+      }
+    }
+    const mainnet = NETWORK_PROFILES.find((p) => p.name === 'mainnet')!;
+    const ethChains = mainnet.chains.filter((c) => c.nativeCurrency.symbol === 'ETH').map((c) => c.chainId);
+    for (const chainId of [1, 10, 42161, 8453]) assert.ok(ethChains.includes(chainId), `mainnet ${chainId} has native ETH`);
+    for (const chainId of [43114, 137]) assert.ok(!ethChains.includes(chainId), `mainnet ${chainId} has no native ETH`);
   });
 
   test('NETWORK=testnet without RPC URLs, or without the hub among them, stops with what to set', () => {

@@ -165,7 +165,7 @@ describe('relay adapter: requests and mapping', () => {
     ]);
   });
 
-  test('listTokens leaves out native coins: the service moves ERC-20 tokens only', async () => {
+  test("listTokens keeps a chain's native ETH once, at the zero address and first, and leaves out other native coins", async () => {
     const { bridge } = bridgeWith(() =>
       json([
         {
@@ -179,11 +179,16 @@ describe('relay adapter: requests and mapping', () => {
         },
         { chainId: 8453, address: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', symbol: 'ETH', name: 'Ether', decimals: 18, vmType: 'evm' },
         { chainId: 8453, address: USDC_BASE, symbol: 'USDC', name: 'USD Coin', decimals: 6, vmType: 'evm' },
+        // Another chain's native coin under the same chain id (a fuzzy answer): not ETH, so not moved.
+        { chainId: 8453, address: '0x0000000000000000000000000000000000000000', symbol: 'AVAX', name: 'Avalanche', decimals: 18, metadata: { isNative: true } },
       ]),
     );
     assert.deepEqual(
-      (await bridge.listTokens(8453)).map((t) => t.symbol),
-      ['USDC'],
+      (await bridge.listTokens(8453)).map((t) => [t.symbol, t.address]),
+      [
+        ['ETH', '0x0000000000000000000000000000000000000000'],
+        ['USDC', getAddress(USDC_BASE)],
+      ],
     );
   });
 

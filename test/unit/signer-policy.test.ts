@@ -14,6 +14,7 @@ import {
   pad,
   recoverTransactionAddress,
   serializeTransaction,
+  zeroAddress,
 } from 'viem';
 import { DEVNET_ACCOUNTS } from '../../devnet/chains.ts';
 import { createRouteKeyring } from '../../src/accounts/routeAccounts.ts';
@@ -66,6 +67,8 @@ const route: RouteFacts = {
   precommitments: [77n],
   nullifierHashes: [5n],
 };
+/** A route of native ETH in (Relay's zero address): its cap of the native currency is 10 wei. */
+const nativeRoute: RouteFacts = { ...route, capOf: (_chainId, token) => (token === zeroAddress ? 10n : undefined) };
 const burn = (change: Partial<Extract<Call, { kind: 'burn' }>> = {}): Call => ({
   kind: 'burn',
   messenger: MESSENGER,
@@ -114,6 +117,29 @@ describe('the spending policy: rules', () => {
     ['pool deposit from the deposit account', { role: 'deposit', index: 7 }, poolDeposit(), route, 'call-not-allowed'],
     ['ragequit from the hub account', { role: 'hub', index: 7 }, { kind: 'ragequit', pool: POOL }, route, true],
     ['native value from a route account', { role: 'exit', index: 7 }, { kind: 'native', to: RECIPIENT, value: 1n }, route, 'call-not-allowed'],
+    [
+      'native value from the deposit account of a route of an ERC-20',
+      { role: 'deposit', index: 7 },
+      { kind: 'native', to: RECIPIENT, value: 1n },
+      route,
+      'no-recorded-amount',
+    ],
+    [
+      'native value from the deposit account of a native route to its order',
+      { role: 'deposit', index: 7 },
+      { kind: 'native', to: ORDER, value: 10n },
+      nativeRoute,
+      true,
+    ],
+    ['native value from it above the cap', { role: 'deposit', index: 7 }, { kind: 'native', to: ORDER, value: 11n }, nativeRoute, 'above-cap'],
+    ['native value from it to a stranger', { role: 'deposit', index: 7 }, { kind: 'native', to: STRANGER, value: 1n }, nativeRoute, 'payee-not-planned'],
+    [
+      'native value from the exit account of a native route',
+      { role: 'exit', index: 7 },
+      { kind: 'native', to: ORDER, value: 1n },
+      nativeRoute,
+      'call-not-allowed',
+    ],
     ['an unknown function', { role: 'exit', index: 7 }, { kind: 'other', to: USDC, selector: '0x23b872dd', value: 0n }, route, 'call-not-allowed'],
     ['a cancel (0-value self-send)', { role: 'exit', index: 7 }, { kind: 'cancel' }, route, true],
     ['gas top-up of a route account', { role: 'gas' }, { kind: 'native', to: own.deposit, value: 10n ** 16n }, route, true],

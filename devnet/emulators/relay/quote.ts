@@ -3,6 +3,7 @@ import { encodeFunctionData, erc20Abi, getAddress, isAddress, type Address, type
 import { z } from 'zod';
 import type { DevnetChain, DevnetManifest, DevnetToken } from '../../manifest.ts';
 import type { FaultOperation, FaultRegistry } from '../faults.ts';
+import { currenciesOf, isNative, priceSymbolOf } from './currencies.ts';
 import type { Onchain } from './onchain.ts';
 import type { OrderStore } from './orders.ts';
 import type { PriceFeed } from './priceWalk.ts';
@@ -152,17 +153,7 @@ export async function createQuote(ctx: QuoteContext, rawBody: unknown) {
         items: [
           {
             status: 'incomplete',
-            data: {
-              from: user,
-              to: tokenIn.address,
-              data: encodeFunctionData({
-                abi: erc20Abi,
-                functionName: 'transfer',
-                args: [depositAddress ?? ctx.onchain.solver, amountIn],
-              }),
-              value: '0',
-              chainId: origin.chainId,
-            },
+            data: { from: user, ...depositCall(tokenIn, depositAddress ?? ctx.onchain.solver, amountIn), chainId: origin.chainId },
             check: { endpoint: `/intents/status/v3?requestId=${requestId}`, method: 'GET' },
           },
         ],
@@ -192,6 +183,12 @@ export async function createQuote(ctx: QuoteContext, rawBody: unknown) {
   };
 }
 
+/** The deposit step's transaction: the native currency is sent as the transaction's value, an ERC-20 by transfer(). */
+export function depositCall(token: DevnetToken, to: Address, amount: bigint): { to: Address; data: Hex; value: string } {
+  if (isNative(token)) return { to, data: '0x', value: amount.toString() };
+  return { to: token.address, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }), value: '0' };
+}
+
 /** 'bridge-in' fills on the hub, 'bridge-out' starts from it; other routes have no fault class. */
 export function operationOf(manifest: DevnetManifest, originChainId: number, destinationChainId: number): FaultOperation | null {
   const hub = manifest.chains.find((c) => c.role === 'hub')?.chainId;
@@ -212,13 +209,13 @@ function findChain(manifest: DevnetManifest, chainId: number): DevnetChain {
 }
 
 function findToken(chain: DevnetChain, address: string, errorCode: string): DevnetToken {
-  const token = chain.tokens.find((t) => t.address.toLowerCase() === address.toLowerCase());
+  const token = currenciesOf(chain).find((t) => t.address.toLowerCase() === address.toLowerCase());
   if (!token) throw bad(`Unsupported currency ${address} on chain ${chain.chainId}`, errorCode);
   return token;
 }
 
 function priced(prices: Map<string, UsdPrice>, token: DevnetToken): PricedToken {
-  const price = prices.get(token.symbol);
+  const price = prices.get(priceSymbolOf(token));
   if (!price) throw bad(`No price available for ${token.symbol}`, 'NO_QUOTES');
   return { decimals: token.decimals, price };
 }

@@ -1,7 +1,7 @@
-import { zeroAddress } from 'viem';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { faultRoutes, type FaultRegistry } from '../faults.ts';
+import { currenciesOf, priceSymbolOf } from './currencies.ts';
 import type { Order, OrderStore } from './orders.ts';
 import { formatUsdPrice, priceAsNumber } from './pricing.ts';
 import { createQuote, RelayApiError, type QuoteContext } from './quote.ts';
@@ -44,7 +44,7 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
     const wanted = body.tokens?.map((t) => t.toLowerCase());
     const currencies = ctx.manifest.chains
       .filter((chain) => !body.chainIds?.length || body.chainIds.includes(chain.chainId))
-      .flatMap((chain) => chain.tokens.map((token) => relayCurrency(chain.chainId, token)))
+      .flatMap((chain) => currenciesOf(chain).map((token) => relayCurrency(chain.chainId, token)))
       .filter((cur) => !term || cur.symbol.toLowerCase().includes(term) || cur.name.toLowerCase().includes(term))
       .filter((cur) => !body.address || cur.address === body.address.toLowerCase())
       .filter((cur) => !wanted || wanted.includes(`${cur.chainId}:${cur.address}`));
@@ -56,9 +56,9 @@ export function createRelayApp(ctx: QuoteContext & { store: OrderStore; faults: 
     const address = c.req.query('address')?.toLowerCase();
     const chainId = Number(c.req.query('chainId'));
     const chain = ctx.manifest.chains.find((c) => c.chainId === chainId);
-    // Relay prices a chain's native currency at the zero address; every devnet chain's is ETH, priced as WETH.
-    const symbol = chain && address === zeroAddress ? 'WETH' : chain?.tokens.find((t) => t.address.toLowerCase() === address)?.symbol;
-    const price = symbol && ctx.prices.pricesAt().get(symbol);
+    // Relay prices a chain's native currency at the zero address.
+    const token = chain && currenciesOf(chain).find((t) => t.address.toLowerCase() === address);
+    const price = token && ctx.prices.pricesAt().get(priceSymbolOf(token));
     if (!price) return c.json({ error: 'Token price not found' }, 400);
     return c.json({ price: priceAsNumber(price) });
   });

@@ -1,5 +1,6 @@
 import { zeroAddress, type Address } from 'viem';
 import type { DevnetChain, DevnetToken } from '../../manifest.ts';
+import { isNative } from './currencies.ts';
 import { formatUnits, usdValue, type PricedToken } from './pricing.ts';
 
 /**
@@ -15,7 +16,7 @@ export function relayCurrency(chainId: number, token: DevnetToken) {
     name: token.name,
     decimals: token.decimals,
     vmType: 'evm' as const,
-    metadata: { verified: true, isNative: false },
+    metadata: { verified: true, isNative: isNative(token) },
   };
 }
 

@@ -1,4 +1,4 @@
-import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
 import {
   BridgeRouteError,
   BridgeUnavailableError,
@@ -42,6 +42,19 @@ const STATUS_MAP: Record<string, BridgeOrderState> = {
 /** Addresses Relay and other aggregators use for a chain's native coin. */
 const NATIVE_ADDRESSES = new Set(['0x0000000000000000000000000000000000000000', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee']);
 
+const isNativeCurrency = (c: { address: string; metadata?: { isNative?: boolean } }) =>
+  c.metadata?.isNative === true || NATIVE_ADDRESSES.has(c.address.toLowerCase());
+
+/**
+ * Whether the service moves this currency: any ERC-20, and a chain's native currency when it is ETH (18 decimals),
+ * named by the zero address as Relay does. Other native currencies (AVAX, POL…) are not offered: their deposits and
+ * fills are read like ETH's, but no route prices their gas against them (docs/api.md, "Native currency").
+ */
+export function movable(c: { address: string; symbol: string; decimals: number; metadata?: { isNative?: boolean } }): boolean {
+  if (!isNativeCurrency(c)) return true;
+  return c.symbol === 'ETH' && c.decimals === 18;
+}
+
 export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridge {
   const client = createRelayClient(opts);
 
@@ -79,17 +92,20 @@ export function createRelayBridge(opts: RelayBridgeOptions): DepositAddressBridg
         currencies
           .filter((c) => c.chainId === chainId && isAddress(c.address, { strict: false }))
           .filter((c) => c.vmType === undefined || c.vmType === 'evm')
-          // The service moves ERC-20 tokens only: deposits are read with balanceOf and payouts confirmed by Transfer logs.
-          .filter((c) => !c.metadata?.isNative && !NATIVE_ADDRESSES.has(c.address.toLowerCase()))
+          .filter(movable)
           .filter((c) => !needle || c.symbol.toLowerCase().includes(needle) || c.name.toLowerCase().includes(needle))
+          // The native currency first: a quote naming "ETH" means it, not an ERC-20 that calls itself ETH.
+          .sort((a, b) => Number(isNativeCurrency(b)) - Number(isNativeCurrency(a)))
           .map((c) => ({
             chainId: c.chainId,
-            address: getAddress(c.address),
+            address: isNativeCurrency(c) ? zeroAddress : getAddress(c.address),
             symbol: c.symbol,
             name: c.name,
             decimals: c.decimals,
             logoUrl: c.metadata?.logoURI || undefined,
           }))
+          // Relay may name the native currency twice (0x0… and 0xeee…): once is enough.
+          .filter((t, i, all) => all.findIndex((o) => o.address === t.address) === i)
       );
     },
 

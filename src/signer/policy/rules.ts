@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import { type Address, zeroAddress } from 'viem';
 import type { RouteAccountRole, RouteAddresses } from '../../accounts/routeAccounts.ts';
 import { isRouteAccount, type SignerAccount } from '../signer.ts';
 import type { Call } from './calls.ts';
@@ -51,7 +51,8 @@ export const REFUSAL_RULES = {
   'no-chain-id': 'the transaction names no chainId (replayable on every chain)',
   'chain-not-served': 'the transaction is for a chain the signer does not serve (SIGNER_CHAIN_IDS)',
   'unknown-route-account': 'the route account belongs to no recorded route',
-  'call-not-allowed': 'the role may not make this call (contract or function outside the allowlist, or native value from a route account)',
+  'call-not-allowed':
+    'the role may not make this call (contract or function outside the allowlist, or native value from a route account other than the deposit account of a route of the native currency)',
   'payee-not-planned': "the recipient is not an address the route's plan names",
   'spender-not-allowed': 'the approval names a spender that is not an Entrypoint or a TokenMessenger',
   'contract-not-allowed': 'the call goes to a contract that is not the configured Entrypoint, TokenMessenger or MessageTransmitter',
@@ -145,6 +146,12 @@ function decideRouteAccount(role: RouteAccountRole, chainId: number, call: Call,
       // A ragequit pays the note's depositor (this hub account) only; it moves nothing of the account's own.
       if (role === 'hub') return { allow: true, routeId };
       break;
+    case 'native':
+      // The deposit account of a native-currency route sends it as value (the bridge-in, a refund): to a payee, within
+      // the route's cap of the native currency (Relay's zero address); a route of an ERC-20 has no such cap.
+      if (role !== 'deposit') break;
+      if (!planned(call.to)) return refuse('payee-not-planned', `${call.value} wei to ${call.to}: ${REFUSAL_RULES['payee-not-planned']}`, routeId);
+      return capped(zeroAddress, call.value);
   }
   return refuse('call-not-allowed', `${role} account: ${REFUSAL_RULES['call-not-allowed']} (${describeCall(call)})`, routeId);
 }
