@@ -5,5 +5,17 @@
 export { createPrivateRouteClient } from './client.ts';
 export type { CreateOptions, PrivateRouteClient, PrivateRouteClientOptions, RequestOptions, WaitOptions } from './client.ts';
 export { PrivateRouteApiError, PrivateRouteFailedError, PrivateRouteNetworkError } from './errors.ts';
-export type { Chain, CreateRequest, NewTransfer, PublicTransferView, Quote, QuoteRequest, Token, TransferStatus, TransferView } from './types.ts';
+export type {
+  Chain,
+  CreateRequest,
+  FailureCode,
+  NewTransfer,
+  PublicTransferView,
+  Quote,
+  QuoteRequest,
+  Refund,
+  Token,
+  TransferStatus,
+  TransferView,
+} from './types.ts';
 export { TERMINAL_STATUSES } from './types.ts';

@@ -4,8 +4,11 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
-import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
-import { publicError } from './publicErrors.ts';
+import { depositTransfers, routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
+import { publicError, publicFailureCode } from './publicErrors.ts';
+import { depositedAmountOf, type Refund, refundsOf } from './outcomes.ts';
+import { ledgerOfRoute } from './ledgerStore.ts';
+import type { FailureCode } from '../domain/failureCodes.ts';
 import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
@@ -99,6 +102,14 @@ export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | '
   roundingUsd: number | null;
   amountClass: { value: string; roundingBps: number } | null;
   error: string | null;
+  /** Why it failed, as a stable code (src/domain/failureCodes.ts); null unless FAILED. */
+  failureCode: FailureCode | null;
+  /** What the deposit address received of the source token (smallest units; "0": nothing), so a short deposit shows what arrived. */
+  depositedAmount: string;
+  /** Every refund sent from the deposit address, oldest first (docs/api.md, "Outcomes"). */
+  refunds: Refund[];
+  /** The latest of `refunds`; null when there is none. */
+  refund: Refund | null;
   /** True while the transfer waits for an operator (a step is parked, or funds are held for a decision). */
   needsAttention: boolean;
   refundAddress: string | null;
@@ -127,6 +138,8 @@ export interface PublicTransferView {
   status: TransferStatus;
   /** The error with addresses, hashes, amounts and times hidden (it can name the refund address and refund tx). */
   error: string | null;
+  /** The code the error line names (NOT_STARTED, DEPOSIT_EXPIRED, DEPOSIT_TOO_SMALL, DEPOSIT_FROM_RECIPIENT); null otherwise. */
+  failureCode: FailureCode | null;
   needsAttention: boolean;
 }
 
@@ -204,8 +217,8 @@ export function createTransferService(deps: TransferServiceDeps) {
     return cited;
   };
   const fullView = async (row: Transfer) => {
-    const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
-    return transferView(row, reached, explorers);
+    const [reached, explorers, outcomes] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes), outcomesOf(deps.db, row)]);
+    return { ...transferView(row, reached, explorers), ...outcomes(explorers) };
   };
   return {
     /**
@@ -339,10 +352,12 @@ async function publicView(db: Database, row: Transfer, privacy: Pick<PrivacySett
     holdSeconds: privacy.publicEndHoldSeconds,
   });
   const shown = publicStatusAt(history, { ...clock, now: Date.now() });
+  const error = shown.status === 'FAILED' ? publicError(row.error) : null;
   const transfer: PublicTransferView = {
     routeId: row.routeId,
     status: shown.status,
-    error: shown.status === 'FAILED' ? publicError(row.error) : null,
+    error,
+    failureCode: publicFailureCode(error),
     needsAttention: shown.seq === 2 && row.needsAttention,
   };
   return { transfer, seq: shown.seq };
@@ -361,6 +376,23 @@ async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<n
   }
 }
 
+/** The route's outcomes (deposited amount, refunds) from its ledger and the transfers into its deposit address. */
+async function outcomesOf(db: Database, row: Transfer) {
+  const [ledger, deposits] = await Promise.all([
+    ledgerOfRoute(db, row.routeId),
+    db.select({ value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, row.routeId)),
+  ]);
+  const depositedAmount = depositedAmountOf(
+    row,
+    ledger,
+    deposits.map((d) => d.value),
+  );
+  return (explorers: Map<number, string>) => {
+    const refunds = refundsOf(row, ledger, explorers);
+    return { depositedAmount, refunds, refund: refunds.at(-1) ?? null };
+  };
+}
+
 /** A transfer's recorded statuses (transfer_statuses) in the order it reached them. */
 function reachedStatuses(db: Database, routeId: string) {
   return db
@@ -371,11 +403,16 @@ function reachedStatuses(db: Database, routeId: string) {
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
-function transferView(row: Transfer, reached: { status: string; reachedAt: Date }[], explorers: Map<number, string>): TransferView {
+function transferView(
+  row: Transfer,
+  reached: { status: string; reachedAt: Date }[],
+  explorers: Map<number, string>,
+): Omit<TransferView, 'depositedAmount' | 'refunds' | 'refund'> {
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,
     error: row.error,
+    failureCode: row.status === 'FAILED' ? (row.failureCode as FailureCode | null) : null,
     needsAttention: row.needsAttention,
     symbol: row.symbol,
     destSymbol: row.destSymbol,

@@ -322,6 +322,8 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     await handle.executeUpdate(failUpdate, { args: [{ reason: 'no bridge for this pair' }] });
     assert.equal(await handle.result(), 'FAILED');
     assert.deepEqual(route.calls.slice(2), ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'nothing in the pool: no ragequit');
+    // The projection is told where it parked, so its failureCode says BRIDGE_FAILED, not only that an operator ended it.
+    assert.deepEqual(route.projections.at(-1)?.failedAt, { step: 'bridge-in', failureType: 'BridgeRouteRejected' });
   });
 
   test('the fail update ends a parked route FAILED, ragequitting its pool note', { timeout: 30_000 }, async () => {
@@ -337,6 +339,7 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     const failed = route.projections.at(-1);
     assert.equal(failed?.status, 'FAILED');
     assert.match(failed?.error ?? '', /^failed by operator: the pool is down for a week; the pool note \(999000\) went back to the hub account/);
+    assert.deepEqual(failed?.failedAt, { step: 'unshield', failureType: null }, 'parked on an untyped failure: the step names the cause');
   });
 
   test('a route cancelled in Temporal while awaiting its deposit ends FAILED with where its funds are', { timeout: 30_000 }, async () => {
