@@ -404,10 +404,6 @@ export const publicTransferViewSchema = z
     routeId: z.string(),
     status: statusSchema,
     error: z.string().nullable().openapi({ description: 'The recorded cause with addresses, hashes, amounts and times shown as `…`.' }),
-    failureCode: failureCodeSchema.openapi({
-      description:
-        'The code the public `error` line names (NOT_STARTED, DEPOSIT_EXPIRED, DEPOSIT_TOO_SMALL, DEPOSIT_FROM_RECIPIENT); null for any other cause, which only the statusToken shows.',
-    }),
     needsAttention: z.boolean(),
   })
   .openapi('PublicTransferView', { description: 'What anyone holding the routeId sees without its statusToken.' });

@@ -1,4 +1,3 @@
-import type { FailureCode } from '../domain/failureCodes.ts';
 import { ADDRESS_REUSE_REFUSED } from '../domain/funding.ts';
 
 /**
@@ -28,24 +27,4 @@ export function publicError(stored: string | null): PublicError | null {
   // The workflow's own refund text ("<cause>; refunded <units> to <address> (tx <hash>)"), never an operator's words.
   if (!stored.startsWith('failed by operator') && /; refunded \d+ to 0x[0-9a-fA-F]{40} \(tx 0x[0-9a-fA-F]{64}\)/.test(stored)) return PUBLIC_ERRORS.refunded;
   return PUBLIC_ERRORS.other;
-}
-
-/**
- * The public view's failureCode: the code its catalogue line already names, null for the others ("the statusToken
- * shows why"). The stored code can tell more than the line (an operator's fail after a parked bridge says
- * BRIDGE_FAILED), so it is shown only to the statusToken's holder, as the stored error is.
- */
-export function publicFailureCode(shown: PublicError | null): FailureCode | null {
-  switch (shown) {
-    case PUBLIC_ERRORS.notStarted:
-      return 'NOT_STARTED';
-    case PUBLIC_ERRORS.noDeposit:
-      return 'DEPOSIT_EXPIRED';
-    case PUBLIC_ERRORS.addressReuse:
-      return 'DEPOSIT_FROM_RECIPIENT';
-    case PUBLIC_ERRORS.underpaid:
-      return 'DEPOSIT_TOO_SMALL';
-    default:
-      return null;
-  }
 }

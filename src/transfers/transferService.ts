@@ -5,7 +5,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
 import { depositTransfers, routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
-import { publicError, publicFailureCode } from './publicErrors.ts';
+import { publicError } from './publicErrors.ts';
 import { depositedAmountOf, type Refund, refundsOf } from './outcomes.ts';
 import { ledgerOfRoute } from './ledgerStore.ts';
 import type { FailureCode } from '../domain/failureCodes.ts';
@@ -138,8 +138,6 @@ export interface PublicTransferView {
   status: TransferStatus;
   /** The error with addresses, hashes, amounts and times hidden (it can name the refund address and refund tx). */
   error: string | null;
-  /** The code the error line names (NOT_STARTED, DEPOSIT_EXPIRED, DEPOSIT_TOO_SMALL, DEPOSIT_FROM_RECIPIENT); null otherwise. */
-  failureCode: FailureCode | null;
   needsAttention: boolean;
 }
 
@@ -352,12 +350,10 @@ async function publicView(db: Database, row: Transfer, privacy: Pick<PrivacySett
     holdSeconds: privacy.publicEndHoldSeconds,
   });
   const shown = publicStatusAt(history, { ...clock, now: Date.now() });
-  const error = shown.status === 'FAILED' ? publicError(row.error) : null;
   const transfer: PublicTransferView = {
     routeId: row.routeId,
     status: shown.status,
-    error,
-    failureCode: publicFailureCode(error),
+    error: shown.status === 'FAILED' ? publicError(row.error) : null,
     needsAttention: shown.seq === 2 && row.needsAttention,
   };
   return { transfer, seq: shown.seq };
