@@ -1,4 +1,4 @@
-import { type ActivityOptions, defineSearchAttributeKey } from '@temporalio/common';
+import { type ActivityOptions, ApplicationFailure, defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
   CancellationScope,
@@ -628,7 +628,7 @@ class TransferRoute {
       } catch (error) {
         if (!this.fundsReceived || isCancellation(error)) throw error;
         const taken = await this.park(name, describeFailure(error));
-        if (taken.kind === 'fail') throw new OperatorFailure(taken.reason, { step: name, failureType: catalogued(failureTypeOf(error)) });
+        if (taken.kind === 'fail') throw new OperatorFailure(taken.reason, { step: name, failureType: cataloguedTypeOf(error) });
       }
     }
   }
@@ -659,8 +659,14 @@ class TransferRoute {
   }
 }
 
-/** A failure's type if the catalogue (src/domain/failures.ts) names it: a bare Error's name says nothing of the cause. */
-const catalogued = (type: string | null): string | null => (isFailureType(type) ? type : null);
+/**
+ * The catalogued type (src/domain/failures.ts) of an activity's failure or of one the workflow threw itself (the
+ * privacy wait's AspRejected); null for others: a bare Error's name says nothing of the cause.
+ */
+function cataloguedTypeOf(error: unknown): string | null {
+  const type = error instanceof ApplicationFailure ? (error.type ?? null) : failureTypeOf(error);
+  return isFailureType(type) ? type : null;
+}
 
 /** The cause as operators see it (memo, projection); URLs lose their paths, which may hold RPC keys. */
 function describeFailure(error: unknown): string {
