@@ -215,8 +215,12 @@ export function createTransferService(deps: TransferServiceDeps) {
     return cited;
   };
   const fullView = async (row: Transfer) => {
-    const [reached, explorers, outcomes] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes), outcomesOf(deps.db, row)]);
-    return { ...transferView(row, reached, explorers), ...outcomes(explorers) };
+    const [reached, explorers, records] = await Promise.all([
+      reachedStatuses(deps.db, row.routeId),
+      explorerUrls(deps.quotes),
+      outcomeRecords(deps.db, row.routeId),
+    ]);
+    return transferView(row, reached, explorers, records);
   };
   return {
     /**
@@ -372,21 +376,13 @@ async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<n
   }
 }
 
-/** The route's outcomes (deposited amount, refunds) from its ledger and the transfers into its deposit address. */
-async function outcomesOf(db: Database, row: Transfer) {
+/** What the outcomes are read from (src/transfers/outcomes.ts): the route's ledger and the values of the transfers into its deposit address. */
+async function outcomeRecords(db: Database, routeId: string) {
   const [ledger, deposits] = await Promise.all([
-    ledgerOfRoute(db, row.routeId),
-    db.select({ value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, row.routeId)),
+    ledgerOfRoute(db, routeId),
+    db.select({ value: depositTransfers.value }).from(depositTransfers).where(eq(depositTransfers.routeId, routeId)),
   ]);
-  const depositedAmount = depositedAmountOf(
-    row,
-    ledger,
-    deposits.map((d) => d.value),
-  );
-  return (explorers: Map<number, string>) => {
-    const refunds = refundsOf(row, ledger, explorers);
-    return { depositedAmount, refunds, refund: refunds.at(-1) ?? null };
-  };
+  return { ledger, depositValues: deposits.map((d) => d.value) };
 }
 
 /** A transfer's recorded statuses (transfer_statuses) in the order it reached them. */
@@ -403,12 +399,17 @@ function transferView(
   row: Transfer,
   reached: { status: string; reachedAt: Date }[],
   explorers: Map<number, string>,
-): Omit<TransferView, 'depositedAmount' | 'refunds' | 'refund'> {
+  records: Awaited<ReturnType<typeof outcomeRecords>>,
+): TransferView {
+  const refunds = refundsOf(row, records.ledger, explorers);
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,
     error: row.error,
     failureCode: row.status === 'FAILED' ? (row.failureCode as FailureCode | null) : null,
+    depositedAmount: depositedAmountOf(row, records.ledger, records.depositValues),
+    refunds,
+    refund: refunds.at(-1) ?? null,
     needsAttention: row.needsAttention,
     symbol: row.symbol,
     destSymbol: row.destSymbol,
