@@ -1,4 +1,4 @@
-import { type ActivityOptions, defineSearchAttributeKey } from '@temporalio/common';
+import { type ActivityOptions, ApplicationFailure, defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
   CancellationScope,
@@ -17,7 +17,7 @@ import {
 import type { TransferActivities } from '../activities/index.ts';
 import type { StatusProjection } from '../src/domain/projection.ts';
 import { failure, failureTypeOf } from '../src/failures.ts';
-import { finalTypes } from '../src/domain/failures.ts';
+import { finalTypes, isFailureType } from '../src/domain/failures.ts';
 import { epochStart, nextEpochStart } from '../src/privacy/exitEpochs.ts';
 import { redactUrls } from '../src/redact.ts';
 import { depositObservedSignal, failUpdate, privacyObservedSignal, retryUpdate, stateQuery } from './definitions.ts';
@@ -28,6 +28,7 @@ import { ADDRESS_REUSE_REFUSED } from '../src/domain/funding.ts';
 import type { HeldFunds, ParkedStep } from '../src/domain/heldFunds.ts';
 import type { PrivacyObservation } from '../src/domain/observations.ts';
 import type { TransferState, TransferStatus } from '../src/domain/status.ts';
+import type { FailedAt } from '../src/domain/failureCodes.ts';
 
 /**
  * One transfer, workflow id = routeId (version 2; `transferWorkflow` in transferV1.ts finishes older ones):
@@ -107,6 +108,13 @@ const EXIT_LOTTERY = 'exit-lottery';
  */
 const ADDRESS_REUSE = 'address-reuse';
 
+/**
+ * Patch: a route an operator fails after a step of it parked tells the projection which step and failure type it parked
+ * on (`failedAt`), so its failureCode names the cause (src/domain/failureCodes.ts); histories before it say only that
+ * an operator failed it.
+ */
+const FAILED_AT = 'failed-at';
+
 const statusKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, 'KEYWORD');
 const attentionKey = defineSearchAttributeKey(SEARCH_ATTRIBUTES.needsAttention, 'BOOL');
 
@@ -177,8 +185,15 @@ interface StatusPlan {
   searchable: ReadonlySet<'atStart' | 'onSuccess'>;
 }
 
-/** The operator ended the route. */
-class OperatorFailure extends Error {}
+/** The operator ended the route; `failedAt`: the parked step it ended it on, if it was parked. */
+class OperatorFailure extends Error {
+  constructor(
+    reason: string,
+    readonly failedAt: FailedAt | null = null,
+  ) {
+    super(reason);
+  }
+}
 
 /**
  * One route's workflow state and what changes it: the signal, update and query handlers (installed by the
@@ -285,7 +300,7 @@ class TransferRoute {
         'await-deposit',
         `${cause}; no refundAddress, so the deposit is held. retry = wait again for the full amount; fail = end the route`,
       );
-      if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
+      if (taken.kind === 'fail') throw new OperatorFailure(taken.reason, { step: 'await-deposit', failureType: null });
       deadline = Date.now() + plan.settings.depositTimeoutSeconds * 1000;
     }
   }
@@ -525,7 +540,9 @@ class TransferRoute {
         });
         if (returned) cause += `; the pool note (${returned.amount}) went back to the hub account (ragequit)`;
       }
-      await this.project('FAILED', { error: cause, heldFunds: await bookkeeping.locateFunds(plan) });
+      const heldFunds = await bookkeeping.locateFunds(plan);
+      const failedAt = error instanceof OperatorFailure && error.failedAt && patched(FAILED_AT) ? error.failedAt : undefined;
+      await this.project('FAILED', { error: cause, heldFunds, ...(failedAt && { failedAt }) });
     });
     return 'FAILED';
   }
@@ -572,7 +589,7 @@ class TransferRoute {
   }
 
   /** Moves to a final status no step follows to carry it: projected at once. */
-  private async project(status: 'FAILED', extra: { error: string; heldFunds?: HeldFunds[] }): Promise<void> {
+  private async project(status: 'FAILED', extra: { error: string; heldFunds?: HeldFunds[]; failedAt?: FailedAt }): Promise<void> {
     const projection = this.reach(this.next(status), { searchable: true });
     await this.activities.bookkeeping.projectStatus({ ...projection, ...extra });
   }
@@ -611,7 +628,7 @@ class TransferRoute {
       } catch (error) {
         if (!this.fundsReceived || isCancellation(error)) throw error;
         const taken = await this.park(name, describeFailure(error));
-        if (taken.kind === 'fail') throw new OperatorFailure(taken.reason);
+        if (taken.kind === 'fail') throw new OperatorFailure(taken.reason, { step: name, failureType: cataloguedTypeOf(error) });
       }
     }
   }
@@ -640,6 +657,15 @@ class TransferRoute {
       }
     });
   }
+}
+
+/**
+ * The catalogued type (src/domain/failures.ts) of an activity's failure or of one the workflow threw itself (the
+ * privacy wait's AspRejected); null for others: a bare Error's name says nothing of the cause.
+ */
+function cataloguedTypeOf(error: unknown): string | null {
+  const type = error instanceof ApplicationFailure ? (error.type ?? null) : failureTypeOf(error);
+  return isFailureType(type) ? type : null;
 }
 
 /** The cause as operators see it (memo, projection); URLs lose their paths, which may hold RPC keys. */

@@ -6,6 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { isAddress, zeroAddress } from 'viem';
 import { TRANSFER_STATUSES } from '../domain/status.ts';
+import { FAILURE_CODES } from '../domain/failureCodes.ts';
 import { QUOTE_ID_PATTERN } from '../quote/quoteRecords.ts';
 
 /** A partner's opaque id of its own user (docs/privacy.md, "Users of one integrator"). */
@@ -420,6 +421,23 @@ export const privacyReportSchema = z
   })
   .openapi('PrivacyReport');
 
+export const failureCodeSchema = z.enum(FAILURE_CODES).nullable().openapi('FailureCode', {
+  description:
+    'Why a FAILED transfer failed, a stable code to branch on (docs/api.md, "Outcomes"); null unless FAILED. `error` says it in words, which may change.',
+});
+
+export const refundSchema = z
+  .object({
+    status: z.enum(['CONFIRMED']).openapi({ description: 'Its transaction was mined; a refund still waiting its delay or in flight does not show yet.' }),
+    amount: smallestUnits('What went back, in the refunded token'),
+    token: hexAddress("The token contract refunded: the route's source token, or another token sent to the deposit address."),
+    symbol: z.string().nullable().openapi({ description: "The source token's symbol; null for another token." }),
+    chainId: z.number().int().openapi({ description: 'The chain it was sent on (the source chain).' }),
+    txHash: z.string().openapi({ description: "The refund's transaction." }),
+    explorerUrl: z.string().nullable().openapi({ description: "The transaction's explorer page; null where the chain has no known explorer." }),
+  })
+  .openapi('Refund', { description: 'A refund sent from the deposit address (docs/api.md, "Outcomes").' });
+
 export const transferViewSchema = quoteSchema
   .extend({
     roundingAmount: smallestUnits('What rounding the output to its amount class cost; null for transfers created before amount classes').nullable(),
@@ -430,6 +448,12 @@ export const transferViewSchema = quoteSchema
       .openapi({ description: 'null for transfers created before amount classes.' }),
     ...createdFields,
     error: z.string().nullable().openapi({ description: "The recorded cause once FAILED (or a refund's note); null otherwise." }),
+    failureCode: failureCodeSchema,
+    depositedAmount: smallestUnits(
+      'Addition to the spec. What the deposit address received of the source token ("0": nothing), so a short deposit shows what arrived',
+    ),
+    refunds: z.array(refundSchema).openapi({ description: 'Addition to the spec. Every refund sent from the deposit address, oldest first.' }),
+    refund: refundSchema.nullable().openapi({ description: 'Addition to the spec. The latest of `refunds`; null when there is none.' }),
     needsAttention: z.boolean().openapi({ description: 'True while the transfer waits for an operator.' }),
     userDestinationAddress: hexAddress('The recipient.'),
     refundAddress: hexAddress('Where undeliverable deposits are refunded; null when none was given.').nullable(),

@@ -6,8 +6,10 @@ import type { BridgeChain, BridgeToken } from '../providers/bridge.ts';
 import type { Quote, QuotedToken } from '../quote/quoteService.ts';
 import type { NewTransfer, PublicTransferView, TransferPage, TransferView } from '../transfers/transferService.ts';
 import type { TransferStatus } from '../domain/status.ts';
+import type { FailureCode } from '../domain/failureCodes.ts';
+import type { Refund } from '../transfers/outcomes.ts';
 
-export type { BridgeToken as Token, NewTransfer, PublicTransferView, Quote, QuotedToken, TransferPage, TransferStatus, TransferView };
+export type { BridgeToken as Token, FailureCode, NewTransfer, PublicTransferView, Quote, QuotedToken, Refund, TransferPage, TransferStatus, TransferView };
 
 /** A chain as GET /api/bridge/chains lists it: its explorer and native currency null where none is known. */
 export type Chain = Omit<BridgeChain, 'explorerUrl' | 'nativeCurrency'> & {

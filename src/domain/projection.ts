@@ -1,4 +1,5 @@
 /** The status projection: what the workflow records of a route's status (activities/projection.ts writes it). */
+import type { FailedAt } from './failureCodes.ts';
 import type { HeldFunds } from './heldFunds.ts';
 import type { TransferStatus } from './status.ts';
 
@@ -11,4 +12,6 @@ export interface StatusProjection {
   error?: string;
   payoutTxHash?: string;
   heldFunds?: HeldFunds[];
+  /** FAILED by an operator after a step parked: that step and its failure type (they name the failureCode). */
+  failedAt?: FailedAt;
 }

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { matchesSecretDigest, secretDigest } from '../secretTokens.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { eq, inArray, sql } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
-import { routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
+import { depositTransfers, ledgerEntries, routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
 import { publicError } from './publicErrors.ts';
+import { depositedAmountOf, type Refund, refundsOf } from './outcomes.ts';
+import type { FailureCode } from '../domain/failureCodes.ts';
 import { publicClockOf, publicStatusAt } from './publicView.ts';
 import { type StatusHistoryEntry, statusHistoryOf } from './statusHistory.ts';
 import { explorerTxUrl } from '../quote/chainDetails.ts';
@@ -112,6 +114,14 @@ export interface TransferView extends Omit<CreatedTransfer, 'roundingAmount' | '
   roundingUsd: number | null;
   amountClass: { value: string; roundingBps: number } | null;
   error: string | null;
+  /** Why it failed, as a stable code (src/domain/failureCodes.ts); null unless FAILED. */
+  failureCode: FailureCode | null;
+  /** What the deposit address received of the source token (smallest units; "0": nothing), so a short deposit shows what arrived. */
+  depositedAmount: string;
+  /** Every refund sent from the deposit address, oldest first (docs/api.md, "Outcomes"). */
+  refunds: Refund[];
+  /** The latest of `refunds`; null when there is none. */
+  refund: Refund | null;
   /** True while the transfer waits for an operator (a step is parked, or funds are held for a decision). */
   needsAttention: boolean;
   refundAddress: string | null;
@@ -224,20 +234,23 @@ export function createTransferService(deps: TransferServiceDeps) {
     return cited;
   };
   const fullView = async (row: Transfer) => {
-    const [reached, explorers] = await Promise.all([reachedStatuses(deps.db, row.routeId), explorerUrls(deps.quotes)]);
-    return transferView(row, reached, explorers);
+    const [reached, explorers, records] = await Promise.all([
+      reachedStatuses(deps.db, row.routeId),
+      explorerUrls(deps.quotes),
+      outcomeRecords(deps.db, row.routeId),
+    ]);
+    return transferView(row, reached, explorers, records);
   };
-  /** Full views of many rows: their statuses in one query, the explorers once. */
+  /** Full views of many rows: their statuses, ledgers and deposits in one query each, the explorers once. */
   const fullViews = async (rows: Transfer[]) => {
     if (rows.length === 0) return [];
-    const [reached, explorers] = await Promise.all([
-      reachedStatusesOf(
-        deps.db,
-        rows.map((r) => r.routeId),
-      ),
+    const routeIds = rows.map((r) => r.routeId);
+    const [reached, explorers, records] = await Promise.all([
+      reachedStatusesOf(deps.db, routeIds),
       explorerUrls(deps.quotes),
+      outcomeRecordsOf(deps.db, routeIds),
     ]);
-    return rows.map((row) => transferView(row, reached.get(row.routeId) ?? [], explorers));
+    return rows.map((row) => transferView(row, reached.get(row.routeId) ?? [], explorers, records.get(row.routeId)!));
   };
   return {
     /**
@@ -436,6 +449,25 @@ async function explorerUrls(quotes: Pick<QuoteService, 'chains'>): Promise<Map<n
   }
 }
 
+/** What the outcomes are read from (src/transfers/outcomes.ts): the route's ledger and the values of the transfers into its deposit address. */
+async function outcomeRecords(db: Database, routeId: string) {
+  return (await outcomeRecordsOf(db, [routeId])).get(routeId)!;
+}
+
+/** The ledger and deposit transfers of several routes, in two queries (a listing's page). */
+async function outcomeRecordsOf(db: Database, routeIds: string[]) {
+  const [ledger, deposits] = await Promise.all([
+    db.select().from(ledgerEntries).where(inArray(ledgerEntries.routeId, routeIds)).orderBy(asc(ledgerEntries.id)),
+    db.select({ routeId: depositTransfers.routeId, value: depositTransfers.value }).from(depositTransfers).where(inArray(depositTransfers.routeId, routeIds)),
+  ]);
+  return new Map(
+    routeIds.map((routeId) => [
+      routeId,
+      { ledger: ledger.filter((row) => row.routeId === routeId), depositValues: deposits.filter((d) => d.routeId === routeId).map((d) => d.value) },
+    ]),
+  );
+}
+
 /** A transfer's recorded statuses (transfer_statuses) in the order it reached them. */
 function reachedStatuses(db: Database, routeId: string) {
   return db
@@ -470,11 +502,21 @@ export class InvalidCursorError extends Error {
 }
 
 /** The full view: what the statusToken's holder reads. Internal accounts (exit account, derivation index) stay private. */
-function transferView(row: Transfer, reached: { status: string; reachedAt: Date }[], explorers: Map<number, string>): TransferView {
+function transferView(
+  row: Transfer,
+  reached: { status: string; reachedAt: Date }[],
+  explorers: Map<number, string>,
+  records: Awaited<ReturnType<typeof outcomeRecords>>,
+): TransferView {
+  const refunds = refundsOf(row, records.ledger, explorers);
   return {
     routeId: row.routeId,
     status: row.status as TransferStatus,
     error: row.error,
+    failureCode: row.status === 'FAILED' ? (row.failureCode as FailureCode | null) : null,
+    depositedAmount: depositedAmountOf(row, records.ledger, records.depositValues),
+    refunds,
+    refund: refunds.at(-1) ?? null,
     needsAttention: row.needsAttention,
     symbol: row.symbol,
     destSymbol: row.destSymbol,

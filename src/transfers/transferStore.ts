@@ -5,6 +5,7 @@ import { transferStatuses, transfers } from '../db/schema.ts';
 import type { HeldFunds } from '../domain/heldFunds.ts';
 import type { StatusProjection } from '../domain/projection.ts';
 import { isTerminalStatus } from '../domain/status.ts';
+import { failureCodeOf } from '../domain/failureCodes.ts';
 
 /**
  * The transfers table (one row per route): how a route's row is read and changed. Callers decide what to write;
@@ -75,6 +76,7 @@ export async function applyStatus(db: Db, write: StatusProjection): Promise<bool
       ...(write.error !== undefined && { error: write.error }),
       ...(write.payoutTxHash !== undefined && { payoutTxHash: write.payoutTxHash }),
       ...(write.heldFunds !== undefined && { heldFunds: storedHeldFunds(write.heldFunds) }),
+      ...(write.status === 'FAILED' && { failureCode: failureCodeOf(write.error, write.failedAt) }),
       // A finished route counts in no one's anonymity set any more (src/privacy/anonymitySet.ts): its client is forgotten.
       // A finished route's deposit address is checked for strays once more (activities/strays.ts): what a route in flight
       // could not refund automatically is listed for an operator then.
@@ -97,6 +99,7 @@ export async function failNeverStarted(db: Db, routeId: string): Promise<void> {
   await updateTransfer(db, routeId, {
     status: 'FAILED',
     error: 'the transfer could not be started; do not deposit',
+    failureCode: 'NOT_STARTED',
     statusSeq: NEVER_STARTED_SEQ,
     clientHash: null,
     privacyClient: null,

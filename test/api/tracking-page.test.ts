@@ -1,7 +1,8 @@
 /**
  * The tracking page (/t/<routeId>#<statusToken>) in headless Chromium, for what a route on the local stack cannot
- * show: explorer links (the local chains have none) and a hostile answer. The transfer service behind the API is a
- * stand-in that answers two fixed full views; test/e2e/transfer.test.ts follows a real route through every status.
+ * show: explorer links (the local chains have none), a hostile answer, and amounts of an 18-decimal token to round. The
+ * transfer service behind the API is a stand-in that answers fixed full views; test/e2e/transfer.test.ts follows a real
+ * route through every status, test/e2e/stray-tokens.test.ts a real refund through GET.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +19,9 @@ const TOKEN = `st_${'k'.repeat(43)}`;
 const hash = (digit: string) => `0x${digit.repeat(64)}`;
 const IN_FLIGHT = `rt_${'a'.repeat(32)}`;
 const FAILED = `rt_${'f'.repeat(32)}`;
+const REFUNDED = `rt_${'e'.repeat(32)}`;
+/** 0.000592123456789012 WETH: what arrived of 0.001 WETH, and went back. */
+const SHORT_DEPOSIT = '592123456789012';
 /** An error text that would load an image from another host if the page wrote it as HTML. */
 const HOSTILE_ERROR = '<img src="https://attacker.example/pixel.png"> bridge refused the order';
 
@@ -56,9 +60,36 @@ const view = (routeId: string, status: string, history: string[]) => ({
   completedAt: null,
 });
 
-const VIEWS = new Map([
+/** A WETH route whose deposit came short: FAILED DEPOSIT_TOO_SMALL, its deposit refunded. */
+const refundedView = () => ({
+  ...view(REFUNDED, 'FAILED', ['AWAITING_DEPOSIT', 'FAILED']),
+  symbol: 'WETH',
+  destSymbol: 'WETH',
+  amount: '1000000000000000',
+  quotedOutputAmount: '987654321098765',
+  feeAmount: '12345678901235',
+  bridgeInTxHash: null,
+  explorerLinks: { depositTx: `https://basescan.org/tx/${hash('1')}`, bridgeInTx: null, payoutTx: null },
+  error: `underpaid: received ${SHORT_DEPOSIT} of 1000000000000000 by the deadline; refunded`,
+  failureCode: 'DEPOSIT_TOO_SMALL',
+  depositedAmount: SHORT_DEPOSIT,
+  refunds: [
+    {
+      status: 'CONFIRMED',
+      amount: SHORT_DEPOSIT,
+      token: '0x4444444444444444444444444444444444444444',
+      symbol: 'WETH',
+      chainId: 8453,
+      txHash: hash('9'),
+      explorerUrl: `https://basescan.org/tx/${hash('9')}`,
+    },
+  ],
+});
+
+const VIEWS = new Map<string, object & { status: string }>([
   [IN_FLIGHT, view(IN_FLIGHT, 'SHIELDED', ['AWAITING_DEPOSIT', 'BRIDGING_IN', 'RECEIVED_ON_HUB', 'SHIELDED'])],
   [FAILED, view(FAILED, 'FAILED', ['AWAITING_DEPOSIT', 'BRIDGING_IN', 'FAILED'])],
+  [REFUNDED, refundedView()],
 ]);
 
 const transfers = {
@@ -75,7 +106,10 @@ const quotes = {
     { chainId: 8453, name: 'base', displayName: 'Base', explorerUrl: 'https://basescan.org', nativeCurrency: null },
     { chainId: 42161, name: 'arbitrum', displayName: 'Arbitrum One', explorerUrl: 'https://arbiscan.io', nativeCurrency: null },
   ],
-  tokens: async (chainId: number) => [{ chainId, address: '0x2222222222222222222222222222222222222222', symbol: 'USDC', name: 'USD Coin', decimals: 6 }],
+  tokens: async (chainId: number) => [
+    { chainId, address: '0x2222222222222222222222222222222222222222', symbol: 'USDC', name: 'USD Coin', decimals: 6 },
+    { chainId, address: '0x4444444444444444444444444444444444444444', symbol: 'WETH', name: 'Wrapped Ether', decimals: 18 },
+  ],
 } as unknown as QuoteService;
 
 let server: HttpServer;
@@ -130,5 +164,42 @@ describe('the tracking page with explorer links and a hostile answer', { timeout
     const elsewhere = requested.filter((url) => new URL(url).origin !== origin && !url.startsWith('data:'));
     assert.deepEqual(elsewhere, [], 'the browser asked another host');
     assert.deepEqual(pageErrors, [], 'the page threw');
+  });
+
+  test('a refunded short deposit: the failureCode in words, what arrived and went back rounded, exact in the title and copied', async () => {
+    browser ??= await launchChromium();
+    const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+
+    await page.goto(`${server.url}/t/${REFUNDED}#${TOKEN}`, { waitUntil: 'load', timeout: 30_000 });
+    await page.locator('#status[data-status="FAILED"]').waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('#failure-reason').getAttribute('data-code'), 'DEPOSIT_TOO_SMALL');
+    assert.equal(await page.locator('#failure-reason').textContent(), 'Less than the amount arrived before the deadline.');
+
+    // The refund line: six significant digits, never 18 decimals; the exact amount in the title; its explorer link.
+    const refund = page.locator('#refund-list li');
+    assert.equal(await refund.count(), 1);
+    const refundText = (await refund.textContent()) ?? '';
+    assert.match(refundText, /^Sent back ≈ 0\.000592123 WETH copy on Base: 0x9{64}/, refundText);
+    assert.equal(await refund.locator('.rounded').textContent(), '≈ 0.000592123 WETH');
+    assert.equal(await refund.locator('.rounded').getAttribute('title'), '0.000592123456789012 WETH');
+    assert.equal(await refund.locator('a').getAttribute('href'), `https://basescan.org/tx/${hash('9')}`);
+    assert.equal(await refund.locator('a').getAttribute('rel'), 'noreferrer noopener');
+
+    // What arrived, and the other amounts, rounded the same way; a sender's "send exactly" keeps every digit.
+    const amounts = (await page.locator('#amount-details').textContent()) ?? '';
+    assert.ok(amounts.includes('Deposit received≈ 0.000592123 WETH copy'), amounts);
+    assert.ok(amounts.includes('0.001 WETH on Base'), amounts);
+    assert.ok(amounts.includes('≈ 0.000987654 WETH'), amounts);
+    assert.ok(((await page.locator('#deposit-details').textContent()) ?? '').includes('0.001 WETH'));
+
+    await refund.locator('button.copy').click();
+    await page.locator('#refund-list button.copy', { hasText: 'copied' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '0.000592123456789012 WETH');
+    assert.deepEqual(pageErrors, [], 'the page threw');
+    await context.close();
   });
 });

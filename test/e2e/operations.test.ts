@@ -11,6 +11,8 @@ import { ledgerEntries, operatorActions, transfers } from '../../src/db/schema.t
 import { listActions, requestAction } from '../../src/operators/audit.ts';
 import { refundWorkflowId } from '../../workflows/refunds.ts';
 import { startTestStack, waitFor, type TestStack, type TransferView } from '../support/testStack.ts';
+import type { FailureCode, Refund } from '../../src/client/types.ts';
+import { assertRefundOnChain } from '../support/refunds.ts';
 
 let stack: TestStack;
 /** The one address besides a route's own that operators may send its funds to here (OPERATOR_ALLOWED_DESTINATIONS). */
@@ -34,7 +36,8 @@ before(async () => {
 after(async () => stack?.close());
 afterEach(() => stack.relay.faults.clear());
 
-type Transfer = TransferView;
+/** With the outcomes (docs/api.md, "Outcomes"), as the typed client has them. */
+type Transfer = TransferView & { failureCode: FailureCode | null; depositedAmount: string; refund: Refund | null; refunds: Refund[] };
 
 const chainId = (role: string) => stack.manifest.chains.find((c) => c.role === role)!.chainId;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
@@ -172,6 +175,10 @@ describe('stuck transfers', () => {
     assert.equal(failed.code, 0, failed.stderr);
     const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED');
     assert.equal(t.error, 'failed by operator: compliance hold: refund manually');
+    // The operator ended it, but on a shield that kept failing: the code names the step, not only the operator.
+    assert.equal(t.failureCode, 'PRIVACY_POOL_FAILED');
+    assert.equal(t.depositedAmount, created.amount);
+    assert.equal(t.refund, null);
     const [action] = await actionsOf(created.routeId);
     assert.deepEqual(
       [action?.action, action?.operator, action?.reason, action?.outcome, action?.params.identity],
@@ -238,6 +245,9 @@ describe('deposits that go wrong', () => {
     const created = await create('10');
     const t = await until(created.routeId, 'failed', (x) => x.status === 'FAILED', 30_000);
     assert.match(t.error ?? '', /no deposit received by the deadline/);
+    assert.equal(t.failureCode, 'DEPOSIT_EXPIRED');
+    assert.equal(t.depositedAmount, '0');
+    assert.deepEqual([t.refund, t.refunds], [null, []]);
   });
 
   test('underpayment with a refundAddress: refunded in full at the deadline, then FAILED', async () => {
@@ -248,6 +258,14 @@ describe('deposits that go wrong', () => {
     assert.match(t.error ?? '', /underpaid: received 12345678 of 20000000.*refunded 12345678/);
     assert.equal(await stack.balanceOf('source', 'USDC', refundTo), 12_345_678n);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 0n);
+    // What a program reads: why, what arrived, and what went back in which transaction.
+    assert.equal(t.failureCode, 'DEPOSIT_TOO_SMALL');
+    assert.equal(t.depositedAmount, '12345678');
+    assert.equal(t.refunds.length, 1);
+    assert.deepEqual(t.refund, t.refunds[0]);
+    assert.equal(t.refund?.amount, '12345678');
+    assert.deepEqual([t.refund?.symbol, t.refund?.chainId], ['USDC', chainId('source')]);
+    await assertRefundOnChain(stack, t.refund, { from: created.depositAddress, to: refundTo, token: stack.token('source', 'USDC') });
   });
 
   test('underpayment without a refundAddress: held and parked for an operator', async () => {
@@ -288,6 +306,9 @@ describe('deposits that go wrong', () => {
     assert.equal(failed.code, 0, failed.stderr);
     assert.match(failed.stdout, /holds 5000000 .* at deposit/);
     assert.equal(await stack.balanceOf('source', 'USDC', created.depositAddress), 5_000_000n, 'nothing moved without a decision');
+    // Ended by the operator while it waited on its short deposit: the code says the deposit was too small.
+    const ended = await until(created.routeId, 'failed', (x) => x.status === 'FAILED', 30_000);
+    assert.deepEqual([ended.failureCode, ended.depositedAmount, ended.refund], ['DEPOSIT_TOO_SMALL', '5000000', null]);
   });
 
   test('overpayment: the transfer pays exactly the quote and the surplus goes back to the refundAddress', async () => {

@@ -6,6 +6,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { ledgerEntries, transfers } from '../../src/db/schema.ts';
 import { testTokenAbi, testTokenBytecode } from '../../devnet/artifacts/TestToken.ts';
 import { startTestStack, waitFor, type TestStack } from '../support/testStack.ts';
+import type { TransferView } from '../../src/client/types.ts';
+import { assertRefundOnChain } from '../support/refunds.ts';
 
 /** Anvil's default account 5: used by nothing else on the devnet; deploys the look-alike token. */
 const STRANGER_KEY: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
@@ -95,6 +97,9 @@ const refundEntry = (routeId: string) =>
     30_000,
   );
 
+/** The full view, as the route's creator reads it (its statusToken). */
+const view = async (routeId: string) => (await stack.api<TransferView>('GET', `/api/private-route/${routeId}`)).body.data!;
+
 const row = async (routeId: string) => (await stack.service.db.select().from(transfers).where(eq(transfers.routeId, routeId)))[0]!;
 
 describe('deposits of another token contract', { timeout: 180_000 }, () => {
@@ -125,6 +130,13 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     const refunded = await refundEntry(c.routeId);
     assert.equal(refunded.token, weth);
     assert.equal(refunded.amount, '3000000000000000');
+    // GET tells C's creator why it failed, that none of its USDC arrived, and what went back in which transaction.
+    const cView = await view(c.routeId);
+    assert.deepEqual([cView.status, cView.failureCode, cView.depositedAmount], ['FAILED', 'DEPOSIT_EXPIRED', '0']);
+    assert.equal(cView.refund?.txHash, refunded.txHash);
+    assert.equal(cView.refund?.amount, '3000000000000000');
+    assert.equal(cView.refund?.symbol, null, "WETH is not the route's token: no symbol of the route's is claimed for it");
+    await assertRefundOnChain(stack, cView.refund, { from: c.depositAddress, to: REFUND_C, token: weth });
     await waitFor('C no longer needs attention', async () => ((await row(c.routeId)).needsAttention ? undefined : true), 30_000);
 
     // A and B: an unknown contract is never refunded automatically (it could make the service pay gas for
@@ -194,5 +206,11 @@ describe('deposits of another token contract', { timeout: 180_000 }, () => {
     assert.equal(during.heldFunds?.some((h) => h.place === 'deposit') ?? false, false, "the route's holdings are the workflow's, not the scanner's");
     const entry = await refundEntry(route.routeId);
     assert.equal(entry.amount, '100000');
+    // GET shows the refund while the route is still in flight: no failure, all of its deposit arrived.
+    const shown = await view(route.routeId);
+    assert.deepEqual([shown.failureCode, shown.depositedAmount], [null, route.amount]);
+    assert.deepEqual(shown.refunds, [shown.refund]);
+    assert.deepEqual([shown.refund?.amount, shown.refund?.symbol, shown.refund?.txHash], ['100000', 'USDC', entry.txHash]);
+    await assertRefundOnChain(stack, shown.refund, { from: route.depositAddress, to: refundTo, token: usdc });
   });
 });

@@ -322,6 +322,8 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     await handle.executeUpdate(failUpdate, { args: [{ reason: 'no bridge for this pair' }] });
     assert.equal(await handle.result(), 'FAILED');
     assert.deepEqual(route.calls.slice(2), ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'nothing in the pool: no ragequit');
+    // The projection is told where it parked, so its failureCode says BRIDGE_FAILED, not only that an operator ended it.
+    assert.deepEqual(route.projections.at(-1)?.failedAt, { step: 'bridge-in', failureType: 'BridgeRouteRejected' });
   });
 
   test('the fail update ends a parked route FAILED, ragequitting its pool note', { timeout: 30_000 }, async () => {
@@ -337,6 +339,23 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     const failed = route.projections.at(-1);
     assert.equal(failed?.status, 'FAILED');
     assert.match(failed?.error ?? '', /^failed by operator: the pool is down for a week; the pool note \(999000\) went back to the hub account/);
+    assert.deepEqual(failed?.failedAt, { step: 'unshield', failureType: null }, 'parked on an untyped failure: the step names the cause');
+  });
+
+  test('an operator ends a route the ASP rejected: the projection names the privacy wait and AspRejected', { timeout: 30_000 }, async () => {
+    // Waits in the pool for its review (no answer of its own to ask for within the test), until the watcher reports a rejection.
+    const plan = routePlan(nextRouteId('asp'), {
+      privacy: { delaySeconds: 0, minAnonymitySet: 10, maxWaitSeconds: 600, pollSeconds: 1, reviewTimeoutSeconds: 600 },
+    });
+    const route = script(plan.routeId);
+    const handle = await start(plan);
+    await handle.signal(depositObservedSignal, { balance: AMOUNT.toString(), blockNumber: 7 });
+    await until(handle, (state) => state.step === 'privacy-wait');
+    await handle.signal(privacyObservedSignal, { review: 'rejected', anonymitySet: 1 });
+    await until(handle, (state) => state.parked?.step === 'privacy-wait');
+    await handle.executeUpdate(failUpdate, { args: [{ reason: 'the ASP said no' }] });
+    assert.equal(await handle.result(), 'FAILED');
+    assert.deepEqual(route.projections.at(-1)?.failedAt, { step: 'privacy-wait', failureType: 'AspRejected' });
   });
 
   test('a route cancelled in Temporal while awaiting its deposit ends FAILED with where its funds are', { timeout: 30_000 }, async () => {
@@ -350,6 +369,7 @@ describe('transferWorkflowV2 against stub activities', { timeout: 180_000 }, () 
     assert.deepEqual(route.calls, ['voidUnsentIntents', 'locateFunds', 'projectStatus'], 'no ragequit: nothing was in the pool');
     assert.equal(route.projections.at(-1)?.status, 'FAILED');
     assert.match(route.projections.at(-1)?.error ?? '', /^cancelled in Temporal/);
+    assert.equal(route.projections.at(-1)?.failedAt, undefined, 'not parked: nothing to name but the cancellation');
   });
 
   test('underpaid at the deposit deadline: the deposit is refunded to refundAddress and the route FAILED', { timeout: 30_000 }, async () => {

@@ -1,7 +1,7 @@
 /**
  * The tracking page, for the end user of a transfer: GET /t/<routeId>, opened as `/t/rt_…#<statusToken>`.
  *
- * The page is the same three static files for every transfer (src/api/trackingPage/: page.html, app.js, app.css);
+ * The page is the same four static files for every transfer (src/api/trackingPage/: page.html, app.js, amounts.js, app.css);
  * nothing of a transfer is in them. Its script reads the statusToken from the URL's fragment, which a browser never
  * sends to a server (not in the request, not in a Referer), and calls GET /api/private-route/<routeId> with it in
  * the Authorization header. So no request line this server receives, and nothing it could log, holds the token.
@@ -83,6 +83,12 @@ export function trackingPageRoutes(origins?: Pick<BrowserOrigins, 'ofRoute'>) {
     secure(c, ASSET_CACHE);
     c.header('Content-Type', 'text/javascript; charset=utf-8');
     return c.body(await file('app.js'));
+  });
+  // The page's amounts, a module app.js imports.
+  app.get(`${TRACKING_PAGE_PREFIX}/amounts.js`, async (c) => {
+    secure(c, ASSET_CACHE);
+    c.header('Content-Type', 'text/javascript; charset=utf-8');
+    return c.body(await file('amounts.js'));
   });
   app.get(`${TRACKING_PAGE_PREFIX}/app.css`, async (c) => {
     secure(c, ASSET_CACHE);

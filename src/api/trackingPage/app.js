@@ -8,6 +8,7 @@
  * whoever watches this connection sees the same traffic whatever the transfer does (docs/privacy.md). Without a token, or with a wrong one, it shows the public view only.
  * Everything it shows is set as text, never as HTML, so nothing in an answer can run on the page.
  */
+import { exactUnits, roundedUnits } from './amounts.js';
 
 /** Seconds between two reads of the full view. */
 const POLL_SECONDS = 3;
@@ -34,6 +35,21 @@ const PUBLIC_WORDS = new Map([
   ['FAILED', 'Failed'],
 ]);
 
+/** A FAILED transfer's failureCode (docs/api.md, "Outcomes") in words. */
+const FAILURE_WORDS = new Map([
+  ['NOT_STARTED', 'The transfer could not be started. Do not send a deposit to it.'],
+  ['DEPOSIT_EXPIRED', 'No deposit arrived before the deadline.'],
+  ['DEPOSIT_TOO_SMALL', 'Less than the amount arrived before the deadline.'],
+  ['DEPOSIT_FROM_RECIPIENT', 'The deposit came from the recipient’s own address, which would link the payment to it; it was sent back.'],
+  ['BRIDGE_FAILED', 'The bridge to the hub chain did not carry the deposit.'],
+  ['PRIVACY_POOL_REJECTED', 'The privacy pool did not accept the deposit.'],
+  ['PRIVACY_POOL_FAILED', 'Moving the funds through the privacy pool did not go through.'],
+  ['PAYOUT_FAILED', 'The payment to the recipient did not go through.'],
+  ['REFUND_FAILED', 'Sending the deposit back did not go through.'],
+  ['OPERATOR_FAILED', 'The service’s operator ended the transfer.'],
+  ['INTERNAL', 'Something went wrong in the service.'],
+]);
+
 const NO_TOKEN_NOTICE =
   'This link holds no key (the part after #), so only the public status is shown: it is updated hours late on purpose and hides the steps in between. Open the link the transfer was created with to see everything.';
 const WRONG_TOKEN_NOTICE =
@@ -54,16 +70,33 @@ function element(tag, attributes = {}, ...children) {
 const timeElement = (iso) => element('time', { datetime: iso }, dateTime.format(new Date(iso)));
 
 /**
- * `units`, an integer string of a token's smallest units, as a decimal with `decimals` places, computed with bigint
- * arithmetic (a float would round large amounts): formatUnits('1234500000', 6) is '1,234.5'.
+ * An amount rounded for reading (amounts.js), its every digit in the title and copied by the button beside it; an
+ * amount shown exactly needs neither.
  */
-function formatUnits(units, decimals) {
-  const value = BigInt(units);
-  const base = 10n ** BigInt(decimals);
-  const whole = (value / base).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const fraction = (value % base).toString().padStart(decimals, '0').replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
+function amountElement(units, decimals, symbol) {
+  const rounded = roundedUnits(units, decimals, symbol);
+  if (rounded.exact) return element('span', { class: 'amount' }, `${rounded.text} ${symbol}`);
+  const exact = `${exactUnits(units, decimals)} ${symbol}`;
+  const copy = element('button', { type: 'button', class: 'copy', 'aria-label': `Copy the exact amount, ${exact}` }, 'copy');
+  copy.addEventListener('click', () => {
+    navigator.clipboard?.writeText(exact).then(
+      () => {
+        copy.textContent = 'copied';
+      },
+      () => {},
+    );
+  });
+  return element(
+    'span',
+    { class: 'amount' },
+    element('span', { class: 'rounded', title: exact, 'data-exact': exact }, `≈ ${rounded.text} ${symbol}`),
+    ' ',
+    copy,
+  );
 }
+
+/** Parts shown together in one value: elements and text side by side. */
+const together = (...parts) => element('span', {}, ...parts);
 
 /** '45 s', '3 min 20 s', '2 h 5 min'. */
 function formatDuration(seconds) {
@@ -112,9 +145,15 @@ async function loadNames(transfer) {
   }
   return {
     chain: (chainId) => chains.get(chainId) ?? `chain ${chainId}`,
+    /** Rounded for reading, the exact value a hover or a click away. */
     amount(units, chainId, symbol) {
+      const places = symbol ? decimals.get(`${chainId}:${symbol}`) : undefined;
+      return places === undefined ? `${units} (smallest units of ${symbol ?? 'the token'})` : amountElement(units, places, symbol);
+    },
+    /** Every digit: what a sender must send exactly. */
+    exactAmount(units, chainId, symbol) {
       const places = decimals.get(`${chainId}:${symbol}`);
-      return places === undefined ? `${units} (smallest units of ${symbol})` : `${formatUnits(units, places)} ${symbol}`;
+      return places === undefined ? `${units} (smallest units of ${symbol})` : `${exactUnits(units, places)} ${symbol}`;
     },
   };
 }
@@ -128,7 +167,10 @@ const page = {
   deposit: byId('deposit'),
   depositDetails: byId('deposit-details'),
   failure: byId('failure'),
+  failureReason: byId('failure-reason'),
   failureText: byId('failure-text'),
+  refund: byId('refund'),
+  refundList: byId('refund-list'),
   progress: byId('progress'),
   steps: byId('steps'),
   eta: byId('eta'),
@@ -141,7 +183,7 @@ const page = {
   privacyDetails: byId('privacy-details'),
 };
 /** The sections only the full view fills. */
-const PRIVATE_SECTIONS = [page.deposit, page.failure, page.progress, page.amounts, page.transactions, page.privacy];
+const PRIVATE_SECTIONS = [page.deposit, page.failure, page.refund, page.progress, page.amounts, page.transactions, page.privacy];
 
 /** The status line is a live region: it changes only when the status does, so a screen reader announces each once. */
 function showStatus(status, words) {
@@ -166,10 +208,18 @@ function renderPublic(view) {
   for (const section of PRIVATE_SECTIONS) section.hidden = true;
   const words = PUBLIC_WORDS.get(view.status) ?? view.status;
   showStatus(view.status, view.needsAttention ? `${words} (an operator has been asked to look at it)` : words);
-  if (view.status === 'FAILED' && view.error) {
-    page.failureText.textContent = view.error;
+  if (view.status === 'FAILED' && (view.error || view.failureCode)) {
+    showFailure(view);
     page.failure.hidden = false;
   }
+}
+
+/** Why it failed: the failureCode in words, then the service's own text. */
+function showFailure(view) {
+  page.failureReason.textContent = FAILURE_WORDS.get(view.failureCode) ?? '';
+  page.failureReason.hidden = !FAILURE_WORDS.has(view.failureCode);
+  page.failureReason.dataset.code = view.failureCode ?? '';
+  page.failureText.textContent = view.error ?? '';
 }
 
 function renderFull(transfer, names) {
@@ -178,23 +228,30 @@ function renderFull(transfer, names) {
 
   page.deposit.hidden = transfer.status !== 'AWAITING_DEPOSIT';
   fillDetails(page.depositDetails, [
-    ['Send exactly', names.amount(transfer.amount, transfer.sourceChainId, transfer.symbol)],
+    ['Send exactly', names.exactAmount(transfer.amount, transfer.sourceChainId, transfer.symbol)],
     ['On', names.chain(transfer.sourceChainId)],
     ['To the address', element('code', {}, transfer.depositAddress)],
     ['Token contract', element('code', {}, transfer.depositTokenAddress)],
     ['Before', timeElement(transfer.depositDeadline)],
   ]);
 
-  page.failure.hidden = transfer.status !== 'FAILED' || !transfer.error;
-  page.failureText.textContent = transfer.error ?? '';
+  page.failure.hidden = transfer.status !== 'FAILED' || !(transfer.error || transfer.failureCode);
+  showFailure(transfer);
+  renderRefunds(transfer, names);
 
   renderSteps(transfer);
 
   page.amounts.hidden = false;
   const received = transfer.status === 'COMPLETED' ? 'Recipient received' : 'Recipient will receive';
+  // What arrived, once anything did or the transfer stopped waiting: an under-funded deposit shows what came.
+  const arrived =
+    transfer.depositedAmount !== undefined && (transfer.depositedAmount !== '0' || transfer.status !== 'AWAITING_DEPOSIT')
+      ? [['Deposit received', names.amount(transfer.depositedAmount, transfer.sourceChainId, transfer.symbol)]]
+      : [];
   fillDetails(page.amountDetails, [
-    ['You send', `${names.amount(transfer.amount, transfer.sourceChainId, transfer.symbol)} on ${names.chain(transfer.sourceChainId)}`],
-    [received, `${names.amount(transfer.quotedOutputAmount, transfer.destChainId, transfer.destSymbol)} on ${names.chain(transfer.destChainId)}`],
+    ['You send', together(names.amount(transfer.amount, transfer.sourceChainId, transfer.symbol), ` on ${names.chain(transfer.sourceChainId)}`)],
+    ...arrived,
+    [received, together(names.amount(transfer.quotedOutputAmount, transfer.destChainId, transfer.destSymbol), ` on ${names.chain(transfer.destChainId)}`)],
     ['Service fee (included)', names.amount(transfer.feeAmount, transfer.destChainId, transfer.destSymbol)],
     ['Recipient', element('code', {}, transfer.userDestinationAddress)],
   ]);
@@ -258,12 +315,34 @@ function renderTransactions(transfer, names) {
   ].filter(([, hash]) => hash);
   page.transactions.hidden = rows.length === 0;
   page.transactionList.replaceChildren(
-    ...rows.map(([label, hash, chainId, link]) => {
-      const shown = isHttps(link)
-        ? element('a', { href: link, target: '_blank', rel: 'noreferrer noopener' }, element('code', {}, hash), ' (explorer, opens a new tab)')
-        : element('code', {}, hash);
-      return element('li', { 'data-hash': hash }, element('strong', {}, label), ` on ${names.chain(chainId)}: `, shown);
-    }),
+    ...rows.map(([label, hash, chainId, link]) =>
+      element('li', { 'data-hash': hash }, element('strong', {}, label), ` on ${names.chain(chainId)}: `, transactionElement(hash, link)),
+    ),
+  );
+}
+
+/** A transaction hash, linked to its explorer page where there is one (https only). */
+function transactionElement(hash, link) {
+  return isHttps(link)
+    ? element('a', { href: link, target: '_blank', rel: 'noreferrer noopener' }, element('code', {}, hash), ' (explorer, opens a new tab)')
+    : element('code', {}, hash);
+}
+
+/** The refunds sent from the deposit address: how much went back, and in which transaction. */
+function renderRefunds(transfer, names) {
+  const refunds = transfer.refunds ?? [];
+  page.refund.hidden = refunds.length === 0;
+  page.refundList.replaceChildren(
+    ...refunds.map((refund) =>
+      element(
+        'li',
+        { 'data-hash': refund.txHash },
+        element('strong', {}, 'Sent back '),
+        names.amount(refund.amount, refund.chainId, refund.symbol),
+        ` on ${names.chain(refund.chainId)}: `,
+        transactionElement(refund.txHash, refund.explorerUrl),
+      ),
+    ),
   );
 }
 
