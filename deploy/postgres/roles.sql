@@ -60,7 +60,7 @@ BEGIN
 
   -- creates: a route row, its first status, its account index
   GRANT SELECT, INSERT ON transfers TO private_route_api;
-  GRANT UPDATE (status, error, failure_code, status_seq, updated_at, client_hash, privacy_client, privacy_voucher, status_token_hash) ON transfers TO private_route_api;
+  GRANT UPDATE (status, error, failure_code, status_seq, updated_at, client_hash, privacy_client, privacy_voucher, status_token_hash, public_delay_seed) ON transfers TO private_route_api;
   GRANT SELECT, INSERT ON transfer_statuses TO private_route_api;
   GRANT USAGE ON SEQUENCE route_account_index_seq TO private_route_api;
   -- quotes: held prices of cross-asset quotes, amount advice from the pool's notes

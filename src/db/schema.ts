@@ -148,6 +148,12 @@ export const transfers = pgTable(
      */
     statusTokenHash: text('status_token_hash'),
     /**
+     * What the public view's own delays are drawn from once the statusToken was reissued (src/transfers/publicView.ts):
+     * the first token's hash, kept, so a reissue never moves the moments the public view already showed. Null: the
+     * token was never reissued, and status_token_hash is the seed.
+     */
+    publicDelaySeed: text('public_delay_seed'),
+    /**
      * Keyed hash of the client (API key or IP) that created the transfer, kept only while it is unfunded: it counts
      * toward that client's cap on unfunded transfers and is cleared once the transfer leaves AWAITING_DEPOSIT.
      */

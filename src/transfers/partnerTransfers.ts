@@ -110,7 +110,8 @@ export function isExternalIdConflict(error: unknown): boolean {
 export async function replaceStatusTokenHash(db: Db, partnerId: number, routeId: string, statusTokenHash: string): Promise<boolean> {
   const changed = await db
     .update(transfers)
-    .set({ statusTokenHash })
+    // The first token's hash stays the public view's delay seed: a reissue must not move what the public view showed.
+    .set({ statusTokenHash, publicDelaySeed: sql`coalesce(${transfers.publicDelaySeed}, ${transfers.statusTokenHash})` })
     .where(and(eq(transfers.routeId, routeId), eq(transfers.partnerId, partnerId)))
     .returning({ routeId: transfers.routeId });
   return changed.length > 0;

@@ -50,6 +50,15 @@ export function fundedAt(history: readonly StatusReached[]): number | null {
   return moved.length > 0 ? Math.min(...moved.map((h) => h.reachedAt.getTime())) : null;
 }
 
+/**
+ * What a route's own public delays are drawn from: the hash of its first statusToken (`publicDelaySeed` once the token
+ * was reissued, as the token's hash changed then; undefined for callers that never reissue).
+ */
+export interface DelaySeeded {
+  statusTokenHash: string | null;
+  publicDelaySeed?: string | null;
+}
+
 /** The public view's clock settings (PRIVACY_EXIT_EPOCH_SECONDS, PUBLIC_STATUS_DELAY_MAX_SECONDS, PUBLIC_STATUS_HOLD_SECONDS). */
 export interface PublicViewSettings {
   epochSeconds: number;
@@ -58,7 +67,7 @@ export interface PublicViewSettings {
 }
 
 /** The clock of one route's public view: the service's settings and the route's own delays. */
-export function publicClockOf(route: { statusTokenHash: string | null }, settings: PublicViewSettings): PublicClock {
+export function publicClockOf(route: DelaySeeded, settings: PublicViewSettings): PublicClock {
   const maxMs = settings.endDelayMaxSeconds * 1000;
   return {
     epochSeconds: settings.epochSeconds,
@@ -114,21 +123,22 @@ function epochCeiling(ms: number, epochSeconds: number): number {
  * The route's own public delay, a uniform fraction of `maxMs` that only the service can tell: drawn from the stored
  * hash of its statusToken (transfers created before statusTokens got a random one, never a token's, in migration 0023).
  */
-export function publicDelayMs(route: { statusTokenHash: string | null }, maxMs: number): number {
+export function publicDelayMs(route: DelaySeeded, maxMs: number): number {
   // The label predates BRIDGING_IN's delay: a route's end keeps the moment it had.
   return ownDelayMs('public-end-delay', route, maxMs);
 }
 
 /** The route's own delay after an end past the hold: as publicDelayMs, from a draw of its own. */
-export function publicLateEndDelayMs(route: { statusTokenHash: string | null }, maxMs: number): number {
+export function publicLateEndDelayMs(route: DelaySeeded, maxMs: number): number {
   return ownDelayMs('public-late-end-delay', route, maxMs);
 }
 
-function ownDelayMs(purpose: string, route: { statusTokenHash: string | null }, maxMs: number): number {
+function ownDelayMs(purpose: string, route: DelaySeeded, maxMs: number): number {
   if (maxMs <= 0) return 0;
+  const seed = route.publicDelaySeed ?? route.statusTokenHash;
   // No hash (a row written by a version from before statusTokens, after migration 0023): the longest delay, never one
   // drawn from what a routeId holder knows.
-  if (route.statusTokenHash === null) return maxMs;
-  const digest = createHash('sha256').update(`${purpose}|${route.statusTokenHash}`).digest();
+  if (seed === null) return maxMs;
+  const digest = createHash('sha256').update(`${purpose}|${seed}`).digest();
   return Math.floor((digest.readUInt32BE(0) / 2 ** 32) * maxMs);
 }

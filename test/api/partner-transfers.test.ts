@@ -15,7 +15,8 @@ import { serveHttp, type HttpServer } from '../../src/observability/http.ts';
 import { createApiKey } from '../../src/partners/apiKeys.ts';
 import { isExternalIdConflict } from '../../src/transfers/partnerTransfers.ts';
 import { recordDepositTransfers } from '../../src/transfers/depositTransferStore.ts';
-import type { TransferPage } from '../../src/transfers/transferService.ts';
+import { hashStatusToken, type TransferPage } from '../../src/transfers/transferService.ts';
+import { type DelaySeeded, publicClockOf } from '../../src/transfers/publicView.ts';
 import { call, CREATE_BODY, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -292,6 +293,19 @@ describe('POST /api/private-route/{routeId}/status-token', { timeout: 60_000 }, 
     const fresh = await read(transfer.routeId, statusToken);
     assert.equal(fresh.status, 200);
     assert.equal((fresh.body.data as { depositAddress: string }).depositAddress, transfer.depositAddress);
+
+    // The public view's own delays keep their draw: they come from the first token's hash, kept as the seed.
+    const [row] = await h.database.db
+      .select({ seed: transfers.publicDelaySeed, hash: transfers.statusTokenHash })
+      .from(transfers)
+      .where(eq(transfers.routeId, transfer.routeId));
+    assert.equal(row!.seed, hashStatusToken(transfer.statusToken));
+    assert.notEqual(row!.hash, row!.seed);
+    const clock = (r: DelaySeeded) => publicClockOf(r, { epochSeconds: 60, endDelayMaxSeconds: 3600, holdSeconds: 0 });
+    assert.deepEqual(clock({ statusTokenHash: row!.hash, publicDelaySeed: row!.seed }), clock({ statusTokenHash: hashStatusToken(transfer.statusToken) }));
+    assert.equal((await reissue(transfer.routeId, keyHeader(a))).status, 200);
+    const [again] = await h.database.db.select({ seed: transfers.publicDelaySeed }).from(transfers).where(eq(transfers.routeId, transfer.routeId));
+    assert.equal(again!.seed, row!.seed, 'a second reissue keeps the first seed');
 
     const logged = h.logLines.filter((line) => line.includes('statusToken reissued'));
     assert.ok(logged.some((line) => line.includes(transfer.routeId)));

@@ -1,0 +1,1 @@
+ALTER TABLE "transfers" ADD COLUMN "public_delay_seed" text;
