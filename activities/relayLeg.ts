@@ -6,6 +6,7 @@ import type { DepositAddressBridge } from '../src/providers/bridge.ts';
 import type { BridgeOrderRef } from '../src/domain/plan.ts';
 import type { ActivityDeps } from './deps.ts';
 import { ensureGas } from './gas.ts';
+import { nativeUserBalance } from './nativeFunds.ts';
 import { bookLegSend, type LegMover, type LegRequest, orderKey, pollProvider, type PreparedLeg } from './legs.ts';
 import { failure } from '../src/failures.ts';
 import { orderOf, recordOrder, replaceOrder, setAsideOrders } from '../src/transfers/bridgeOrderStore.ts';
@@ -103,8 +104,15 @@ export function relayLegs(deps: ActivityDeps, relay: DepositAddressBridge): LegM
       const step = fundingStep(request);
       const amountIn = BigInt(prepared.order.amountIn);
       const call = paymentCall(request.originCurrency, prepared.payTo, amountIn);
-      // A native order's value is the route's funds, not gas: the top-up tops up what is left beside it.
-      await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder, call.value ?? 0n);
+      // A recorded funding send had its gas: a retry resends that transaction, and must not top the account up again.
+      if (!(await deps.sender.intent(request.routeId, step))) {
+        // A native route's ETH is the user's (all of it: a surplus too, refunded later), not gas: the top-up covers
+        // the fee beside it, so the bridge-in's fee never comes out of the user's funds.
+        const usersEth = isNativeToken(request.originCurrency)
+          ? await nativeUserBalance(deps, { routeId: request.routeId, sourceChainId: request.originChainId, depositAddress: request.from.address })
+          : 0n;
+        await ensureGas(deps, request.routeId, step, request.originChainId, request.from.address, request.gasFunder, usersEth);
+      }
       const { txHash, receipt } = await deps.sender.send({ routeId: request.routeId, step, chainId: request.originChainId, account: request.from, ...call });
       const order = await orderFunded(request, prepared, receipt);
       await bookLegSend(deps, request, order.amountIn, txHash);

@@ -298,8 +298,13 @@ export const configSchema = z.object({
    * The smallest refund per source-token symbol (human decimal): a deposit address holding less is not refunded
    * (the gas would cost more than it returns). Symbols not listed have no minimum.
    */
-  REFUND_MIN_AMOUNT: jsonVariable(z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')), '{"USDC":"0.10"}').default({
+  REFUND_MIN_AMOUNT: jsonVariable(
+    z.record(z.string().min(1), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal like "0.10"')),
+    '{"USDC":"0.10","ETH":"0.0001"}',
+  ).default({
     USDC: '0.10',
+    // A native stray costs the service a gas top-up and a refund: a wei poke must not make it pay them again and again.
+    ETH: '0.0001',
   }),
   /**
    * Addresses an operator may send a route's funds to (routectl refund/recover) besides the route's own refundAddress

@@ -2,7 +2,7 @@
 --
 -- Two group roles; give each process a LOGIN role that is a member of one of them:
 --   private_route_worker  owns the schema: the worker applies the migrations at start and runs every step.
---   private_route_api     what the internet-facing API needs, nothing more: no ledger, notes, intents, operator
+--   private_route_api     what the internet-facing API needs, nothing more: no ledger (only its outcome view), notes, intents, operator
 --                         audit, webhook targets; on transfers only INSERT and the UPDATE of its status columns
 --                         (a create whose workflow cannot start marks its row FAILED), never its recipient or
 --                         refund address. The API runs with DATABASE_MIGRATIONS=skip.
@@ -48,7 +48,7 @@ BEGIN
     FROM unnest(ARRAY['transfers', 'transfer_statuses', 'pool_notes', 'price_epochs', 'idempotency_keys', 'api_keys',
                       'rate_limit_counters', 'service_secrets', 'signer_fingerprints', 'bridge_orders',
                       'deposit_transfers', 'ledger_entries', 'deposit_tokens', 'operator_actions', 'change_notes', 'quotes',
-                      'provider_quotas']) AS name
+                      'provider_quotas', 'transfer_outcome_entries']) AS name
    WHERE to_regclass('public.' || name) IS NULL;
   IF missing IS NOT NULL THEN
     RAISE NOTICE 'tables % do not exist yet: start the worker once (it applies the migrations), then run this file again', missing;
@@ -74,6 +74,10 @@ BEGIN
   GRANT SELECT, INSERT, UPDATE, DELETE ON rate_limit_counters TO private_route_api;
   -- the providers' request quotas every replica shares (a quote takes from Relay's)
   GRANT SELECT, INSERT, UPDATE ON provider_quotas TO private_route_api;
+  -- a full view's outcomes (depositedAmount, refunds) and a key's lookup by deposit transaction: what arrived at the
+  -- deposit address and what went back, never the ledger's pool entries (shield, unshield), which join a route's halves
+  GRANT SELECT ON transfer_outcome_entries TO private_route_api;
+  GRANT SELECT (route_id, tx_hash, value) ON deposit_transfers TO private_route_api;
   GRANT SELECT, INSERT ON service_secrets TO private_route_api;
   -- the start check that the API's xpubs are the worker's signer's
   GRANT SELECT, INSERT ON signer_fingerprints TO private_route_api;

@@ -24,6 +24,8 @@ export function codeOfIssue(issue: z.core.$ZodIssue | undefined): ErrorCode {
       return 'INVALID_ADDRESS';
     case 'webhookUrl':
       return 'INVALID_WEBHOOK_URL';
+    case 'cursor':
+      return 'INVALID_CURSOR';
     default:
       return 'INVALID_REQUEST';
   }

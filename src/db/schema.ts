@@ -6,6 +6,7 @@ import {
   jsonb,
   pgSequence,
   pgTable,
+  pgView,
   primaryKey,
   doublePrecision,
   serial,
@@ -13,7 +14,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import type { HeldFunds } from '../domain/heldFunds.ts';
 import type { GateLog, GateReason } from '../domain/observations.ts';
 
@@ -393,6 +394,26 @@ export const ledgerEntries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('ledger_route_entry_uq').on(t.routeId, t.entryKey)],
+);
+
+/**
+ * The ledger's movements a route's holder sees in its full view (what arrived, what was refunded: src/transfers/outcomes.ts):
+ * the API reads them here and never the ledger itself, whose pool entries (the shield and the unshield) would join the
+ * route's two halves (deploy/postgres/roles.sql).
+ */
+export const transferOutcomeEntries = pgView('transfer_outcome_entries').as((qb) =>
+  qb
+    .select({
+      id: ledgerEntries.id,
+      routeId: ledgerEntries.routeId,
+      kind: ledgerEntries.kind,
+      chainId: ledgerEntries.chainId,
+      token: ledgerEntries.token,
+      amount: ledgerEntries.amount,
+      txHash: ledgerEntries.txHash,
+    })
+    .from(ledgerEntries)
+    .where(inArray(ledgerEntries.kind, ['received', 'refunded'])),
 );
 
 /**

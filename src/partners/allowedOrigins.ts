@@ -7,11 +7,11 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
 import { apiKeys, transfers } from '../db/schema.ts';
-import { checkedOrigins, hashApiKey } from './apiKeys.ts';
+import { ApiKeyError, checkedOrigins, hashApiKey } from './apiKeys.ts';
 
 /**
  * Replaces the origins of the active key named `name`; returns the origins before and after, or null when there is
- * no such active key.
+ * no such active key. A browser key never becomes a server key again (ApiKeyError): its origins may change, not go.
  */
 export async function setAllowedOrigins(db: Database, name: string, origins: readonly string[]): Promise<{ before: string[]; after: string[] } | null> {
   const after = checkedOrigins(origins);
@@ -22,6 +22,12 @@ export async function setAllowedOrigins(db: Database, name: string, origins: rea
       .where(and(eq(apiKeys.name, name), isNull(apiKeys.revokedAt)))
       .for('update');
     if (!row) return null;
+    // A key that pages carried may be copied by anyone: it stays public, or it would open its transfers to them.
+    if (row.before.length > 0 && after.length === 0) {
+      throw new ApiKeyError(
+        `${name} has browser origins, so it is public (it may be in pages' code): it stays a browser key. Change its origins, or revoke it (routectl apikey revoke ${name}) and create a server key for the partner's server`,
+      );
+    }
     await tx.update(apiKeys).set({ allowedOrigins: after }).where(eq(apiKeys.id, row.id));
     return { before: row.before, after };
   });

@@ -4,7 +4,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { ApiAccountRole, RouteAddressBook } from '../accounts/routeAccounts.ts';
 import type { Database } from '../db/client.ts';
-import { depositTransfers, ledgerEntries, routeAccountIndex, transferStatuses, transfers } from '../db/schema.ts';
+import { depositTransfers, routeAccountIndex, transferOutcomeEntries, transferStatuses, transfers } from '../db/schema.ts';
 import { publicError } from './publicErrors.ts';
 import { depositedAmountOf, type Refund, refundsOf } from './outcomes.ts';
 import type { FailureCode } from '../domain/failureCodes.ts';
@@ -454,10 +454,13 @@ async function outcomeRecords(db: Database, routeId: string) {
   return (await outcomeRecordsOf(db, [routeId])).get(routeId)!;
 }
 
-/** The ledger and deposit transfers of several routes, in two queries (a listing's page). */
+/**
+ * What arrived at and was refunded from several routes' deposit addresses, in two queries (a listing's page): the ledger's
+ * outcome entries (its view transfer_outcome_entries, all the API may read of it) and the deposit transfers.
+ */
 async function outcomeRecordsOf(db: Database, routeIds: string[]) {
   const [ledger, deposits] = await Promise.all([
-    db.select().from(ledgerEntries).where(inArray(ledgerEntries.routeId, routeIds)).orderBy(asc(ledgerEntries.id)),
+    db.select().from(transferOutcomeEntries).where(inArray(transferOutcomeEntries.routeId, routeIds)).orderBy(asc(transferOutcomeEntries.id)),
     db.select({ routeId: depositTransfers.routeId, value: depositTransfers.value }).from(depositTransfers).where(inArray(depositTransfers.routeId, routeIds)),
   ]);
   return new Map(

@@ -151,6 +151,8 @@ describe('a browser key is public', { timeout: 60_000 }, () => {
     await assert.rejects(createApiKey(h.database.db, 'bad-origin', {}, { allowedOrigins: ['http://app.example'] }), ApiKeyError);
     await assert.rejects(setAllowedOrigins(h.database.db, 'dapp', ['https://app.example/']), /write "https:\/\/app\.example"/);
     assert.equal(await setAllowedOrigins(h.database.db, 'no-such-key', [PAGE]), null);
+    // A browser key stays one: emptying its origins would open its transfers to whoever copied it from a page.
+    await assert.rejects(setAllowedOrigins(h.database.db, 'dapp', []), /it stays a browser key/);
     const listed = (await listApiKeys(h.database.db)).find((k) => k.name === 'dapp');
     assert.deepEqual(listed?.allowedOrigins, [PAGE, 'http://localhost:5173']);
     assert.deepEqual((await findPartner(h.database.db, browserKey))?.allowedOrigins, [PAGE, 'http://localhost:5173']);

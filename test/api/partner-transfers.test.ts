@@ -145,7 +145,7 @@ describe('GET /api/private-route: an API key lists its own transfers', { timeout
       [`?externalId=${'x'.repeat(129)}`, 'INVALID_REQUEST', /externalId must be 1 to 128 printable ASCII/],
       ['?cursor=bm90LWEtY3Vyc29y', 'INVALID_CURSOR', /cursor is not a nextCursor/],
       [`?cursor=${Buffer.from(`v1|2026-02-30T11:25:00.123456Z|rt_${'a'.repeat(32)}`).toString('base64url')}`, 'INVALID_CURSOR', /cursor is not a nextCursor/],
-      [`?cursor=${'a'.repeat(300)}`, 'INVALID_REQUEST', /cursor is not a nextCursor/],
+      [`?cursor=${'a'.repeat(300)}`, 'INVALID_CURSOR', /cursor is not a nextCursor/],
     ];
     for (const [query, code, error] of bad) {
       const answer = await list(query, keyHeader(a));

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import { nextEpochStart } from '../../privacy/exitEpochs.ts';
+import { isBrowserKey } from '../../partners/origins.ts';
 import { addressBucket, clientAddress } from '../abuseLimits.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError } from '../errorCodes.ts';
@@ -20,12 +21,15 @@ const DEFAULT_PUBLIC_EPOCH_SECONDS = 1800;
 /** The reconnection delay the browser's EventSource is told to use. */
 const DEFAULT_RETRY_MS = 3_000;
 
-/** The stream's owner for the cap: the partner behind a valid X-Api-Key, else the client's address. */
+/** The stream's owner for the cap: the partner behind a valid server key, else the client's address (with a browser key's). */
 const streamOwner = (c: Context, trustProxyHops: number) => {
   const partner = c.get('partner');
-  if (partner !== undefined) return { owner: `key:${partner.id}`, perKey: true };
   const address = clientAddress(c, trustProxyHops);
-  return { owner: `ip:${address === undefined ? 'unknown' : addressBucket(address)}`, perKey: false };
+  const ip = `ip:${address === undefined ? 'unknown' : addressBucket(address)}`;
+  // A browser key is public: each of its users' addresses has its own place, so no one holding it can fill the key's.
+  if (partner !== undefined && isBrowserKey(partner)) return { owner: `key:${partner.id}:${ip}`, perKey: false };
+  if (partner !== undefined) return { owner: `key:${partner.id}`, perKey: true };
+  return { owner: ip, perKey: false };
 };
 
 export function eventRoutes(deps: ApiDeps) {

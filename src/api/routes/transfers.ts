@@ -140,6 +140,8 @@ export function transferRoutes(deps: ApiDeps) {
       // A browser key is public: whoever copies it from the page must not redirect its webhooks or invent users.
       if (request.webhookUrl !== undefined) requireServerKey(c, 'name a webhookUrl');
       if (request.userReference !== undefined) requireServerKey(c, 'send a userReference');
+      // Its 409 names the transfer that has an externalId: whoever copied the key could look routes up by guessed ids.
+      if (request.externalId !== undefined) requireServerKey(c, 'send an externalId');
       const partner = c.get('partner');
       if (request.userReference !== undefined && (partner === undefined || partner.userShareBps === null)) {
         throw badRequest(

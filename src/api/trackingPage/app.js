@@ -131,10 +131,15 @@ async function loadNames(transfer) {
     // Chain ids it is.
   }
   const tokens = [
-    [transfer.sourceChainId, transfer.symbol],
-    [transfer.destChainId, transfer.destSymbol],
+    [transfer.sourceChainId, transfer.symbol, transfer.sourceToken],
+    [transfer.destChainId, transfer.destSymbol, transfer.destToken],
   ];
-  for (const [chainId, symbol] of tokens) {
+  for (const [chainId, symbol, token] of tokens) {
+    // The full view names its tokens by address with their decimals; a view from before that asks discovery by symbol.
+    if (token && Number.isInteger(token.decimals)) {
+      decimals.set(`${chainId}:${symbol}`, token.decimals);
+      continue;
+    }
     try {
       const answer = await getJson(`/api/bridge/tokens?chainId=${chainId}&search=${encodeURIComponent(symbol)}`);
       const token = (answer.body?.data ?? []).find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());

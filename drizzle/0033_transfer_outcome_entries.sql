@@ -1,0 +1,1 @@
+CREATE VIEW "public"."transfer_outcome_entries" AS (select "id", "route_id", "kind", "chain_id", "token", "amount", "tx_hash" from "ledger_entries" where "ledger_entries"."kind" in ('received', 'refunded'));
