@@ -68,9 +68,12 @@ describe('discovery', () => {
     const { status, body } = await stack.api<Array<Record<string, unknown>>>('GET', `/api/bridge/tokens?chainId=${source}`);
     assert.equal(status, 200);
     const bySymbol = Object.fromEntries(body.data!.map((t) => [t.symbol, t]));
-    assert.deepEqual(Object.keys(bySymbol).sort(), ['USDC', 'WETH']);
+    assert.deepEqual(Object.keys(bySymbol).sort(), ['ETH', 'USDC', 'WETH']);
     assert.deepEqual(bySymbol.USDC, { chainId: source, address: stack.token('source', 'USDC'), symbol: 'USDC', name: 'USD Coin', decimals: 6 });
     assert.equal(bySymbol.WETH!.decimals, 18);
+    // The chain's native currency, at Relay's zero address: not WETH.
+    assert.equal(bySymbol.ETH!.address, '0x0000000000000000000000000000000000000000');
+    assert.equal(bySymbol.ETH!.decimals, 18);
   });
 
   test('search matches symbol or name, case-insensitively', async () => {

@@ -7,10 +7,11 @@
  * origin and is refused in any other (frame-ancestors). And routectl apikey origins: set, refused, cleared, audited.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { Address } from 'viem';
+import { type Address, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../devnet/ports.ts';
 import { launchChromium } from '../support/chromium.ts';
@@ -59,6 +60,9 @@ window.dapp = {
   },
 };`;
 
+/** The browser example of the docs (docs/client.md), served as a dApp would serve it. */
+const EXAMPLE_PAGE = readFileSync(new URL('../../docs/examples/browser-transfer.html', import.meta.url), 'utf8');
+
 const DAPP_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>dApp</title><script src="/dapp.js"></script></head><body><h1>dApp</h1></body></html>';
 
@@ -81,6 +85,7 @@ let walletKey: string;
 function serveDapp(port: number): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.url === '/dapp.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(DAPP_SCRIPT);
+    else if (request.url === '/example.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(EXAMPLE_PAGE);
     else response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(DAPP_PAGE);
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
@@ -189,6 +194,41 @@ describe('a web page on another origin', () => {
     });
     assert.equal(read.body?.data?.status, 'COMPLETED', JSON.stringify(read));
     assert.match(read.body?.data?.payoutTxHash ?? '', /^0x[0-9a-f]{64}$/);
+    await page.context().close();
+  });
+
+  test("the docs' example page (docs/examples/browser-transfer.html): its form quotes, creates and follows a transfer to COMPLETED", {
+    timeout: 300_000,
+  }, async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${allowedOrigin}/example.html`, { waitUntil: 'load', timeout: 30_000 });
+    const recipient: Address = privateKeyToAccount(generatePrivateKey()).address;
+    for (const [name, value] of [
+      ['apiUrl', stack.apiUrl],
+      ['apiKey', dappKey],
+      ['sourceChainId', String(chainId('source'))],
+      ['destChainId', String(chainId('destination'))],
+      ['amount', '12.5'],
+      ['recipient', recipient],
+    ]) {
+      await page.fill(`input[name="${name}"]`, value!);
+    }
+    await page.click('#quote');
+    await page.waitForFunction(() => /gets exactly/.test(document.querySelector('#quoted')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.click('#create');
+    await page.waitForFunction(() => /Send exactly/.test(document.querySelector('#deposit')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    const deposit = (await page.textContent('#deposit'))!;
+    const depositAddress = /\n(0x[0-9a-fA-F]{40})\n/.exec(deposit)?.[1] as Address;
+    const units = /\((\d+) smallest units/.exec(deposit)?.[1];
+    assert.ok(depositAddress && units, `the page names the deposit: ${deposit}`);
+    assert.equal(units, '12500000');
+    const tracking = await page.getAttribute('#tracking', 'href');
+    assert.match(tracking ?? '', new RegExp(`^${stack.apiUrl}/t/rt_[0-9a-f]{32}#st_`));
+    await stack.fund(depositAddress, 'USDC', BigInt(units));
+    await page.waitForFunction(() => /COMPLETED|FAILED/.test(document.querySelector('#status')?.textContent ?? ''), undefined, { timeout: 240_000 });
+    assert.equal(await page.textContent('#status'), 'COMPLETED');
+    const quoted = /exactly ([\d.]+) USDC/.exec((await page.textContent('#quoted'))!)?.[1];
+    assert.equal(await stack.balanceOf('destination', 'USDC', recipient), parseUnits(quoted!, 6));
     await page.context().close();
   });
 
