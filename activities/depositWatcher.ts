@@ -18,6 +18,8 @@ export interface DepositWatchTuning {
   initialRange: bigint;
   maxRange: bigint;
   fewLogs: number;
+  /** Blocks read whole for native deposits in one pass at most (one call each): a long gap is caught up over passes. */
+  nativeBlocksPerPass: bigint;
 }
 
 export const DEFAULT_DEPOSIT_WATCH_TUNING: DepositWatchTuning = {
@@ -25,6 +27,7 @@ export const DEFAULT_DEPOSIT_WATCH_TUNING: DepositWatchTuning = {
   initialRange: 500n,
   maxRange: 5_000n,
   fewLogs: 1_000,
+  nativeBlocksPerPass: 200n,
 };
 
 const MIN_LOG_BLOCK_RANGE = 1n;
@@ -75,10 +78,12 @@ export async function nativeDepositsIn(
   watched: ReadonlySet<Address>,
   from: bigint,
   to: bigint,
+  onBlock: (blockNumber: bigint) => void = () => {},
 ): Promise<Array<{ to: Address; transfer: DepositTransfer }>> {
   const found: Array<{ to: Address; transfer: DepositTransfer }> = [];
   for (let n = from; n <= to; n++) {
     const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+    onBlock(n);
     for (const tx of block.transactions) {
       const payee = tx.to ? getAddress(tx.to) : null;
       if (!payee || tx.value === 0n || !watched.has(payee)) continue;
@@ -108,9 +113,14 @@ export interface WatchDepositsInput {
  * The cursor is durable (deposit_watch_cursors); each pass re-reads REORG_MARGIN_BLOCKS below it.
  */
 export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatchTuning = DEFAULT_DEPOSIT_WATCH_TUNING) {
-  async function startBlock(client: PublicClient, chainId: number, head: bigint): Promise<{ next: bigint; finishedNext?: bigint }> {
+  async function startBlock(client: PublicClient, chainId: number, head: bigint): Promise<{ next: bigint; finishedNext?: bigint; nativeNext?: bigint }> {
     const [cursor] = await deps.db.select().from(depositWatchCursors).where(eq(depositWatchCursors.chainId, chainId));
-    if (cursor) return { next: BigInt(cursor.nextBlock), ...(cursor.finishedNextBlock !== null && { finishedNext: BigInt(cursor.finishedNextBlock) }) };
+    if (cursor)
+      return {
+        next: BigInt(cursor.nextBlock),
+        ...(cursor.finishedNextBlock !== null && { finishedNext: BigInt(cursor.finishedNextBlock) }),
+        ...(cursor.nativeNextBlock !== null && { nativeNext: BigInt(cursor.nativeNextBlock) }),
+      };
     // First run on this chain: from when its oldest transfer still awaiting a deposit was created (a deposit that
     // arrived before the watcher existed is still reported), or from the head. Finished routes need no history:
     // the stray check reads each one's balance once anyway.
@@ -241,13 +251,15 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
    * The native currency has no Transfer log: the blocks [from, safe] are read for transactions sending value to a
    * watched native route's address (who funded a route awaiting its deposit; a surplus, second or late deposit marks
    * the route for the stray check), and the routes awaiting their deposit are read by balance at `safe` on every pass
-   * (a signal when it changed). Each block is read whole (one call per block), whatever the number of addresses.
+   * (a signal when it changed). Each block is read whole (one call per block), whatever the number of addresses, at
+   * most `nativeBlocksPerPass` a pass: returns the next block to read.
    */
-  async function followNative(chainId: number, client: PublicClient, from: bigint, safe: bigint, reported: Map<string, bigint>): Promise<void> {
+  async function followNative(chainId: number, client: PublicClient, from: bigint, safe: bigint, reported: Map<string, bigint>): Promise<bigint> {
     const routes = await nativeRoutesWatched(chainId);
-    if (routes.length === 0) return;
+    if (routes.length === 0) return safe + 1n > from ? safe + 1n : from;
     const watched = new Set(routes.map((r) => getAddress(r.depositAddress)));
-    const deposits = from <= safe ? await nativeDepositsIn(client, watched, from, safe) : [];
+    const to = safe - from >= tuning.nativeBlocksPerPass ? from + tuning.nativeBlocksPerPass - 1n : safe;
+    const deposits = from <= to ? await nativeDepositsIn(client, watched, from, to, (n) => heartbeat({ chainId, nativeBlock: Number(n) })) : [];
     for (const route of routes) {
       const seen = deposits.filter((d) => d.to === getAddress(route.depositAddress)).map((d) => d.transfer);
       if (seen.length > 0) await deps.db.update(transfers).set({ depositSeenAt: sql`now()` }).where(eq(transfers.routeId, route.routeId));
@@ -261,6 +273,7 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
       reported.set(route.routeId, balance);
       await requireNotifier(deps).depositObserved(route.routeId, { balance: balance.toString(), blockNumber: Number(safe) });
     }
+    return to + 1n > from ? to + 1n : from;
   }
 
   return {
@@ -284,7 +297,11 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
       const nativeReported = new Map<string, bigint>();
 
       const saveCursors = async () => {
-        const values = { nextBlock: Number(next), finishedNextBlock: Number(finishedNext) };
+        const values = {
+          nextBlock: Number(next),
+          finishedNextBlock: Number(finishedNext),
+          nativeNextBlock: nativeNext === undefined ? null : Number(nativeNext),
+        };
         await deps.db
           .insert(depositWatchCursors)
           .values({ chainId: input.chainId, ...values })
@@ -345,6 +362,7 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
           const started = await startBlock(client, input.chainId, head);
           next = started.next;
           finishedNext = started.finishedNext ?? started.next;
+          nativeNext = started.nativeNext;
         }
         const safe = head - confirmations;
         // The native deposits' blocks from where this pass's logs start (re-read after a restart: recorded ones are kept).
@@ -353,8 +371,11 @@ export function depositWatcherActivities(deps: ActivityDeps, tuning: DepositWatc
           // Read after the head: a deposit in a block up to it was sent to an address its route had already committed.
           await follow(await unfinishedAddresses(input.chainId), next, safe, (n) => (next = n), head);
         }
-        await followNative(input.chainId, client, nativeFrom, safe, nativeReported);
-        if (safe >= nativeFrom) nativeNext = safe + 1n;
+        const nativeTo = await followNative(input.chainId, client, nativeFrom, safe, nativeReported);
+        if (nativeTo !== nativeNext) {
+          nativeNext = nativeTo;
+          await saveCursors();
+        }
         if (sinceFinishedRead >= FINISHED_READ_EVERY_POLLS && safe >= finishedNext!) {
           // A route that finished since the last read was read as unfinished up to `next`, beyond this cursor: no gap.
           await follow(await finishedAddresses(input.chainId), finishedNext!, safe, (n) => (finishedNext = n), head);

@@ -467,6 +467,8 @@ export const depositWatchCursors = pgTable('deposit_watch_cursors', {
   nextBlock: bigint('next_block', { mode: 'number' }).notNull(),
   /** The next block to read for the finished routes' addresses (read once a minute); null: as next_block. */
   finishedNextBlock: bigint('finished_next_block', { mode: 'number' }),
+  /** The next block read whole for native-currency deposits (they leave no log); null: as next_block. */
+  nativeNextBlock: bigint('native_next_block', { mode: 'number' }),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -1,0 +1,1 @@
+ALTER TABLE "deposit_watch_cursors" ADD COLUMN "native_next_block" bigint;
