@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 
 # The local stack's signer keeps its keys in a SoftHSM2 token, as production's keeps them in an HSM (docs/security.md).
 export DEVNET_SIGNER_KEYS=pkcs11
-run() { node --import tsx --test --test-concurrency=1 --test-timeout=600000 "$@"; }
+# Each file gets 10 minutes (TEST_TIMEOUT_MS), the Privacy Pools file 15: its routes wait out the longest privacy wait.
+run() { node --import tsx --test --test-concurrency=1 --test-timeout="${TEST_TIMEOUT_MS:-600000}" "$@"; }
 
 lane1=(test/e2e/privacy-pools.test.ts test/e2e/reorg.test.ts)
 lane2=(test/e2e/cctp-transfer.test.ts test/e2e/crash-recovery.test.ts test/e2e/drill.test.ts test/e2e/recover.test.ts)
@@ -33,7 +34,7 @@ TEST_PORT_RANGE=28000-32767 run "${lane4_e2e[@]}" test/unit/*.test.ts test/workf
 pid4=$!
 
 echo "== lane 1: ${lane1[*]} (lanes 2–4 run beside it; their output follows)"
-TEST_PORT_RANGE=10000-15999 run "${lane1[@]}"
+TEST_PORT_RANGE=10000-15999 TEST_TIMEOUT_MS=900000 run "${lane1[@]}"
 status1=$?
 wait "$pid2"; status2=$?
 wait "$pid3"; status3=$?

@@ -25,11 +25,11 @@ before(async () => {
       STEP_MAX_ATTEMPTS: '2',
       STEP_TIME_BUDGET_SECONDS: '60',
       PRIVACY_EXIT_EPOCH_SECONDS: '2',
-      // Long enough that a waiting route's peers reach the pool under CI's load (30 s, then 40 s, once each left one
-      // alone: two bridge-ins behind the whole suite's other stacks).
-      PRIVACY_MAX_WAIT_SECONDS: '60',
+      // Long enough that a waiting route's peers reach the pool under CI's load (30 s, 40 s, then 60 s, once each left
+      // one alone: two bridge-ins behind the whole suite's other stacks, the browser and native-ETH stacks among them).
+      PRIVACY_MAX_WAIT_SECONDS: '90',
       // At least the longest wait and two exit epochs (the configuration checks it).
-      PUBLIC_STATUS_HOLD_SECONDS: '70',
+      PUBLIC_STATUS_HOLD_SECONDS: '100',
       // A short exit lottery: these tests are about who counts, not about the order routes leave in.
       PRIVACY_EXIT_MEAN_MIN_SECONDS: '2',
       PRIVACY_EXIT_MEAN_MAX_SECONDS: '6',
@@ -317,7 +317,7 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
 
     const first = await create('55', { minAnonymitySet: 2 });
     assert.equal(first.minAnonymitySet, 2);
-    // Its peers are created now (unfunded): their quotes do not eat into its longest wait (60 s here).
+    // Its peers are created now (unfunded): their quotes do not eat into its longest wait (90 s here).
     const peers = [await create('55'), await create('55')];
     await fundAndWait(first, 'shielded', (x) => x.status === 'SHIELDED');
     // Alone in its class, it stays SHIELDED past the exit lottery's mean (2–6 s here)...
@@ -330,8 +330,8 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     for (const t of [a!, ...others]) assert.equal(t.status, 'COMPLETED', t.error ?? '');
     assert.ok(a!.privacy!.anonymitySet >= 2 && !a!.privacy!.leftAtMaxWait, `first left with ${JSON.stringify(a!.privacy)}`);
 
-    // Nobody else of its class within the longest wait (60 s here): it leaves with what it has, and says so.
-    const done = await until(lonely.routeId, 'completed', finished, 150_000);
+    // Nobody else of its class within the longest wait (90 s here): it leaves with what it has, and says so.
+    const done = await until(lonely.routeId, 'completed', finished, 180_000);
     assert.equal(done.status, 'COMPLETED', done.error ?? '');
     assert.deepEqual({ set: done.privacy!.anonymitySet, leftAtMaxWait: done.privacy!.leftAtMaxWait }, { set: 1, leftAtMaxWait: true });
     assert.ok(done.privacy!.waitedSeconds >= 60, `left after ${done.privacy!.waitedSeconds} s`);
@@ -391,11 +391,11 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     await fundAndWait(rejected, 'parked', (x) => x.needsAttention);
     const routes = await Promise.all([1, 2, 3].map(() => create('75', { minAnonymitySet: 3 })));
     for (const t of routes) await stack.fund(t.depositAddress, 'USDC', BigInt(t.amount));
-    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished)));
+    const done = await Promise.all(routes.map((t) => until(t.routeId, 'completed', finished, 150_000)));
     for (const t of done) {
       assert.equal(t.status, 'COMPLETED', t.error ?? '');
       assert.deepEqual({ set: t.privacy!.anonymitySet, leftAtMaxWait: t.privacy!.leftAtMaxWait }, { set: 2, leftAtMaxWait: true }, JSON.stringify(t.privacy));
-      assert.ok(t.privacy!.waitedSeconds >= 60);
+      assert.ok(t.privacy!.waitedSeconds >= 90);
     }
     assert.equal((await stack.routectl('fail', rejected.routeId, '--reason', 'rejected by the ASP')).code, 0);
     assert.equal((await until(rejected.routeId, 'failed', finished)).status, 'FAILED');
