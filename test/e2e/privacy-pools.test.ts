@@ -317,8 +317,10 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
 
     const first = await create('55', { minAnonymitySet: 2 });
     assert.equal(first.minAnonymitySet, 2);
-    // Its peers are created now (unfunded): their quotes do not eat into its longest wait (90 s here).
-    const peers = [await create('55'), await create('55')];
+    // Its peers are created now (unfunded): their quotes do not eat into its longest wait (90 s here). They wait for a
+    // set of 2 too: a peer that left alone, before the other was approved, could only have spent its own note (settled,
+    // honestly), and under CI's load two approvals are seconds apart.
+    const peers = [await create('55', { minAnonymitySet: 2 }), await create('55', { minAnonymitySet: 2 })];
     await fundAndWait(first, 'shielded', (x) => x.status === 'SHIELDED');
     // Alone in its class, it stays SHIELDED past the exit lottery's mean (2–6 s here)...
     await new Promise((r) => setTimeout(r, 3_000));
@@ -326,7 +328,7 @@ describe('Privacy Pools on the local stack', { timeout: 600_000 }, () => {
     // ...until two deposits of its class from two other clients are in the pool (one would not do: its client may
     // be the observer, who knows its own route).
     for (const peer of peers) await stack.fund(peer.depositAddress, 'USDC', BigInt(peer.amount));
-    const [a, ...others] = await Promise.all([first, ...peers].map((t) => until(t.routeId, 'completed', finished)));
+    const [a, ...others] = await Promise.all([first, ...peers].map((t) => until(t.routeId, 'completed', finished, 150_000)));
     for (const t of [a!, ...others]) assert.equal(t.status, 'COMPLETED', t.error ?? '');
     assert.ok(a!.privacy!.anonymitySet >= 2 && !a!.privacy!.leftAtMaxWait, `first left with ${JSON.stringify(a!.privacy)}`);
 
