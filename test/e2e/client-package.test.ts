@@ -74,6 +74,18 @@ after(
   { timeout: 30_000 },
 );
 
+/** Runs a consumer script of the package against the API, a delivery signed as event `eventId` in DELIVERY; its JSON output. */
+async function runConsumer(script: string, eventId: string) {
+  const body = JSON.stringify({ routeId: 'rt_1', status: 'COMPLETED' });
+  const delivery = { secret: 'whsec_client-package', headers: signWebhook('whsec_client-package', eventId, body), body };
+  const { stdout } = await run(process.execPath, [script, server!.url], {
+    cwd: consumer,
+    env: { ...childEnv, DELIVERY: JSON.stringify(delivery) },
+    timeout: 20_000,
+  });
+  return JSON.parse(stdout);
+}
+
 describe('the packed client in a fresh project', { timeout: 180_000 }, () => {
   test('installs the client and hono only: no tsx, TypeScript or bundler in the consumer', { timeout: 10_000 }, async () => {
     const installed = (await readdir(path.join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'));
@@ -113,14 +125,7 @@ const { verifyWebhook } = require('${CLIENT_PACKAGE_NAME}/webhooks');
 });
 `,
     );
-    const body = JSON.stringify({ routeId: 'rt_1', status: 'COMPLETED' });
-    const delivery = { secret: 'whsec_client-package', headers: signWebhook('whsec_client-package', 'evt_2', body), body };
-    const { stdout } = await run(process.execPath, ['quote.cjs', server!.url], {
-      cwd: consumer,
-      env: { ...childEnv, DELIVERY: JSON.stringify(delivery) },
-      timeout: 20_000,
-    });
-    const result = JSON.parse(stdout);
+    const result = await runConsumer('quote.cjs', 'evt_2');
     assert.equal(result.quote.amount, AMOUNT_UNITS);
     assert.match(result.quote.quoteId, /^qt_[0-9a-f]{32}$/);
     assert.deepEqual(result.error, { apiError: true, code: 'INVALID_AMOUNT', status: 400 });
@@ -155,14 +160,7 @@ const forged = verifyWebhook('another secret', delivery.headers, delivery.body);
 console.log(JSON.stringify({ quote, chains: chains.map((chain) => chain.chainId), error, webhook, forged }));
 `,
     );
-    const body = JSON.stringify({ routeId: 'rt_1', status: 'COMPLETED' });
-    const delivery = { secret: 'whsec_client-package', headers: signWebhook('whsec_client-package', 'evt_1', body), body };
-    const { stdout } = await run(process.execPath, ['quote.mjs', server!.url], {
-      cwd: consumer,
-      env: { ...childEnv, DELIVERY: JSON.stringify(delivery) },
-      timeout: 20_000,
-    });
-    const result = JSON.parse(stdout);
+    const result = await runConsumer('quote.mjs', 'evt_1');
     assert.equal(result.quote.amount, AMOUNT_UNITS);
     assert.equal(result.quote.sourceChainId, SOURCE);
     assert.equal(result.quote.destChainId, DEST);

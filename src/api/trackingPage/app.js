@@ -118,8 +118,8 @@ async function getJson(path, token) {
 }
 
 /**
- * Chain names and token decimals, asked of the service's discovery endpoints once: the full view names chains by id
- * and amounts in smallest units. Without them the page shows chain ids and smallest units.
+ * Chain names, asked of the service's discovery endpoint once (the full view names chains by id), and the tokens'
+ * decimals, which the full view carries (sourceToken, destToken). Without them: chain ids and smallest units.
  */
 async function loadNames(transfer) {
   const chains = new Map();
@@ -135,18 +135,7 @@ async function loadNames(transfer) {
     [transfer.destChainId, transfer.destSymbol, transfer.destToken],
   ];
   for (const [chainId, symbol, token] of tokens) {
-    // The full view names its tokens by address with their decimals; a view from before that asks discovery by symbol.
-    if (token && Number.isInteger(token.decimals)) {
-      decimals.set(`${chainId}:${symbol}`, token.decimals);
-      continue;
-    }
-    try {
-      const answer = await getJson(`/api/bridge/tokens?chainId=${chainId}&search=${encodeURIComponent(symbol)}`);
-      const token = (answer.body?.data ?? []).find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());
-      if (token) decimals.set(`${chainId}:${symbol}`, token.decimals);
-    } catch {
-      // Smallest units it is.
-    }
+    if (token && Number.isInteger(token.decimals)) decimals.set(`${chainId}:${symbol}`, token.decimals);
   }
   return {
     chain: (chainId) => chains.get(chainId) ?? `chain ${chainId}`,
